@@ -1,0 +1,12 @@
+"""sparse_estimators: sparse linear models with exactly k features.
+
+Scikit-learn compatible estimators fit by iterative thresholding, built from
+three separately tested pieces: :mod:`~sparse_estimators.losses`,
+:mod:`~sparse_estimators.thresholding` and :mod:`~sparse_estimators.solvers`.
+"""
+
+from .linear_model import IHTClassifier, IHTRegressor
+
+__version__ = "0.1.0"
+
+__all__ = ["IHTClassifier", "IHTRegressor", "__version__"]

@@ -1,0 +1,350 @@
+"""Base classes of the estimators: validation, loss and operator set-up, attributes.
+
+An algorithm is a solver function (``sparse_estimators.solvers``); an
+estimator pair is two short subclasses of :class:`SparseRegressorBase` and
+:class:`SparseClassifierBase` that name the solver and its extra
+hyperparameters (``_solver_params``).
+"""
+
+import numbers
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ..losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from ..thresholding import get_operator
+
+__all__ = ["SparseRegressorBase", "SparseClassifierBase"]
+
+
+def _check_int(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"The '{name}' parameter must be an integer, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"The '{name}' parameter must be >= {minimum}, got {value!r}.")
+
+
+def _check_real(name, value, *, low=0.0, low_open=True, high=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(f"The '{name}' parameter must be a finite number, got {value!r}.")
+    if (value <= low) if low_open else (value < low):
+        sign = ">" if low_open else ">="
+        raise ValueError(f"The '{name}' parameter must be {sign} {low}, got {value!r}.")
+    if high is not None and value > high:
+        raise ValueError(f"The '{name}' parameter must be <= {high}, got {value!r}.")
+
+
+class _SparseLinearBase(BaseEstimator):
+    """Fit a linear model with exactly ``k`` features by a sparse solver.
+
+    Subclasses set ``_solver`` (a function of ``sparse_estimators.solvers``)
+    and ``_solver_params`` (names of the extra hyperparameters it takes),
+    and implement ``_validate_extra_params`` for them.
+    """
+
+    _solver = None
+    _solver_params = ()
+
+    def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
+                 fit_intercept=True, debias=True, warm_start=False, verbose=0):
+        self.k = k
+        self.thresholding = thresholding
+        self.step_size = step_size
+        self.max_iter = max_iter
+        self.tol = tol
+        self.fit_intercept = fit_intercept
+        self.debias = debias
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    # -- validation -------------------------------------------------------------
+    def _validate_params(self):
+        if self.k is not None:
+            _check_int("k", self.k, 1)
+        operator = get_operator(self.thresholding)
+        if not (isinstance(self.step_size, str) and self.step_size == "auto"):
+            if isinstance(self.step_size, str):
+                raise ValueError(f"The 'step_size' parameter must be 'auto' or a positive float, "
+                                 f"got {self.step_size!r}.")
+            _check_real("step_size", self.step_size)
+        _check_int("max_iter", self.max_iter, 1)
+        _check_real("tol", self.tol, low_open=False)
+        _check_int("verbose", self.verbose, 0)
+        for name in ("fit_intercept", "debias", "warm_start"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"The '{name}' parameter must be a bool, got {getattr(self, name)!r}.")
+        self._validate_extra_params()
+        return operator
+
+    def _validate_extra_params(self):
+        """Check the hyperparameters that only some estimators have."""
+
+    def _effective_k(self, n_features):
+        if self.k is None:
+            return max(1, n_features // 10)
+        if self.k > n_features:
+            warnings.warn(f"k={self.k} is larger than n_features={n_features}; using k={n_features}.",
+                          UserWarning, stacklevel=3)
+            return n_features
+        return self.k
+
+    # -- fitting ----------------------------------------------------------------
+    def _initial_point(self, loss, coef_init):
+        W, b = loss.zeros()
+        b = loss.initial_intercept()
+        p, m = W.shape
+        if coef_init is not None:
+            C = np.asarray(coef_init, dtype=float)
+            if C.size != p * m:
+                raise ValueError(f"coef_init has {C.size} entries; expected {p * m} "
+                                 f"(shape {self._coef_shape(p, m)}).")
+            W = C.reshape(m, p).T.copy()
+        elif self.warm_start and hasattr(self, "coef_"):
+            C = np.asarray(self.coef_, dtype=float)
+            if C.size == p * m:
+                W = C.reshape(m, p).T.copy()
+                if loss.intercept_is_variable and loss.fit_intercept:
+                    b = np.atleast_1d(np.asarray(self.intercept_, dtype=float)).copy()
+        if not np.all(np.isfinite(W)):
+            raise ValueError("coef_init contains NaN or infinity.")
+        return W, b
+
+    def _solver_options(self):
+        return {name: getattr(self, name) for name in self._solver_params}
+
+    def _fit_loss(self, loss, operator, k, coef_init):
+        """Run the solver (and the debiasing refit); return ``(W, b, result)``."""
+        W0, b0 = self._initial_point(loss, coef_init)
+        start = time.perf_counter()
+        result = type(self)._solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
+                                    max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
+                                    **self._solver_options())
+        W, b = result.coef, result.intercept
+        name = type(self).__name__
+        if result.diverged:
+            warnings.warn(f"{name} diverged (the objective blew up) after {result.n_iter} iterations "
+                          f"with step_size={self.step_size!r}; the best finite iterate is kept. Use a "
+                          "smaller step_size or step_size='auto'.", ConvergenceWarning, stacklevel=3)
+        elif not result.converged:
+            warnings.warn(f"{name} did not converge in max_iter={self.max_iter} iterations; "
+                          "increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
+        support = np.flatnonzero(np.any(W != 0, axis=1))
+        if self.debias and support.size:
+            W, b = loss.refit(support, W, b)
+        if self.verbose:
+            print(f"[{name}] {result.n_iter} iterations in {time.perf_counter() - start:.2f} s, "
+                  f"objective {loss.value(W, b):.6g}, {support.size} features selected")
+        self.n_iter_ = result.n_iter
+        self.loss_curve_ = np.asarray(result.objective, dtype=float)
+        self.support_ = np.flatnonzero(np.any(W != 0, axis=1))
+        return W, loss.intercept(W, b)
+
+    @staticmethod
+    def _coef_shape(p, m):
+        return (p,) if m == 1 else (m, p)
+
+    def _decision(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
+    """Least-squares regression with exactly ``k`` features (subclass per solver)."""
+
+    def fit(self, X, y, sample_weight=None, coef_init=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; scipy.sparse input is never densified.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets. Several targets share one support.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples; integer weights are equivalent to
+            repeating rows.
+        coef_init : array-like of shape (n_features,) or (n_targets, n_features), default=None
+            Starting coefficients (thresholded before the first step).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        operator = self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64,
+                             multi_output=True, y_numeric=True)
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        loss = SquaredLoss(X, y, sample_weight, self.fit_intercept)
+        k = self._effective_k(X.shape[1])
+        W, intercept = self._fit_loss(loss, operator, k, coef_init)
+        if y.ndim == 1:
+            self.coef_, self.intercept_ = W[:, 0], float(intercept[0])
+        else:
+            self.coef_, self.intercept_ = W.T.copy(), intercept
+        return self
+
+    def predict(self, X):
+        """Predict with the sparse linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
+        return self._decision(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
+    """Logistic / multinomial classification with exactly ``k`` features."""
+
+    def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
+                 fit_intercept=True, debias=True, warm_start=False, verbose=0, alpha=1e-4,
+                 class_weight=None):
+        super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter,
+                         tol=tol, fit_intercept=fit_intercept, debias=debias,
+                         warm_start=warm_start, verbose=verbose)
+        self.alpha = alpha
+        self.class_weight = class_weight
+
+    def _validate_params(self):
+        operator = super()._validate_params()
+        _check_real("alpha", self.alpha, low_open=False)
+        if not (self.class_weight is None or self.class_weight == "balanced"
+                or isinstance(self.class_weight, dict)):
+            raise ValueError("The 'class_weight' parameter must be None, 'balanced' or a dict, "
+                             f"got {self.class_weight!r}.")
+        return operator
+
+    def fit(self, X, y, sample_weight=None, coef_init=None):
+        """Fit the model: logistic for two classes, multinomial for more.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; scipy.sparse input is never densified.
+        y : array-like of shape (n_samples,)
+            Class labels. With more than two classes all classes share one
+            support of ``k`` features.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples, multiplied by ``class_weight``.
+        coef_init : array-like of shape (n_features,) or (n_classes, n_features), default=None
+            Starting coefficients (``(1, n_features)`` for two classes).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        operator = self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
+        check_classification_targets(y)
+        encoder = LabelEncoder()
+        y_enc = encoder.fit_transform(y)
+        self.classes_ = encoder.classes_
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if self.class_weight is not None:
+            sample_weight = sample_weight * compute_sample_weight(self.class_weight, y)
+        n_classes = self.classes_.size
+        present = np.unique(y_enc[sample_weight > 0])
+        if present.size < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with "
+                             f"positive weight; got {present.size} class(es).")
+        if n_classes == 2:
+            loss = LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha)
+        else:
+            loss = MultinomialLoss(X, y_enc, n_classes, sample_weight, self.fit_intercept, self.alpha)
+        k = self._effective_k(X.shape[1])
+        if coef_init is not None:
+            coef_init = np.asarray(coef_init, dtype=float)
+        W, intercept = self._fit_loss(loss, operator, k, coef_init)
+        self.coef_, self.intercept_ = W.T.copy(), intercept
+        return self
+
+    def decision_function(self, X):
+        """Confidence scores (linear predictor).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+        """
+        scores = self._decision(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict_proba(self, X):
+        """Class probabilities (logistic for two classes, softmax otherwise).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        from scipy.special import expit, softmax
+
+        scores = self._decision(X)
+        if scores.shape[1] == 1:
+            p1 = expit(scores[:, 0])
+            return np.column_stack([1.0 - p1, p1])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        from scipy.special import log_expit, log_softmax
+
+        scores = self._decision(X)
+        if scores.shape[1] == 1:
+            return np.column_stack([log_expit(-scores[:, 0]), log_expit(scores[:, 0])])
+        return log_softmax(scores, axis=1)
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        scores = self._decision(X)
+        if scores.shape[1] == 1:
+            return self.classes_[(scores[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]

@@ -1,0 +1,85 @@
+"""Parameter and attribute descriptions shared by the estimators' docstrings."""
+
+_SHARED = {
+    "k": """k : int or None, default=None
+        Number of features the model uses. ``None`` means 10 % of the
+        features (at least 1). A ``k`` larger than the number of features is
+        clipped to it with a warning, so grid searches never fail on it.""",
+    "thresholding": """thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, \
+default='hard'
+        The operator that enforces sparsity (see
+        :mod:`sparse_estimators.thresholding`). Strings use the operators'
+        defaults (``Reciprocal(c=0.0)``, ``Lq(q=2/3)``); pass an object for
+        other parameters. Operators other than hard shrink the kept entries
+        and the solver returns its best iterate.""",
+    "step_size": """step_size : 'auto' or float, default='auto'
+        'auto': adaptive step, backtracking on the quadratic upper bound
+        (Liu & Barber, eq. 6), starting at ``1/L``. A positive float is a
+        fixed step of ``step_size / L``, with ``L`` the smoothness constant of
+        the loss (largest eigenvalue of the weighted Gram matrix, by power
+        iteration): the same value means the same thing on every dataset, and
+        values above 2 typically diverge, which is detected and reported.""",
+    "max_iter": """max_iter : int, default=1000
+        Maximum number of iterations; reaching it raises a
+        :class:`~sklearn.exceptions.ConvergenceWarning`.""",
+    "tol": """tol : float, default=1e-4
+        Stop when the support is unchanged and the relative change of the
+        coefficients is at most ``tol``.""",
+    "fit_intercept": """fit_intercept : bool, default=True
+        Fit an intercept. It is never thresholded.""",
+    "debias": """debias : bool, default=True
+        Refit the loss on the selected support after the sparse solver (least
+        squares in closed form; logistic by Newton's method). The support, and
+        hence ``k``, is unchanged.""",
+    "warm_start": """warm_start : bool, default=False
+        Start from the previous fit's coefficients when refitting.""",
+    "verbose": """verbose : int, default=0
+        1 prints a summary of the fit; 2 one line per iteration.""",
+    "alpha": """alpha : float, default=1e-4
+        Strength of the l2 penalty ``alpha/2 ||coef||^2`` added to the mean
+        log-loss (the intercept is not penalised). A small positive value
+        keeps the problem well posed on separable data.""",
+    "class_weight": """class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, multiplied into ``sample_weight``; 'balanced'
+        uses ``n_samples / (n_classes * np.bincount(y))``.""",
+}
+
+_ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
+        Coefficients; exactly ``k`` features are non-zero (fewer only when
+        the data support fewer, e.g. with soft thresholding or constant
+        columns).
+    intercept_ : {intercept_type}
+        Intercept (0 when ``fit_intercept=False``).
+    support_ : ndarray of shape (n_selected,)
+        Sorted indices of the selected features.
+    n_iter_ : int
+        Number of iterations of the sparse solver.
+    loss_curve_ : ndarray of shape (n_iter_,)
+        Training objective (weighted mean loss) after each iteration.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :term:`fit`, when ``X`` has string
+        column names."""
+
+
+def shared_params(*names):
+    """The shared descriptions of ``names``, joined for a Parameters section."""
+    return "\n\n    ".join(_SHARED[name] for name in names)
+
+
+def fill_doc(**extra):
+    """Class decorator: substitute ``{params}``-style fields in the docstring."""
+
+    def decorate(cls):
+        fields = {name: text for name, text in _SHARED.items()}
+        fields.update(extra)
+        cls.__doc__ = cls.__doc__.format(**fields)
+        return cls
+
+    return decorate
+
+
+def attributes(coef_shape, intercept_type):
+    """The shared Attributes section."""
+    return _ATTRIBUTES.format(coef_shape=coef_shape, intercept_type=intercept_type)

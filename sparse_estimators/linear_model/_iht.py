@@ -1,0 +1,124 @@
+"""Plain iterative thresholding estimators."""
+
+from ..solvers import iht
+from ._base import SparseClassifierBase, SparseRegressorBase
+from ._docs import attributes, fill_doc
+
+_EXAMPLE_REG = """
+    >>> import numpy as np
+    >>> from sparse_estimators import IHTRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.standard_normal((100, 20))
+    >>> y = 3 * X[:, 2] - 2 * X[:, 7] + 1
+    >>> model = IHTRegressor(k=2).fit(X, y)
+    >>> model.support_
+    array([2, 7])
+    >>> np.round(model.coef_[model.support_], 6)
+    array([ 3., -2.])"""
+
+
+@fill_doc(attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"),
+          example=_EXAMPLE_REG)
+class IHTRegressor(SparseRegressorBase):
+    """Least squares with exactly ``k`` features, by iterative thresholding.
+
+    Projected gradient descent on the mean squared error,
+    ``x <- P_k(x - eta grad f(x))``, with ``P_k`` one of the operators of
+    :mod:`sparse_estimators.thresholding`, then (by default) a least-squares
+    refit on the selected support. Several targets share one support.
+
+    Selection is by coefficient magnitude, which is not scale invariant:
+    standardise the features (``StandardScaler`` in a ``Pipeline``).
+
+    Parameters
+    ----------
+    {k}
+
+    {thresholding}
+
+    {step_size}
+
+    {max_iter}
+
+    {tol}
+
+    {fit_intercept}
+
+    {debias}
+
+    {warm_start}
+
+    {verbose}
+
+    Attributes
+    ----------
+    {attrs}
+
+    See Also
+    --------
+    IHTClassifier : The same algorithm for classification.
+    sklearn.linear_model.OrthogonalMatchingPursuit : Greedy exact-k least squares.
+
+    Examples
+    --------
+    --------{example}
+    """
+
+    _solver = staticmethod(iht)
+
+
+@fill_doc(attrs=attributes("(1, n_features) or (n_classes, n_features)", "ndarray of shape (1,) or (n_classes,)"))
+class IHTClassifier(SparseClassifierBase):
+    """Logistic regression with exactly ``k`` features, by iterative thresholding.
+
+    Two classes: l2-penalised logistic loss; more: multinomial loss whose
+    coefficient rows are thresholded together, so all classes share one
+    support of ``k`` features. The intercept is never thresholded.
+
+    Parameters
+    ----------
+    {k}
+
+    {thresholding}
+
+    {step_size}
+
+    {max_iter}
+
+    {tol}
+
+    {fit_intercept}
+
+    {debias}
+
+    {warm_start}
+
+    {verbose}
+
+    {alpha}
+
+    {class_weight}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    {attrs}
+
+    See Also
+    --------
+    IHTRegressor : The same algorithm for least squares.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sparse_estimators import IHTClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = make_pipeline(StandardScaler(), IHTClassifier(k=5)).fit(X, y)
+    >>> int((model[-1].coef_ != 0).sum())
+    5
+    """
+
+    _solver = staticmethod(iht)

@@ -1,0 +1,12 @@
+"""Smooth losses of linear models: value, gradient, smoothness, Hessian products.
+
+Every loss is a weighted *mean* over samples, takes dense or scipy.sparse
+``X`` and handles the intercept without thresholding it.
+"""
+
+from ._base import BaseLoss, power_iteration
+from ._design import LinearDesign
+from ._logistic import LogisticLoss, MultinomialLoss
+from ._squared import SquaredLoss
+
+__all__ = ["BaseLoss", "LinearDesign", "LogisticLoss", "MultinomialLoss", "SquaredLoss", "power_iteration"]

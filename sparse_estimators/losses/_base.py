@@ -1,0 +1,211 @@
+"""Common machinery of the losses: power iteration, restriction, refits."""
+
+import numpy as np
+import scipy.linalg
+
+
+def power_iteration(apply, n, *, max_iter=300, tol=1e-7, seed=0):
+    """Largest eigenvalue of a symmetric positive semi-definite operator.
+
+    Parameters
+    ----------
+    apply : callable
+        ``v -> A v`` for ``v`` of shape (n,).
+    n : int
+        Dimension.
+    max_iter, tol : int, float
+        Stop when the Rayleigh quotient changes by less than ``tol`` (relative).
+    seed : int
+        Seed of the (fixed, hence deterministic) starting vector.
+
+    Returns
+    -------
+    float
+        The estimate, inflated by ``tol`` relative so that ``1 / L`` stays a
+        safe step despite the iteration approaching from below.
+    """
+    if n == 0:
+        return 0.0
+    v = np.random.RandomState(seed).standard_normal(n)
+    v /= np.linalg.norm(v)
+    lam = 0.0
+    for _ in range(max_iter):
+        Av = apply(v)
+        new = float(v @ Av)
+        norm = np.linalg.norm(Av)
+        if norm == 0.0:
+            return 0.0
+        v = Av / norm
+        if abs(new - lam) <= tol * abs(new):
+            lam = new
+            break
+        lam = new
+    return lam * (1.0 + 10 * tol)
+
+
+class BaseLoss:
+    """A smooth loss of a linear model ``Z = X W + b``, as a weighted mean.
+
+    ``W`` always has shape (n_features, n_outputs): one output for least
+    squares and binary logistic, ``K`` columns for multinomial, and thresholding
+    acts on its rows. ``b`` has shape (n_outputs,).
+
+    Subclasses set ``intercept_is_variable``: True when ``b`` is optimised
+    alongside ``W`` (logistic, multinomial; never thresholded), False when the
+    intercept is eliminated by centering (least squares, then ``gb`` is
+    ``None`` and :meth:`intercept` recovers it).
+
+    Solvers use the two-stage API (:meth:`linear_predictor` then
+    :meth:`value_from_z` / :meth:`gradient_from_z`) so that a step-size
+    trial costs one product with ``X`` and an accepted step one more.
+    """
+
+    intercept_is_variable = False
+    #: curvature bound of the pointwise loss (1 squared, 1/4 logistic, 1/2 multinomial)
+    curvature = 1.0
+
+    def __init__(self, design, sample_weight, n_outputs, fit_intercept, alpha=0.0):
+        self.design = design
+        self.n_samples, self.n_features = design.shape
+        self.n_outputs = n_outputs
+        self.fit_intercept = fit_intercept
+        self.alpha = float(alpha)
+        sw = np.ones(self.n_samples) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        self.sample_weight = sw
+        self.sw_sum = float(sw.sum())
+        self._lipschitz = None
+
+    # -- shapes ---------------------------------------------------------------
+    def zeros(self):
+        """A zero starting point ``(W, b)``."""
+        return np.zeros((self.n_features, self.n_outputs)), np.zeros(self.n_outputs)
+
+    # -- values and gradients ------------------------------------------------
+    def linear_predictor(self, W, b):
+        """``Z = X W + b`` (centered ``X`` for least squares)."""
+        Z = self.design.matvec(W)
+        if self.intercept_is_variable and self.fit_intercept:
+            Z = Z + b
+        return Z
+
+    def value_from_z(self, Z, W):
+        """Loss value given ``Z = linear_predictor(W, b)``."""
+        raise NotImplementedError
+
+    def gradient_from_z(self, Z, W):
+        """Gradients ``(gW, gb)`` given ``Z``; ``gb`` is None if b is not a variable."""
+        raise NotImplementedError
+
+    def value(self, W, b):
+        """Loss value at ``(W, b)``."""
+        return self.value_from_z(self.linear_predictor(W, b), W)
+
+    def value_and_gradient(self, W, b):
+        """``(f, gW, gb)`` at ``(W, b)``."""
+        Z = self.linear_predictor(W, b)
+        return (self.value_from_z(Z, W), *self.gradient_from_z(Z, W))
+
+    def hessp(self, W, b, V, c):
+        """Hessian-vector product at ``(W, b)`` in the direction ``(V, c)``.
+
+        Returns ``(HV, Hc)``; ``Hc`` is None when b is not a variable.
+        """
+        raise NotImplementedError
+
+    def intercept(self, W, b):
+        """The model's intercept, shape (n_outputs,)."""
+        if not self.fit_intercept:
+            return np.zeros(self.n_outputs)
+        return np.asarray(b, dtype=float)
+
+    def initial_intercept(self):
+        """The intercept that is optimal at ``W = 0`` (a good start)."""
+        return np.zeros(self.n_outputs)
+
+    # -- smoothness -----------------------------------------------------------
+    def _gram_apply(self, v):
+        """``Xt^T S Xt v / sum(S)`` where Xt carries a ones column when b is a variable."""
+        p = self.n_features
+        aug = self.intercept_is_variable and self.fit_intercept
+        w = v[:p, None]
+        z = self.design.matvec(w)[:, 0]
+        if aug:
+            z = z + v[p]
+        z *= self.sample_weight / self.sw_sum
+        out = self.design.rmatvec(z[:, None])[:, 0]
+        return np.append(out, z.sum()) if aug else out
+
+    def lipschitz(self):
+        """Smoothness constant ``L`` of the loss in ``(W, b)`` (cached).
+
+        ``curvature * lambda_max(Xt^T S Xt) / sum(S) + alpha``, the largest
+        eigenvalue found by power iteration, computed once per loss object.
+        """
+        if self._lipschitz is None:
+            dim = self.n_features + int(self.intercept_is_variable and self.fit_intercept)
+            lam = power_iteration(self._gram_apply, dim)
+            self._lipschitz = self.curvature * lam + self.alpha
+        return self._lipschitz
+
+    # -- restriction and refit -------------------------------------------------
+    def restrict(self, support):
+        """The same loss on the columns of ``X`` in ``support``."""
+        raise NotImplementedError
+
+    def hessian(self, W, b):
+        """Dense Hessian over the packed variables ``[W.ravel(), b]``.
+
+        ``W.ravel()`` is row-major (feature j, output a at ``j * m + a``), and
+        ``b`` follows when the intercept is a variable. Meant for small
+        problems (restricted supports) and second-order solvers.
+        """
+        raise NotImplementedError
+
+    def refit(self, support, W, b, *, max_iter=100):
+        """Minimise the loss over the coefficients in ``support`` (debiasing).
+
+        Newton's method on the restricted problem with a dense Hessian and an
+        Armijo line search, iterated until the step is at the level of
+        rounding error, so that equivalent data (weights versus repeated rows)
+        give equal fits.
+
+        Returns
+        -------
+        W_full, b : ndarrays
+            Coefficients that are zero outside ``support``.
+        """
+        support = np.asarray(support)
+        sub = self.restrict(support)
+        k, m = support.size, self.n_outputs
+        has_b = self.intercept_is_variable and self.fit_intercept
+
+        def unpack(theta):
+            return theta[: k * m].reshape(k, m), (theta[k * m:] if has_b else np.asarray(b, dtype=float))
+
+        def fun(theta):
+            f, gW, gb = sub.value_and_gradient(*unpack(theta))
+            return f, (np.concatenate([gW.ravel(), gb]) if has_b else gW.ravel())
+
+        theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
+        f, g = fun(theta)
+        for _ in range(max_iter):
+            H = sub.hessian(*unpack(theta))
+            # minimum-norm step: the Hessian is singular along invariances
+            # (softmax intercept shifts; alpha = 0 multinomial), which the
+            # gradient is orthogonal to.
+            step = -scipy.linalg.lstsq(H, g, lapack_driver="gelsd")[0]
+            t, slope = 1.0, float(g @ step)
+            while True:
+                f_new, g_new = fun(theta + t * step)
+                if f_new <= f + 1e-4 * t * slope or t < 1e-10:
+                    break
+                t *= 0.5
+            theta = theta + t * step
+            done = np.linalg.norm(t * step) <= 1e-12 * (1.0 + np.linalg.norm(theta)) or f - f_new <= 0
+            f, g = f_new, g_new
+            if done:
+                break
+        Ws, bs = unpack(theta)
+        W_full = np.zeros_like(W)
+        W_full[support] = Ws
+        return W_full, bs

@@ -1,0 +1,183 @@
+"""Logistic (binary) and multinomial losses with an l2 term."""
+
+import numpy as np
+from scipy.special import expit, log_expit, logsumexp, softmax
+
+from ._base import BaseLoss
+from ._design import LinearDesign
+
+
+class _GLMLoss(BaseLoss):
+    """Mean of a pointwise loss ``psi(z_i, y_i)`` plus ``alpha/2 ||W||_F^2``.
+
+    The intercept ``b`` is a free, unpenalised variable (never thresholded).
+    """
+
+    intercept_is_variable = True
+
+    def __init__(self, X, Y, sample_weight=None, fit_intercept=True, alpha=0.0):
+        super().__init__(LinearDesign(X), sample_weight, Y.shape[1], fit_intercept, alpha)
+        self.Y = Y
+
+    def _pointwise(self, Z):
+        """Per-sample losses, shape (n,)."""
+        raise NotImplementedError
+
+    def _dz(self, Z):
+        """Derivative of the per-sample loss in Z, shape (n, m)."""
+        raise NotImplementedError
+
+    def _hz(self, Z, Zv):
+        """Second derivative of the per-sample loss in Z applied to Zv."""
+        raise NotImplementedError
+
+    def value_from_z(self, Z, W):  # noqa: D102
+        f = float(self.sample_weight @ self._pointwise(Z)) / self.sw_sum
+        return f + 0.5 * self.alpha * float(np.vdot(W, W))
+
+    def _backprop(self, D, W):
+        D = D * (self.sample_weight / self.sw_sum)[:, None]
+        gW = self.design.rmatvec(D) + self.alpha * W
+        gb = D.sum(axis=0) if self.fit_intercept else np.zeros(self.n_outputs)
+        return gW, gb
+
+    def gradient_from_z(self, Z, W):  # noqa: D102
+        return self._backprop(self._dz(Z), W)
+
+    def hessp(self, W, b, V, c):  # noqa: D102
+        Z = self.linear_predictor(W, b)
+        Zv = self.design.matvec(V)
+        if self.fit_intercept:
+            Zv = Zv + c
+        return self._backprop(self._hz(Z, Zv), V)
+
+    def _hess_weights(self, Z):
+        """Pointwise second derivatives in z, shape (n, m, m)."""
+        raise NotImplementedError
+
+    def hessian(self, W, b):  # noqa: D102 - documented in BaseLoss
+        m, p = self.n_outputs, self.n_features
+        Hw = self._hess_weights(self.linear_predictor(W, b)) * (self.sample_weight / self.sw_sum)[:, None, None]
+        has_b = self.fit_intercept
+        q = p + int(has_b)
+        H = np.zeros((q, m, q, m))
+        X = self.design.X
+        for a in range(m):
+            for c in range(a, m):
+                w = Hw[:, a, c]
+                block = np.zeros((q, q))
+                block[:p, :p] = self.design.weighted_gram(w)
+                if has_b:
+                    cross = np.asarray(X.T @ w).ravel()
+                    block[:p, p] = block[p, :p] = cross
+                    block[p, p] = w.sum()
+                H[:, a, :, c] = block
+                H[:, c, :, a] = block.T
+        H = H.reshape(q * m, q * m)
+        H[np.arange(p * m), np.arange(p * m)] += self.alpha
+        return H
+
+    def restrict(self, support):  # noqa: D102
+        sub = object.__new__(type(self))
+        BaseLoss.__init__(sub, self.design.columns(support), self.sample_weight,
+                          self.n_outputs, self.fit_intercept, self.alpha)
+        sub.Y = self.Y
+        return sub
+
+
+class LogisticLoss(_GLMLoss):
+    """Binary logistic loss, labels in {0, 1}.
+
+    ``sum_i s_i (log(1 + exp(z_i)) - y_i z_i) / sum_i s_i + alpha/2 ||w||^2``
+    with ``z = X w + b``.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), values in {0, 1}
+    sample_weight : ndarray of shape (n_samples,) or None
+    fit_intercept : bool, default=True
+    alpha : float, default=0.0
+        Strength of the l2 term on ``w`` (not on the intercept).
+    """
+
+    curvature = 0.25
+
+    def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):
+        super().__init__(X, np.asarray(y, dtype=float).reshape(-1, 1), sample_weight, fit_intercept, alpha)
+
+    def _pointwise(self, Z):
+        z, y = Z[:, 0], self.Y[:, 0]
+        return -log_expit(z) + (1.0 - y) * z
+
+    def _dz(self, Z):
+        return expit(Z) - self.Y
+
+    def _hz(self, Z, Zv):
+        p = expit(Z)
+        return p * (1.0 - p) * Zv
+
+    def _hess_weights(self, Z):
+        p = expit(Z)
+        return (p * (1.0 - p))[:, :, None]
+
+    def initial_intercept(self):  # noqa: D102
+        if not self.fit_intercept:
+            return np.zeros(1)
+        mean = float(self.sample_weight @ self.Y[:, 0]) / self.sw_sum
+        mean = min(max(mean, 1e-12), 1 - 1e-12)
+        return np.array([np.log(mean / (1.0 - mean))])
+
+
+class MultinomialLoss(_GLMLoss):
+    """Multinomial (softmax cross-entropy) loss with K classes.
+
+    ``sum_i s_i (logsumexp(z_i) - z_{i, y_i}) / sum_i s_i + alpha/2 ||W||_F^2``
+    with ``Z = X W + b``, ``W`` of shape (p, K). Thresholding the rows of
+    ``W`` gives one support shared by all classes.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), integer labels in ``0 .. K-1``
+    n_classes : int
+    sample_weight : ndarray of shape (n_samples,) or None
+    fit_intercept : bool, default=True
+    alpha : float, default=0.0
+    """
+
+    curvature = 0.5
+
+    def __init__(self, X, y, n_classes, sample_weight=None, fit_intercept=True, alpha=0.0):
+        y = np.asarray(y, dtype=np.intp)
+        Y = np.zeros((y.shape[0], n_classes))
+        Y[np.arange(y.shape[0]), y] = 1.0
+        super().__init__(X, Y, sample_weight, fit_intercept, alpha)
+
+    def _pointwise(self, Z):
+        return logsumexp(Z, axis=1) - np.einsum("ij,ij->i", Z, self.Y)
+
+    def _dz(self, Z):
+        return softmax(Z, axis=1) - self.Y
+
+    def _hz(self, Z, Zv):
+        P = softmax(Z, axis=1)
+        PZ = P * Zv
+        return PZ - P * PZ.sum(axis=1, keepdims=True)
+
+    def _hess_weights(self, Z):
+        P = softmax(Z, axis=1)
+        return np.einsum("ia,ac->iac", P, np.eye(P.shape[1])) - P[:, :, None] * P[:, None, :]
+
+    def intercept(self, W, b):
+        """The intercept, shifted to mean zero (softmax is invariant to the shift)."""
+        if not self.fit_intercept:
+            return np.zeros(self.n_outputs)
+        return np.asarray(b, dtype=float) - np.mean(b)
+
+    def initial_intercept(self):  # noqa: D102
+        if not self.fit_intercept:
+            return np.zeros(self.n_outputs)
+        freq = np.maximum(self.sample_weight @ self.Y / self.sw_sum, 1e-12)
+        logf = np.log(freq)
+        return logf - logf.mean()

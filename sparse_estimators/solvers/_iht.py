@@ -1,0 +1,58 @@
+"""Iterative hard (or any-operator) thresholding: projected gradient descent."""
+
+from ._base import IterationMonitor, backtracking_step, initial_step, project
+
+
+def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4, verbose=0):
+    """Projected gradient descent ``x <- P_k(x - eta grad f(x))``.
+
+    Parameters
+    ----------
+    loss : BaseLoss
+        The smooth loss (see :mod:`sparse_estimators.losses`).
+    operator : ThresholdingOperator
+        ``P_k``; applied to the rows of the coefficient matrix.
+    k : int
+        Sparsity level.
+    W0, b0 : ndarrays of shape (n_features, n_outputs) and (n_outputs,)
+        Starting point (the intercept is never thresholded).
+    step_size : 'auto' or float
+        'auto': backtracking on the quadratic upper model (Liu & Barber,
+        eq. 6), starting from ``1/L`` and allowed to grow; a float: the fixed
+        step ``step_size / L``.
+    max_iter : int
+    tol : float
+        Stop when the support is unchanged and the relative change of the
+        iterate is at most ``tol``.
+    verbose : int
+
+    Returns
+    -------
+    SolverResult
+        For operators other than hard, the iterate of lowest objective
+        (Liu & Barber: ``f(x_t)`` need not decrease); for hard, the last one.
+    """
+    eta, L = initial_step(loss, step_size)
+    W, b = project(operator, k, W0)[0], b0.copy()
+    Z = loss.linear_predictor(W, b)
+    f = loss.value_from_z(Z, W)
+    monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard,
+                               verbose=verbose, name="IHT")
+    support = operator.support(W, k)
+    it = 0
+    for it in range(1, max_iter + 1):
+        gW, gb = loss.gradient_from_z(Z, W)
+        if step_size == "auto":
+            Wn, bn, Z, f, support, eta = backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L)
+        else:
+            Wn, support = project(operator, k, W - eta * gW)
+            bn = b if gb is None else b - eta * gb
+            Z = loss.linear_predictor(Wn, bn)
+            f = loss.value_from_z(Z, Wn)
+        stop = monitor.update(it, W, b, Wn, bn, f, support)
+        if monitor.diverged:
+            break
+        W, b = Wn, bn
+        if stop:
+            break
+    return monitor.result(W, b, support, it, eta)

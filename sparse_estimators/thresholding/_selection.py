@@ -1,0 +1,45 @@
+"""Deterministic top-k selection, shared by every thresholding operator."""
+
+import numpy as np
+
+
+def select_top_k(magnitudes, k):
+    """Indices of the ``k`` largest magnitudes, sorted, with ties to the lower index.
+
+    Runs in O(p) (one partition) rather than a full sort: ``np.argpartition``
+    alone does not break ties deterministically, so the entries equal to the
+    k-th largest value are filled in index order.
+
+    Parameters
+    ----------
+    magnitudes : ndarray of shape (p,)
+        Non-negative scores (absolute values or row norms).
+    k : int
+        Number of entries to keep. ``k >= p`` keeps all of them.
+
+    Returns
+    -------
+    support : ndarray of shape (min(k, p),), dtype intp
+        Sorted indices of the kept entries.
+    tau : float
+        The largest magnitude outside the support (the (k+1)-th largest
+        magnitude), 0.0 when every entry is kept.
+    """
+    magnitudes = np.asarray(magnitudes)
+    p = magnitudes.shape[0]
+    if k >= p:
+        return np.arange(p), 0.0
+    if k <= 0:
+        return np.empty(0, dtype=np.intp), float(magnitudes.max(initial=0.0))
+    kth = np.partition(magnitudes, p - k)[p - k]
+    greater = np.flatnonzero(magnitudes > kth)
+    equal = np.flatnonzero(magnitudes == kth)
+    support = np.concatenate([greater, equal[: k - greater.size]])
+    support.sort()
+    if greater.size + equal.size > k:
+        tau = float(kth)
+    else:
+        mask = np.ones(p, dtype=bool)
+        mask[support] = False
+        tau = float(magnitudes[mask].max())
+    return support, tau
