@@ -5,8 +5,8 @@ three separately tested pieces: :mod:`~sparse_estimators.losses`,
 :mod:`~sparse_estimators.thresholding` and :mod:`~sparse_estimators.solvers`.
 """
 
-from .linear_model import IHTClassifier, IHTRegressor
+from .linear_model import AcceleratedIHTClassifier, AcceleratedIHTRegressor, IHTClassifier, IHTRegressor
 
 __version__ = "0.1.0"
 
-__all__ = ["IHTClassifier", "IHTRegressor", "__version__"]
+__all__ = ["AcceleratedIHTClassifier", "AcceleratedIHTRegressor", "IHTClassifier", "IHTRegressor", "__version__"]

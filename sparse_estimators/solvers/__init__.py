@@ -5,7 +5,8 @@ Every solver has the signature
 and returns a :class:`SolverResult`.
 """
 
+from ._accelerated import accelerated_iht
 from ._base import IterationMonitor, SolverResult, backtracking_step
 from ._iht import iht
 
-__all__ = ["IterationMonitor", "SolverResult", "backtracking_step", "iht"]
+__all__ = ["accelerated_iht", "IterationMonitor", "SolverResult", "backtracking_step", "iht"]

@@ -90,6 +90,10 @@ class IterationMonitor:
             return True
         return False
 
+    def stay(self, f):
+        """Record an iteration that kept the previous iterate (e.g. a restart)."""
+        self.objective.append(f)
+
     def result(self, W, b, support, n_iter, step):
         """Build the :class:`SolverResult` (best iterate where asked or needed)."""
         if self.diverged or self.keep_best:

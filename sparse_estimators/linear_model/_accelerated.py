@@ -1,0 +1,143 @@
+"""Accelerated IHT estimators (Khanna & Kyrillidis, *IHT dies hard*)."""
+
+from ..solvers import accelerated_iht
+from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
+from ._docs import attributes, fill_doc
+
+_MOMENTUM = """momentum : float, default=0.25
+        Momentum ``tau`` of the extrapolation ``u = x_new + tau (x_new - x)``;
+        1/4 is the paper's universal choice. A momentum step that raises the
+        objective is discarded and replaced by a plain IHT step (restart), so
+        a poor value can slow the fit but never make it diverge."""
+
+_DESCRIPTION = """The gradient is taken at an extrapolated point
+    ``u = x_t + momentum (x_t - x_{{t-1}})``, which is never thresholded; the
+    step is restricted to the support of ``u`` plus the ``k`` largest
+    gradient entries outside it (support expansion), then thresholded to
+    ``k`` features. Beyond the paper, the momentum restarts whenever it
+    raises the objective (O'Donoghue & Candes), so the method is never worse
+    than plain IHT by more than one gradient per restart."""
+
+
+class _MomentumMixin:
+    _solver = staticmethod(accelerated_iht)
+    _solver_params = ("momentum",)
+
+    def _validate_extra_params(self):
+        _check_real("momentum", self.momentum, low_open=False)
+
+
+@fill_doc(momentum=_MOMENTUM, description=_DESCRIPTION,
+          attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))
+class AcceleratedIHTRegressor(_MomentumMixin, SparseRegressorBase):
+    """Least squares with exactly ``k`` features, by accelerated IHT.
+
+    {description}
+
+    Parameters
+    ----------
+    {k}
+
+    {momentum}
+
+    {thresholding}
+
+    {step_size}
+
+    {max_iter}
+
+    {tol}
+
+    {fit_intercept}
+
+    {debias}
+
+    {warm_start}
+
+    {verbose}
+
+    Attributes
+    ----------
+    {attrs}
+
+    See Also
+    --------
+    IHTRegressor : Plain iterative thresholding.
+
+    References
+    ----------
+    R. Khanna and A. Kyrillidis, "IHT dies hard: Provable accelerated
+    Iterative Hard Thresholding", AISTATS 2018, Algorithm 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparse_estimators import AcceleratedIHTRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.standard_normal((100, 20))
+    >>> y = 3 * X[:, 2] - 2 * X[:, 7] + 1
+    >>> AcceleratedIHTRegressor(k=2).fit(X, y).support_
+    array([2, 7])
+    """
+
+    def __init__(self, k=None, *, momentum=0.25, thresholding="hard", step_size="auto", max_iter=1000,
+                 tol=1e-4, fit_intercept=True, debias=True, warm_start=False, verbose=0):
+        super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
+                         fit_intercept=fit_intercept, debias=debias, warm_start=warm_start, verbose=verbose)
+        self.momentum = momentum
+
+
+@fill_doc(momentum=_MOMENTUM, description=_DESCRIPTION,
+          attrs=attributes("(1, n_features) or (n_classes, n_features)", "ndarray of shape (1,) or (n_classes,)"))
+class AcceleratedIHTClassifier(_MomentumMixin, SparseClassifierBase):
+    """Logistic regression with exactly ``k`` features, by accelerated IHT.
+
+    {description}
+
+    Two classes: logistic loss; more: multinomial loss with one support of
+    ``k`` features shared by all classes.
+
+    Parameters
+    ----------
+    {k}
+
+    {momentum}
+
+    {thresholding}
+
+    {step_size}
+
+    {max_iter}
+
+    {tol}
+
+    {fit_intercept}
+
+    {debias}
+
+    {warm_start}
+
+    {verbose}
+
+    {alpha}
+
+    {class_weight}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    {attrs}
+
+    See Also
+    --------
+    IHTClassifier : Plain iterative thresholding.
+    """
+
+    def __init__(self, k=None, *, momentum=0.25, thresholding="hard", step_size="auto", max_iter=1000,
+                 tol=1e-4, fit_intercept=True, debias=True, warm_start=False, verbose=0, alpha=1e-4,
+                 class_weight=None):
+        super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
+                         fit_intercept=fit_intercept, debias=debias, warm_start=warm_start, verbose=verbose,
+                         alpha=alpha, class_weight=class_weight)
+        self.momentum = momentum
