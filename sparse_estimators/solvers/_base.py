@@ -56,7 +56,8 @@ class IterationMonitor:
         Solver name for verbose output.
     """
 
-    #: an objective this many times the starting one means divergence
+    #: an objective that rises above the best one by this many times the
+    #: objective's scale (start and first iterate) means divergence
     blowup = 1e4
 
     def __init__(self, f0, W0, b0, *, tol, keep_best, verbose=0, name="solver"):
@@ -69,11 +70,16 @@ class IterationMonitor:
         self.best = (f0, W0.copy(), b0.copy())
         self.diverged = False
         self.converged = False
+        self.scale = abs(f0)
         self._support = None
 
     def update(self, it, W_old, b_old, W, b, f, support):
         """Record iteration ``it``; return True when the solver should stop."""
-        if not np.isfinite(f) or not np.all(np.isfinite(W)) or f > self.blowup * max(self.f0, 1e-300):
+        if not self.objective:
+            # objective scale: start and first iterate (objectives may be <= 0)
+            self.scale = max(abs(self.f0), abs(f))
+        if (not np.isfinite(f) or not np.all(np.isfinite(W))
+                or f - self.best[0] > self.blowup * self.scale):
             self.diverged = True
             return True
         self.objective.append(f)
