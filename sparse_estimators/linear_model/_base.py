@@ -9,6 +9,7 @@ hyperparameters (``_solver_params``).
 import numbers
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -22,6 +23,15 @@ from ..losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from ..thresholding import get_operator
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
+
+
+class _Fit(NamedTuple):
+    coef: np.ndarray
+    b: np.ndarray
+    intercept: np.ndarray
+    support: np.ndarray
+    n_iter: int
+    loss_curve: np.ndarray
 
 
 def _check_int(name, value, minimum):
@@ -119,9 +129,16 @@ class _SparseLinearBase(BaseEstimator):
     def _solver_options(self):
         return {name: getattr(self, name) for name in self._solver_params}
 
-    def _fit_loss(self, loss, operator, k, coef_init):
-        """Run the solver (and the debiasing refit); return ``(W, b, result)``."""
-        W0, b0 = self._initial_point(loss, coef_init)
+    def _solve(self, loss, operator, k, W0, b0):
+        """Run the solver and the debiasing refit; no attribute is set.
+
+        Returns
+        -------
+        _Fit
+            ``coef`` (n_features, n_outputs), ``b`` (the intercept variable,
+            a warm start for the next solve), ``intercept`` (the model's),
+            ``support``, ``n_iter``, ``loss_curve``.
+        """
         start = time.perf_counter()
         result = type(self)._solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
                                     max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
@@ -131,20 +148,43 @@ class _SparseLinearBase(BaseEstimator):
         if result.diverged:
             warnings.warn(f"{name} diverged (the objective blew up) after {result.n_iter} iterations "
                           f"with step_size={self.step_size!r}; the best finite iterate is kept. Use a "
-                          "smaller step_size or step_size='auto'.", ConvergenceWarning, stacklevel=3)
+                          "smaller step_size or step_size='auto'.", ConvergenceWarning, stacklevel=4)
         elif not result.converged:
             warnings.warn(f"{name} did not converge in max_iter={self.max_iter} iterations; "
-                          "increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
+                          "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
         support = np.flatnonzero(np.any(W != 0, axis=1))
         if self.debias and support.size:
             W, b = loss.refit(support, W, b)
         if self.verbose:
-            print(f"[{name}] {result.n_iter} iterations in {time.perf_counter() - start:.2f} s, "
+            print(f"[{name}] k={k}: {result.n_iter} iterations in {time.perf_counter() - start:.2f} s, "
                   f"objective {loss.value(W, b):.6g}, {support.size} features selected")
-        self.n_iter_ = result.n_iter
-        self.loss_curve_ = np.asarray(result.objective, dtype=float)
-        self.support_ = np.flatnonzero(np.any(W != 0, axis=1))
-        return W, loss.intercept(W, b)
+        return _Fit(W, b, loss.intercept(W, b), np.flatnonzero(np.any(W != 0, axis=1)), result.n_iter,
+                    np.asarray(result.objective, dtype=float))
+
+    def _fit(self, X, y, sample_weight, coef_init):
+        """Validate, set up the loss, solve, store: all or nothing.
+
+        Any exception (including KeyboardInterrupt) restores the estimator's
+        previous state, so an interrupted fit never leaves it half-fitted.
+        """
+        state = dict(self.__dict__)
+        try:
+            operator = self._validate_params()
+            loss, info = self._setup(X, y, sample_weight)
+            k = self._effective_k(loss.n_features)
+            W0, b0 = self._initial_point(loss, coef_init)
+            self._store(self._solve(loss, operator, k, W0, b0), info)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            raise
+        return self
+
+    def _store(self, fit, info):
+        self.n_iter_ = fit.n_iter
+        self.loss_curve_ = fit.loss_curve
+        self.support_ = fit.support
+        self._store_coef(fit.coef, fit.intercept, info)
 
     @staticmethod
     def _coef_shape(p, m):
@@ -184,18 +224,19 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         self : object
             The fitted estimator.
         """
-        operator = self._validate_params()
+        return self._fit(X, y, sample_weight, coef_init)
+
+    def _setup(self, X, y, sample_weight):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64,
                              multi_output=True, y_numeric=True)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        loss = SquaredLoss(X, y, sample_weight, self.fit_intercept)
-        k = self._effective_k(X.shape[1])
-        W, intercept = self._fit_loss(loss, operator, k, coef_init)
-        if y.ndim == 1:
-            self.coef_, self.intercept_ = W[:, 0], float(intercept[0])
+        return SquaredLoss(X, y, sample_weight, self.fit_intercept), {"y_ndim": y.ndim}
+
+    def _store_coef(self, W, intercept, info):
+        if info["y_ndim"] == 1:
+            self.coef_, self.intercept_ = W[:, 0].copy(), float(intercept[0])
         else:
             self.coef_, self.intercept_ = W.T.copy(), intercept
-        return self
 
     def predict(self, X):
         """Predict with the sparse linear model.
@@ -257,30 +298,30 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         self : object
             The fitted estimator.
         """
-        operator = self._validate_params()
+        return self._fit(X, y, sample_weight, coef_init)
+
+    def _setup(self, X, y, sample_weight):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
         check_classification_targets(y)
         encoder = LabelEncoder()
         y_enc = encoder.fit_transform(y)
-        self.classes_ = encoder.classes_
+        classes = encoder.classes_
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if self.class_weight is not None:
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y)
-        n_classes = self.classes_.size
         present = np.unique(y_enc[sample_weight > 0])
         if present.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with "
                              f"positive weight; got {present.size} class(es).")
-        if n_classes == 2:
+        if classes.size == 2:
             loss = LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha)
         else:
-            loss = MultinomialLoss(X, y_enc, n_classes, sample_weight, self.fit_intercept, self.alpha)
-        k = self._effective_k(X.shape[1])
-        if coef_init is not None:
-            coef_init = np.asarray(coef_init, dtype=float)
-        W, intercept = self._fit_loss(loss, operator, k, coef_init)
+            loss = MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, self.alpha)
+        return loss, {"classes": classes}
+
+    def _store_coef(self, W, intercept, info):
+        self.classes_ = info["classes"]
         self.coef_, self.intercept_ = W.T.copy(), intercept
-        return self
 
     def decision_function(self, X):
         """Confidence scores (linear predictor).
