@@ -5,8 +5,27 @@ three separately tested pieces: :mod:`~sparse_estimators.losses`,
 :mod:`~sparse_estimators.thresholding` and :mod:`~sparse_estimators.solvers`.
 """
 
-from .linear_model import AcceleratedIHTClassifier, AcceleratedIHTRegressor, IHTClassifier, IHTRegressor
+from .linear_model import (
+    AcceleratedIHTClassifier,
+    AcceleratedIHTRegressor,
+    IHTClassifier,
+    IHTRegressor,
+    IOBSClassifier,
+    IOBSRegressor,
+    RegularizedIHTClassifier,
+    RegularizedIHTRegressor,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["AcceleratedIHTClassifier", "AcceleratedIHTRegressor", "IHTClassifier", "IHTRegressor", "__version__"]
+__all__ = [
+    "AcceleratedIHTClassifier",
+    "AcceleratedIHTRegressor",
+    "IHTClassifier",
+    "IHTRegressor",
+    "IOBSClassifier",
+    "IOBSRegressor",
+    "RegularizedIHTClassifier",
+    "RegularizedIHTRegressor",
+    "__version__",
+]

@@ -2,5 +2,16 @@
 
 from ._accelerated import AcceleratedIHTClassifier, AcceleratedIHTRegressor
 from ._iht import IHTClassifier, IHTRegressor
+from ._iobs import IOBSClassifier, IOBSRegressor
+from ._regularized import RegularizedIHTClassifier, RegularizedIHTRegressor
 
-__all__ = ["AcceleratedIHTClassifier", "AcceleratedIHTRegressor", "IHTClassifier", "IHTRegressor"]
+__all__ = [
+    "AcceleratedIHTClassifier",
+    "AcceleratedIHTRegressor",
+    "IHTClassifier",
+    "IHTRegressor",
+    "IOBSClassifier",
+    "IOBSRegressor",
+    "RegularizedIHTClassifier",
+    "RegularizedIHTRegressor",
+]

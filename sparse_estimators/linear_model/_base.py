@@ -184,7 +184,9 @@ class _SparseLinearBase(BaseEstimator):
         self.n_iter_ = fit.n_iter
         self.loss_curve_ = fit.loss_curve
         self.support_ = fit.support
-        self._store_coef(fit.coef, fit.intercept, info)
+        self.coef_, self.intercept_ = self._format_coef(fit.coef, fit.intercept, info)
+        for name, value in info.get("attributes", {}).items():
+            setattr(self, name, value)
 
     @staticmethod
     def _coef_shape(p, m):
@@ -210,7 +212,9 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; scipy.sparse input is never densified.
+            Training data; scipy.sparse input is never densified. Dense input
+            is used in C order (a Fortran-ordered array, e.g. from a DataFrame,
+            is copied once), so results do not depend on memory layout.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Targets. Several targets share one support.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -227,16 +231,16 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64,
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, order="C",
                              multi_output=True, y_numeric=True)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         return SquaredLoss(X, y, sample_weight, self.fit_intercept), {"y_ndim": y.ndim}
 
-    def _store_coef(self, W, intercept, info):
+    @staticmethod
+    def _format_coef(W, intercept, info):
         if info["y_ndim"] == 1:
-            self.coef_, self.intercept_ = W[:, 0].copy(), float(intercept[0])
-        else:
-            self.coef_, self.intercept_ = W.T.copy(), intercept
+            return W[:, 0].copy(), float(intercept[0])
+        return W.T.copy(), intercept
 
     def predict(self, X):
         """Predict with the sparse linear model.
@@ -284,7 +288,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; scipy.sparse input is never densified.
+            Training data; scipy.sparse input is never densified. Dense input
+            is used in C order (a Fortran-ordered array, e.g. from a DataFrame,
+            is copied once), so results do not depend on memory layout.
         y : array-like of shape (n_samples,)
             Class labels. With more than two classes all classes share one
             support of ``k`` features.
@@ -301,7 +307,7 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, order="C")
         check_classification_targets(y)
         encoder = LabelEncoder()
         y_enc = encoder.fit_transform(y)
@@ -317,11 +323,11 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
             loss = LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha)
         else:
             loss = MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, self.alpha)
-        return loss, {"classes": classes}
+        return loss, {"attributes": {"classes_": classes}}
 
-    def _store_coef(self, W, intercept, info):
-        self.classes_ = info["classes"]
-        self.coef_, self.intercept_ = W.T.copy(), intercept
+    @staticmethod
+    def _format_coef(W, intercept, info):
+        return W.T.copy(), intercept
 
     def decision_function(self, X):
         """Confidence scores (linear predictor).

@@ -4,21 +4,8 @@ from ..solvers import iht
 from ._base import SparseClassifierBase, SparseRegressorBase
 from ._docs import attributes, fill_doc
 
-_EXAMPLE_REG = """
-    >>> import numpy as np
-    >>> from sparse_estimators import IHTRegressor
-    >>> rng = np.random.RandomState(0)
-    >>> X = rng.standard_normal((100, 20))
-    >>> y = 3 * X[:, 2] - 2 * X[:, 7] + 1
-    >>> model = IHTRegressor(k=2).fit(X, y)
-    >>> model.support_
-    array([2, 7])
-    >>> np.round(model.coef_[model.support_], 6)
-    array([ 3., -2.])"""
 
-
-@fill_doc(attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"),
-          example=_EXAMPLE_REG)
+@fill_doc(attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))
 class IHTRegressor(SparseRegressorBase):
     """Least squares with exactly ``k`` features, by iterative thresholding.
 
@@ -61,7 +48,16 @@ class IHTRegressor(SparseRegressorBase):
 
     Examples
     --------
-    --------{example}
+    >>> import numpy as np
+    >>> from sparse_estimators import IHTRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.standard_normal((100, 20))
+    >>> y = 3 * X[:, 2] - 2 * X[:, 7] + 1
+    >>> model = IHTRegressor(k=2).fit(X, y)
+    >>> model.support_
+    array([2, 7])
+    >>> np.round(model.coef_[model.support_], 6)
+    array([ 3., -2.])
     """
 
     _solver = staticmethod(iht)

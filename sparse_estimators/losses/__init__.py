@@ -4,9 +4,10 @@ Every loss is a weighted *mean* over samples, takes dense or scipy.sparse
 ``X`` and handles the intercept without thresholding it.
 """
 
-from ._base import BaseLoss, power_iteration
+from ._base import BaseLoss, largest_eigenvalue, power_iteration
 from ._design import LinearDesign
 from ._logistic import LogisticLoss, MultinomialLoss
 from ._squared import SquaredLoss
 
-__all__ = ["BaseLoss", "LinearDesign", "LogisticLoss", "MultinomialLoss", "SquaredLoss", "power_iteration"]
+__all__ = ["BaseLoss", "LinearDesign", "LogisticLoss", "MultinomialLoss", "SquaredLoss", "largest_eigenvalue",
+           "power_iteration"]

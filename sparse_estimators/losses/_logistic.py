@@ -175,6 +175,20 @@ class MultinomialLoss(_GLMLoss):
             return np.zeros(self.n_outputs)
         return np.asarray(b, dtype=float) - np.mean(b)
 
+    def refit(self, support, W, b, *, max_iter=100):
+        """Minimise the loss over the rows in ``support`` (see :meth:`BaseLoss.refit`).
+
+        Without the l2 term, ``W`` is only defined up to a vector added to every
+        class column (softmax invariance) and Newton's minimum-norm steps leave
+        that component to rounding: return the representative whose rows sum to
+        zero over the classes (the limit ``alpha -> 0``), so that equivalent data
+        give equal coefficients.
+        """
+        W, b = super().refit(support, W, b, max_iter=max_iter)
+        if self.alpha == 0:
+            W = W - W.mean(axis=1, keepdims=True)
+        return W, b
+
     def initial_intercept(self):  # noqa: D102
         if not self.fit_intercept:
             return np.zeros(self.n_outputs)

@@ -8,5 +8,7 @@ and returns a :class:`SolverResult`.
 from ._accelerated import accelerated_iht
 from ._base import IterationMonitor, SolverResult, backtracking_step
 from ._iht import iht
+from ._iobs import iobs
+from ._regularized import regularized_iht
 
-__all__ = ["accelerated_iht", "IterationMonitor", "SolverResult", "backtracking_step", "iht"]
+__all__ = ["accelerated_iht", "IterationMonitor", "SolverResult", "backtracking_step", "iht", "iobs", "regularized_iht"]

@@ -67,6 +67,7 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     SolverResult
     """
     eta, L = initial_step(loss, step_size)
+    eta_next = eta
     x, b = project(operator, k, W0)[0], b0.copy()
     f_x = loss.value(x, b)
     monitor = IterationMonitor(f_x, x, b, tol=tol, keep_best=not operator.is_hard,
@@ -82,8 +83,8 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         T = _expand_support(gW, np.any(u != 0, axis=1), k)
         gW = np.where(T[:, None], gW, 0.0)
         if step_size == "auto":
-            x_new, b_new, _, f_new, support_new, eta = backtracking_step(
-                loss, operator, k, u, bu, f_u, gW, gb, eta, L)
+            x_new, b_new, _, f_new, support_new, eta, eta_next = backtracking_step(
+                loss, operator, k, u, bu, f_u, gW, gb, eta_next, L)
         else:
             x_new, support_new = project(operator, k, u - eta * gW)
             b_new = bu if gb is None else bu - eta * gb

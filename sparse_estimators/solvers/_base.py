@@ -24,6 +24,9 @@ class SolverResult:
         The iteration blew up; ``coef`` is then the best finite iterate.
     step_size : float
         The last step size used (absolute, not a multiple of 1/L).
+    weights : ndarray of shape (n_features,) or None
+        Per-feature regularization weights at the end of the run, for
+        solvers that learn them (regularized IHT); None otherwise.
     """
 
     coef: np.ndarray
@@ -34,6 +37,7 @@ class SolverResult:
     converged: bool = False
     diverged: bool = False
     step_size: float = float("nan")
+    weights: np.ndarray | None = None
 
 
 class IterationMonitor:
@@ -68,6 +72,7 @@ class IterationMonitor:
         self.name = name
         self.objective = []
         self.best = (f0, W0.copy(), b0.copy())
+        self.best_step = None  # best finite iterate after at least one step
         self.diverged = False
         self.converged = False
         self.scale = abs(f0)
@@ -81,10 +86,13 @@ class IterationMonitor:
         if (not np.isfinite(f) or not np.all(np.isfinite(W))
                 or f - self.best[0] > self.blowup * self.scale):
             self.diverged = True
+            self.objective.append(float(f) if np.isfinite(f) else np.inf)
             return True
         self.objective.append(f)
         if f < self.best[0]:
             self.best = (f, W.copy(), b.copy())
+        if self.best_step is None or f < self.best_step[0]:
+            self.best_step = (f, W.copy(), b.copy())
         change = np.sqrt(np.vdot(W - W_old, W - W_old) + np.vdot(b - b_old, b - b_old))
         scale = np.sqrt(np.vdot(W, W) + np.vdot(b, b))
         same_support = self._support is not None and np.array_equal(support, self._support)
@@ -101,8 +109,16 @@ class IterationMonitor:
         self.objective.append(f)
 
     def result(self, W, b, support, n_iter, step):
-        """Build the :class:`SolverResult` (best iterate where asked or needed)."""
-        if self.diverged or self.keep_best:
+        """Build the :class:`SolverResult` (best iterate where asked or needed).
+
+        After a divergence, the best finite iterate *after at least one step*
+        (it has selected ``k`` features, unlike a zero start); the start only
+        when no step was finite.
+        """
+        if self.diverged:
+            f, W, b = self.best_step if self.best_step is not None else self.best
+            support = np.flatnonzero(np.any(W != 0, axis=1))
+        elif self.keep_best:
             W, b = self.best[1], self.best[2]
             support = np.flatnonzero(np.any(W != 0, axis=1))
         return SolverResult(W, b, np.asarray(support), n_iter, self.objective,
@@ -115,38 +131,93 @@ def project(operator, k, W):
 
 
 def initial_step(loss, step_size):
-    """Absolute step from the ``step_size`` parameter ('auto' starts at 1/L)."""
+    """Absolute step from the ``step_size`` parameter, and ``L``.
+
+    A float is the fixed step ``step_size / L``. 'auto' returns the optimistic
+    start of the adaptive step, ``1 / loss.coordinate_lipschitz()`` (at least
+    ``1/L``): backtracking only ever shrinks it, down to ``1/L``.
+    """
     L = loss.lipschitz()
     if L <= 0:
         L = 1.0
-    factor = 1.0 if step_size == "auto" else float(step_size)
-    return factor / L, L
+    if isinstance(step_size, str) and step_size == "auto":
+        Lc = loss.coordinate_lipschitz() if hasattr(loss, "coordinate_lipschitz") else L
+        return 1.0 / min(max(Lc, np.finfo(float).tiny), L), L
+    return float(step_size) / L, L
+
+
+def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0):
+    """How much of the quadratic upper model's allowance a trial step uses.
+
+    Returns ``(f(x+) - f(x) - <g, x+ - x>) / (||x+ - x||^2 / (2 eta) - penalty)``:
+    the model holds when the ratio is at most 1, and for a quadratic it
+    would still hold at twice the step when the ratio is at most 1/2. Near
+    convergence the difference of function values is mostly rounding (it
+    would accept any step): then the curvature along the step is measured
+    with gradients instead, which is exact for quadratics (as in TFOCS).
+
+    Parameters
+    ----------
+    loss : BaseLoss
+        The loss (its gradient is evaluated only in the rounding case).
+    f, fn : float
+        Objective at the current and at the trial point.
+    Z : ndarray
+        Linear predictor at the trial point.
+    W, b, Wn, bn : ndarrays
+        Current and trial points.
+    gW, gb : ndarrays (``gb`` may be None)
+        Gradient at the current point.
+    eta : float
+        Trial step.
+    penalty : float, default=0.0
+        Subtracted from the allowance (regularized IHT's exactly quadratic
+        weighted penalty, at most half of it).
+
+    Returns
+    -------
+    float
+    """
+    dW, db = Wn - W, bn - b
+    allowance = (np.vdot(dW, dW) + np.vdot(db, db)) / (2.0 * eta) - penalty
+    if allowance <= 0.0:
+        return 0.0
+    excess = fn - f - np.vdot(gW, dW) - (0.0 if gb is None else np.vdot(gb, db))
+    if abs(excess) <= 1e-8 * abs(f):
+        gWn, gbn = loss.gradient_from_z(Z, Wn)
+        excess = 0.5 * (np.vdot(gWn - gW, dW) + (0.0 if gb is None else np.vdot(gbn - gb, db)))
+    return float(excess / allowance)
 
 
 def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L):
     """One thresholded gradient step with an adaptive step size (Liu & Barber, eq. 6).
 
-    Tries ``eta`` (grown by 2 from the previous step) and halves it until the
-    quadratic upper model holds at the thresholded point,
+    Tries ``eta`` and halves it until the quadratic upper model holds at the
+    thresholded point,
 
         f(x+) <= f(x) + <g, x+ - x> + ||x+ - x||^2 / (2 eta),
 
-    never going below the safe step ``1/L`` (for which it always holds).
+    (see :func:`curvature_ratio`), never going below the safe step ``1/L``
+    (for which it always holds). The step to try next is twice the accepted
+    one only when the accepted step used at most half of the model's
+    allowance (so the doubled step would pass on a quadratic); otherwise the
+    same. Steps therefore settle instead of bouncing between a rejected
+    ``2 eta`` and ``eta``, which operators other than hard need to converge
+    (their fixed points depend on the step).
 
     Returns
     -------
-    W_new, b_new, Z_new, f_new, support, eta
+    W_new, b_new, Z_new, f_new, support, eta, eta_next
+        ``eta`` is the accepted step, ``eta_next`` the one to try next.
     """
-    eta = 2.0 * eta
     floor = 1.0 / L
+    eta = max(eta, floor)
     while True:
         Wn, support = project(operator, k, W - eta * gW)
         bn = b if gb is None else b - eta * gb
         Z = loss.linear_predictor(Wn, bn)
         fn = loss.value_from_z(Z, Wn)
-        dW, db = Wn - W, bn - b
-        model = f + np.vdot(gW, dW) + (0.0 if gb is None else np.vdot(gb, db)) \
-            + (np.vdot(dW, dW) + np.vdot(db, db)) / (2.0 * eta)
-        if eta <= floor or fn <= model + 1e-12 * abs(f):
-            return Wn, bn, Z, fn, support, eta
+        ratio = curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta)
+        if eta <= floor or ratio <= 1.0:
+            return Wn, bn, Z, fn, support, eta, (2.0 * eta if ratio <= 0.5 else eta)
         eta = max(0.5 * eta, floor)

@@ -18,8 +18,9 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
         Starting point (the intercept is never thresholded).
     step_size : 'auto' or float
         'auto': backtracking on the quadratic upper model (Liu & Barber,
-        eq. 6), starting from ``1/L`` and allowed to grow; a float: the fixed
-        step ``step_size / L``.
+        eq. 6; see :func:`backtracking_step`), starting from the optimistic
+        ``1 / L_c`` (``L_c`` the largest single-coordinate curvature), never
+        below ``1/L``; a float: the fixed step ``step_size / L``.
     max_iter : int
     tol : float
         Stop when the support is unchanged and the relative change of the
@@ -33,6 +34,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
         (Liu & Barber: ``f(x_t)`` need not decrease); for hard, the last one.
     """
     eta, L = initial_step(loss, step_size)
+    eta_next = eta
     W, b = project(operator, k, W0)[0], b0.copy()
     Z = loss.linear_predictor(W, b)
     f = loss.value_from_z(Z, W)
@@ -43,7 +45,8 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     for it in range(1, max_iter + 1):
         gW, gb = loss.gradient_from_z(Z, W)
         if step_size == "auto":
-            Wn, bn, Z, f, support, eta = backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L)
+            Wn, bn, Z, f, support, eta, eta_next = backtracking_step(
+                loss, operator, k, W, b, f, gW, gb, eta_next, L)
         else:
             Wn, support = project(operator, k, W - eta * gW)
             bn = b if gb is None else b - eta * gb

@@ -86,6 +86,9 @@ class ThresholdingOperator:
         support : ndarray, only when ``return_support`` is True
         """
         z = np.asarray(z)
+        if not np.issubdtype(z.dtype, np.floating):
+            # integer or boolean input: the shrunk magnitudes are fractional
+            z = z.astype(np.float64)
         mags = _magnitudes(z)
         support, tau = select_top_k(mags, k)
         out = np.zeros_like(z)

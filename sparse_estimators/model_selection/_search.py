@@ -1,0 +1,383 @@
+"""Choosing k: cross-validation over warm-started paths, and information criteria."""
+
+import time
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy.special import gammaln
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils import _safe_indexing
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, indexable
+
+from ._path import _check_k_grid, _fitted_estimator, _path_fits
+
+
+def _fold_scores(estimator, X, y, sample_weight, train, test, k_grid, scorer, fold, n_folds, verbose):
+    start = time.perf_counter()
+    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+    sw_train = None if sample_weight is None else sample_weight[train]
+    template, grid, fits, info, _ = _path_fits(estimator, X_train, y_train, sw_train, k_grid)
+    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
+    scores = np.array([scorer(_fitted_estimator(template, fit, info, k), X_test, y_test)
+                       for fit, k in zip(fits, grid, strict=True)])
+    elapsed = time.perf_counter() - start
+    if verbose:
+        print(f"[SparsityCV] fold {fold + 1}/{n_folds}: path over {len(grid)} values of k "
+              f"in {elapsed:.2f} s, best k={grid[np.argmax(scores)]} (score {scores.max():.4f})", flush=True)
+    return scores, elapsed
+
+
+class _SparsitySearchBase(MetaEstimatorMixin, BaseEstimator):
+    """Shared by the selectors: delegation to ``best_estimator_``, tags, atomic fit."""
+
+    def _atomic(self, fit_body, *args):
+        state = dict(self.__dict__)
+        try:
+            fit_body(*args)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            raise
+        return self
+
+    def _refit(self, X, y, sample_weight):
+        self.best_estimator_ = clone(self.estimator).set_params(k=int(self.k_)).fit(
+            X, y, sample_weight=sample_weight)
+        self.n_features_in_ = self.best_estimator_.n_features_in_
+        if hasattr(self.best_estimator_, "feature_names_in_"):
+            self.feature_names_in_ = self.best_estimator_.feature_names_in_
+        if hasattr(self.best_estimator_, "classes_"):
+            self.classes_ = self.best_estimator_.classes_
+
+    def _has(name):  # noqa: N805 - a decorator factory used in the class body
+        def check(self):
+            return hasattr(self.best_estimator_ if hasattr(self, "best_estimator_") else self.estimator, name)
+        return check
+
+    def predict(self, X):
+        """Predict with the refitted best estimator.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    @available_if(_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the refitted best estimator.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the refitted best estimator.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Score of the refitted best estimator (R^2 or accuracy).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.score(X, y, sample_weight=sample_weight)
+
+    @property
+    def coef_(self):
+        """Coefficients of the refitted best estimator (for ``SelectFromModel``)."""
+        check_is_fitted(self)
+        return self.best_estimator_.coef_
+
+    @property
+    def intercept_(self):
+        """Intercept of the refitted best estimator."""
+        check_is_fitted(self)
+        return self.best_estimator_.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = self.estimator.__sklearn_tags__()
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        tags.target_tags = inner.target_tags
+        tags.input_tags.sparse = inner.input_tags.sparse
+        return tags
+
+
+class SparsityCV(_SparsitySearchBase):
+    """Choose ``k`` by cross-validation over warm-started sparsity paths, then refit.
+
+    On each fold, one warm-started path over ``k_grid`` (see
+    :func:`sparsity_path`) replaces ``len(k_grid)`` independent fits; each
+    point is scored on the held-out part. The ``k`` with the best mean score
+    is refitted on all the data. On well-posed problems a path point equals a
+    single fit, so the choice is the one ``GridSearchCV(estimator, {'k':
+    k_grid})`` makes on the same folds (ties: the first ``k`` of the grid).
+    A warm-started point can differ from a cold fit where the cold fit stops
+    in a worse local optimum (the path usually reaches the lower training
+    loss), or, beyond the true sparsity, fills the extra slots with other
+    noise features; where the CV curve is flat, the two searches can then
+    pick neighbouring values of ``k`` with scores within noise of each other.
+
+    Parameters
+    ----------
+    estimator : estimator of this package
+        The model whose ``k`` is chosen; its other hyperparameters are kept.
+    k_grid : array-like of int, default=None
+        Candidate sparsity levels; ``None`` means ``1 .. min(n_features, 50)``.
+    cv : int, cross-validation generator or iterable, default=5
+        As in :class:`~sklearn.model_selection.GridSearchCV` (stratified
+        folds for classifiers when an int).
+    scoring : str or callable, default=None
+        As in ``GridSearchCV``; ``None`` uses the estimator's ``score``
+        (R^2 or accuracy).
+    n_jobs : int, default=None
+        Folds run in parallel through joblib; any joblib backend works,
+        including Dask's (``with joblib.parallel_config(backend="dask"):``
+        after creating a ``distributed.Client``).
+    verbose : int, default=0
+        Print one line per fold.
+
+    Attributes
+    ----------
+    k_ : int
+        The chosen sparsity level.
+    best_index_ : int
+        Its index in ``cv_results_``.
+    best_score_ : float
+        Its mean cross-validated score.
+    best_estimator_ : estimator
+        ``estimator`` with ``k=k_`` refitted on all the data.
+    cv_results_ : dict of ndarrays
+        GridSearchCV-like: ``param_k``, ``params``, ``split{i}_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``, and
+        ``mean_path_time`` (seconds per fold for the whole path).
+    n_splits_ : int
+        Number of folds.
+    classes_ : ndarray
+        Class labels (classifiers).
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    See Also
+    --------
+    SparsityIC : Choose k by BIC / EBIC, without cross-validation.
+    sparsity_path : The warm-started path.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparse_estimators import IHTRegressor
+    >>> from sparse_estimators.model_selection import SparsityCV
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.standard_normal((150, 30))
+    >>> y = X[:, 1] - 2 * X[:, 5] + 1.5 * X[:, 20] + 0.5 * rng.standard_normal(150)
+    >>> search = SparsityCV(IHTRegressor(), k_grid=range(1, 11)).fit(X, y)
+    >>> search.k_, search.best_estimator_.support_.tolist()
+    (3, [1, 5, 20])
+    """
+
+    def __init__(self, estimator, *, k_grid=None, cv=5, scoring=None, n_jobs=None, verbose=0):
+        self.estimator = estimator
+        self.k_grid = k_grid
+        self.cv = cv
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def fit(self, X, y, sample_weight=None):
+        """Cross-validate the path over ``k_grid``, choose ``k_`` and refit.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Passed to the estimator's fit on each training fold and the refit
+            (not to the scorer, as in ``GridSearchCV``).
+
+        Returns
+        -------
+        self : object
+        """
+        return self._atomic(self._fit, X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
+        X, y = indexable(X, y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+        grid = _check_k_grid(self.k_grid, X.shape[1])
+        cv = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
+        splits = list(cv.split(X, y))
+        scorer = check_scoring(self.estimator, scoring=self.scoring)
+        start = time.perf_counter()
+        out = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fold_scores)(self.estimator, X, y, sample_weight, train, test, grid, scorer, i,
+                                  len(splits), self.verbose)
+            for i, (train, test) in enumerate(splits))
+        scores = np.array([o[0] for o in out])  # (n_splits, n_k)
+        mean, std = scores.mean(axis=0), scores.std(axis=0)
+        rank = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
+        results = {"param_k": np.ma.MaskedArray(grid.astype(object), mask=False),
+                   "params": [{"k": int(k)} for k in grid]}
+        for i in range(len(splits)):
+            results[f"split{i}_test_score"] = scores[i]
+        results.update(mean_test_score=mean, std_test_score=std, rank_test_score=rank,
+                       mean_path_time=np.full(grid.size, np.mean([o[1] for o in out])))
+        self.cv_results_ = results
+        self.n_splits_ = len(splits)
+        self.best_index_ = int(np.argmin(rank))
+        self.best_score_ = float(mean[self.best_index_])
+        self.k_ = int(grid[self.best_index_])
+        self._refit(X, y, sample_weight)
+        if self.verbose:
+            print(f"[SparsityCV] chose k={self.k_} (mean score {self.best_score_:.4f}) in "
+                  f"{time.perf_counter() - start:.2f} s", flush=True)
+
+
+class SparsityIC(_SparsitySearchBase):
+    """Choose ``k`` by an information criterion (BIC or extended BIC), then refit.
+
+    One warm-started path on all the data; no cross-validation, hence about
+    ``cv`` times cheaper than :class:`SparsityCV`. For each ``k``,
+
+    * least squares: ``BIC = n * sum_j log(RSS_j / n) + df * log(n)`` with
+      ``RSS_j`` the residual sum of squares of target ``j``;
+    * logistic / multinomial: ``BIC = deviance + df * log(n)``, the deviance
+      being twice the (weighted) log-loss summed over samples;
+    * ``EBIC = BIC + 2 * gamma * log(binomial(p, k))`` (Chen & Chen, 2008),
+      which penalises the size of the model space and suits ``p >> n``.
+
+    ``df`` counts the non-zero coefficients (``k`` times the number of
+    targets, or ``k * (n_classes - 1)`` for multinomial); ``n`` is the sum of
+    the sample weights.
+
+    Parameters
+    ----------
+    estimator : estimator of this package
+        The model whose ``k`` is chosen.
+    k_grid : array-like of int, default=None
+        Candidate sparsity levels; ``None`` means ``1 .. min(n_features, 50)``.
+    criterion : {'bic', 'ebic'}, default='bic'
+        The information criterion.
+    gamma : float in [0, 1], default=1.0
+        EBIC's ``gamma`` (0 gives BIC).
+
+    Attributes
+    ----------
+    k_ : int
+        The chosen sparsity level.
+    criterion_ : ndarray of shape (n_k,)
+        The criterion at each ``k`` of ``k_grid_``.
+    k_grid_ : ndarray of shape (n_k,)
+        The grid used.
+    best_estimator_ : estimator
+        ``estimator`` with ``k=k_`` refitted on all the data.
+    classes_ : ndarray
+        Class labels (classifiers).
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    See Also
+    --------
+    SparsityCV : Choose k by cross-validation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparse_estimators import IHTRegressor
+    >>> from sparse_estimators.model_selection import SparsityIC
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.standard_normal((200, 300))
+    >>> y = X[:, 1] - 2 * X[:, 5] + 1.5 * X[:, 20] + 0.5 * rng.standard_normal(200)
+    >>> SparsityIC(IHTRegressor(), k_grid=range(1, 11), criterion="ebic").fit(X, y).k_
+    3
+    """
+
+    def __init__(self, estimator, *, k_grid=None, criterion="bic", gamma=1.0):
+        self.estimator = estimator
+        self.k_grid = k_grid
+        self.criterion = criterion
+        self.gamma = gamma
+
+    def fit(self, X, y, sample_weight=None):
+        """Compute the path, the criterion at each ``k``, choose ``k_`` and refit.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        return self._atomic(self._fit, X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
+        if self.criterion not in ("bic", "ebic"):
+            raise ValueError(f"The 'criterion' parameter must be 'bic' or 'ebic', got {self.criterion!r}.")
+        if not (0.0 <= self.gamma <= 1.0):
+            raise ValueError(f"The 'gamma' parameter must be in [0, 1], got {self.gamma!r}.")
+        template, grid, fits, info, loss = _path_fits(self.estimator, X, y, sample_weight, self.k_grid)
+        sw = loss.sample_weight
+        n, p = loss.sw_sum, loss.n_features
+        classifier = is_classifier(template)
+        crit = []
+        for fit in fits:
+            k = fit.support.size
+            if classifier:
+                Z = loss.linear_predictor(fit.coef, fit.b)
+                fit_term = 2.0 * float(sw @ loss._pointwise(Z))
+                df = k * max(loss.n_outputs - 1, 1)
+            else:
+                R = loss.Y - loss.linear_predictor(fit.coef, fit.b)
+                rss = np.maximum(sw @ (R * R), np.finfo(float).tiny)
+                fit_term = n * float(np.sum(np.log(rss / n)))
+                df = k * loss.n_outputs
+            value = fit_term + df * np.log(n)
+            if self.criterion == "ebic":
+                value += 2.0 * self.gamma * (gammaln(p + 1) - gammaln(k + 1) - gammaln(p - k + 1))
+            crit.append(value)
+        self.criterion_ = np.array(crit)
+        self.k_grid_ = grid
+        self.k_ = int(grid[int(np.argmin(self.criterion_))])
+        self._refit(X, y, sample_weight)

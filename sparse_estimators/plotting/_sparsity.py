@@ -1,0 +1,148 @@
+"""Plots of k selection: the score against k, and the coefficient paths."""
+
+import numpy as np
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("Plotting needs matplotlib: pip install matplotlib "
+                          "(or the 'doc' extra of sparse_estimators).") from exc
+    return plt
+
+
+class SparsityPathDisplay:
+    """Score against ``k`` (mean ± std) and coefficient paths, scikit-learn display style.
+
+    Build it with :meth:`from_estimator` (from a fitted :class:`SparsityCV`
+    or :class:`SparsityIC`) and draw with :meth:`plot`; or pass the arrays.
+
+    Parameters
+    ----------
+    k_grid : ndarray of shape (n_k,)
+        Sparsity levels.
+    scores : ndarray of shape (n_k,)
+        Mean cross-validated score, or the information criterion.
+    scores_std : ndarray of shape (n_k,) or None
+        Standard deviation across folds (drawn as a band).
+    coefs : ndarray of shape (n_k, n_features) or None
+        Coefficients at each ``k`` (for multi-output models, the row l2 norm).
+    k_best : int or None
+        The chosen ``k`` (a vertical line).
+    score_name : str, default="score"
+        Label of the score axis.
+    feature_names : list of str or None
+        Names for the legend of the coefficient paths.
+
+    Attributes
+    ----------
+    ax_ : ndarray of matplotlib Axes
+        The score axis and the coefficient axis (when ``coefs`` is given).
+    figure_ : matplotlib Figure
+        The figure.
+    """
+
+    def __init__(self, k_grid, scores, scores_std=None, coefs=None, k_best=None, score_name="score",
+                 feature_names=None):
+        self.k_grid = np.asarray(k_grid)
+        self.scores = np.asarray(scores)
+        self.scores_std = None if scores_std is None else np.asarray(scores_std)
+        self.coefs = None if coefs is None else np.asarray(coefs)
+        self.k_best = k_best
+        self.score_name = score_name
+        self.feature_names = feature_names
+
+    @classmethod
+    def from_estimator(cls, estimator, X=None, y=None, *, sample_weight=None, ax=None, max_legend=10):
+        """Draw the plots for a fitted :class:`SparsityCV` or :class:`SparsityIC`.
+
+        Parameters
+        ----------
+        estimator : SparsityCV or SparsityIC
+            Fitted selector.
+        X, y : array-like, default=None
+            When given, the coefficient paths are computed on them with
+            :func:`sparsity_path` (usually the training data).
+        sample_weight : array-like, default=None
+            Sample weights for the path.
+        ax : array of two matplotlib Axes, or one Axes, default=None
+            Where to draw; created when None.
+        max_legend : int, default=10
+            Largest number of features named in the legend.
+
+        Returns
+        -------
+        SparsityPathDisplay
+        """
+        from ..model_selection import sparsity_path
+
+        if hasattr(estimator, "cv_results_"):
+            grid = np.array([p["k"] for p in estimator.cv_results_["params"]])
+            scores = estimator.cv_results_["mean_test_score"]
+            std = estimator.cv_results_["std_test_score"]
+            name = "mean CV score"
+        elif hasattr(estimator, "criterion_"):
+            grid, scores, std = estimator.k_grid_, estimator.criterion_, None
+            name = estimator.criterion.upper()
+        else:
+            raise TypeError("from_estimator needs a fitted SparsityCV or SparsityIC.")
+        coefs, names = None, None
+        if X is not None and y is not None:
+            path = sparsity_path(estimator.estimator, X, y, grid, sample_weight=sample_weight)
+            coefs = path.coefs
+            if coefs.ndim == 3:  # several outputs/classes: one curve per feature
+                coefs = np.linalg.norm(coefs, axis=1)
+            names = getattr(estimator, "feature_names_in_", None)
+        display = cls(grid, scores, std, coefs, estimator.k_, name, names)
+        return display.plot(ax=ax, max_legend=max_legend)
+
+    def plot(self, ax=None, *, max_legend=10):
+        """Draw the score panel and, when coefficients are known, the path panel.
+
+        Parameters
+        ----------
+        ax : array of two matplotlib Axes, or one Axes, default=None
+            Where to draw; created when None.
+        max_legend : int, default=10
+            Largest number of features named in the legend.
+
+        Returns
+        -------
+        self : SparsityPathDisplay
+        """
+        plt = _pyplot()
+        n_panels = 1 if self.coefs is None else 2
+        if ax is None:
+            fig, ax = plt.subplots(1, n_panels, figsize=(5.5 * n_panels, 4), squeeze=False)
+            ax = ax[0]
+        ax = np.atleast_1d(ax)
+        score_ax = ax[0]
+        score_ax.plot(self.k_grid, self.scores, marker="o", ms=3, label=self.score_name)
+        if self.scores_std is not None:
+            score_ax.fill_between(self.k_grid, self.scores - self.scores_std, self.scores + self.scores_std,
+                                  alpha=0.25, label="± 1 std")
+        if self.k_best is not None:
+            for a in ax:
+                a.axvline(self.k_best, color="k", ls="--", lw=1)
+            score_ax.plot([], [], "k--", lw=1, label=f"chosen k = {self.k_best}")
+        score_ax.set_xlabel("k (number of features)")
+        score_ax.set_ylabel(self.score_name)
+        score_ax.legend(loc="best")
+        if self.coefs is not None and len(ax) > 1:
+            path_ax = ax[1]
+            active = np.flatnonzero(np.any(self.coefs != 0, axis=0))
+            order = active[np.argsort(-np.abs(self.coefs[-1, active]))]
+            for rank, j in enumerate(order):
+                label = None
+                if rank < max_legend:
+                    label = str(self.feature_names[j]) if self.feature_names is not None else f"x{j}"
+                path_ax.plot(self.k_grid, self.coefs[:, j], lw=1.2, label=label)
+            path_ax.axhline(0, color="0.6", lw=0.8)
+            path_ax.set_xlabel("k (number of features)")
+            path_ax.set_ylabel("coefficient")
+            if len(order):
+                path_ax.legend(loc="best", fontsize="small")
+        self.ax_ = ax
+        self.figure_ = ax[0].figure
+        return self

@@ -1,0 +1,699 @@
+"""Unit tests of the losses, the implicit design and power iteration.
+
+References are independent of the package: explicit formulas on a dense
+copy of the data (weighted means, explicit centering, sklearn's log_loss),
+finite differences, numpy.linalg.eigvalsh of explicitly formed Gram
+matrices, scikit-learn's LinearRegression / LogisticRegression, and
+invariances (row duplication versus integer weights, softmax shifts).
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.special import expit, softmax
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.metrics import log_loss
+
+from sparse_estimators.losses import LinearDesign, LogisticLoss, MultinomialLoss, SquaredLoss, power_iteration
+
+N, P, K = 40, 6, 3
+KINDS = ["squared", "squared2", "logistic", "logistic_l2", "multinomial", "multinomial_l2"]
+FORMATS = ["dense", "csr", "csc"]
+CURVATURE = {"squared": 1.0, "logistic": 0.25, "multinomial": 0.5}
+
+
+# --------------------------------------------------------------------------
+# problem factory
+# --------------------------------------------------------------------------
+def base_family(kind):
+    return kind.rstrip("2").replace("_l", "")
+
+
+def make_data(seed=0, n=N, p=P):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    X[rng.rand(n, p) < 0.4] = 0.0  # a real sparsity pattern for the sparse formats
+    X[:, 1] += 1.5  # a column with a large mean: centering matters
+    w = rng.standard_normal(p)
+    y_reg = X @ w + 0.7 + 0.3 * rng.standard_normal(n)
+    Y_reg2 = np.column_stack([y_reg, -2.0 * y_reg + rng.standard_normal(n)])
+    y_bin = (rng.rand(n) < expit(0.8 * (X @ w) - 0.4)).astype(float)
+    scores = X @ rng.standard_normal((p, K)) * 0.7 + rng.gumbel(size=(n, K))
+    y_multi = np.argmax(scores, axis=1)
+    sw = rng.uniform(0.2, 3.0, size=n)
+    return X, {"squared": y_reg, "squared2": Y_reg2, "logistic": y_bin, "multinomial": y_multi}, sw
+
+
+def to_format(X, fmt):
+    if fmt == "dense":
+        return X
+    return {"csr": sp.csr_matrix, "csc": sp.csc_matrix}[fmt](X)
+
+
+def build(kind, X, y, sw, fit_intercept):
+    alpha = 0.3 if kind.endswith("_l2") else 0.0
+    fam = base_family(kind)
+    if fam == "squared":
+        return SquaredLoss(X, y, sample_weight=sw, fit_intercept=fit_intercept), alpha
+    if fam == "logistic":
+        return LogisticLoss(X, y, sample_weight=sw, fit_intercept=fit_intercept, alpha=alpha), alpha
+    return MultinomialLoss(X, y, K, sample_weight=sw, fit_intercept=fit_intercept, alpha=alpha), alpha
+
+
+def targets(kind, ys):
+    return ys["squared2"] if kind == "squared2" else ys[base_family(kind)]
+
+
+class Problem:
+    def __init__(self, kind, fmt="dense", fit_intercept=True, weighted=True, seed=0):
+        X, ys, sw = make_data(seed)
+        self.kind, self.fam = kind, base_family(kind)
+        self.Xd = X
+        self.X = to_format(X, fmt)
+        self.y = targets(kind, ys)
+        self.sw_arg = sw if weighted else None
+        self.sw = sw if weighted else np.ones(N)
+        self.fit_intercept = fit_intercept
+        self.loss, self.alpha = build(kind, self.X, self.y, self.sw_arg, fit_intercept)
+        self.m = self.loss.n_outputs
+        self.has_b = bool(self.loss.intercept_is_variable and fit_intercept)
+        rng = np.random.RandomState(seed + 100)
+        self.W = 0.3 * rng.standard_normal((P, self.m))
+        self.b = 0.5 * rng.standard_normal(self.m)
+
+    # packed variables [W.ravel(), b] (b only when it is a variable)
+    def pack(self, W, b):
+        return np.concatenate([W.ravel(), b]) if self.has_b else W.ravel().copy()
+
+    def unpack(self, theta):
+        W = theta[: P * self.m].reshape(P, self.m)
+        b = theta[P * self.m:] if self.has_b else self.b
+        return W, b
+
+    def packed_gradient(self, theta):
+        f, gW, gb = self.loss.value_and_gradient(*self.unpack(theta))
+        return self.pack(gW, gb if gb is not None else np.zeros(self.m))
+
+    def packed_hessp(self, theta, v):
+        V, c = self.unpack(v) if self.has_b else (v.reshape(P, self.m), np.zeros(self.m))
+        HV, Hc = self.loss.hessp(*self.unpack(theta), V, c)
+        return self.pack(HV, Hc if Hc is not None else np.zeros(self.m))
+
+    def reference_value(self, W, b):
+        """The loss from its definition, on the dense data, with sklearn's log_loss for GLMs."""
+        Xd, sw = self.Xd, self.sw_arg
+        if self.fam == "squared":
+            Y = self.y[:, None] if self.y.ndim == 1 else self.y
+            pred = Xd @ W
+            if self.fit_intercept:
+                x_mean = np.average(Xd, axis=0, weights=self.sw)
+                y_mean = np.average(Y, axis=0, weights=self.sw)
+                pred = pred + (y_mean - x_mean @ W)
+            return 0.5 * np.average(((Y - pred) ** 2).sum(axis=1), weights=self.sw)
+        Z = Xd @ W + (b if self.fit_intercept else 0.0)
+        pen = 0.5 * self.alpha * np.sum(W**2)
+        if self.fam == "logistic":
+            return log_loss(self.y, expit(Z[:, 0]), sample_weight=sw, labels=[0, 1]) + pen
+        return log_loss(self.y, softmax(Z, axis=1), sample_weight=sw, labels=list(range(K))) + pen
+
+    def design_matrix(self):
+        """Explicit dense matrix whose weighted Gram is the Hessian scale (centered / with a ones column)."""
+        if self.fam == "squared":
+            if self.fit_intercept:
+                return self.Xd - np.average(self.Xd, axis=0, weights=self.sw)
+            return self.Xd
+        if self.fit_intercept:
+            return np.column_stack([self.Xd, np.ones(N)])
+        return self.Xd
+
+
+ALL_CASES = [(kind, fmt, fi, wt) for kind in KINDS for fmt in FORMATS for fi in (True, False)
+             for wt in ((True, False) if fmt == "dense" else (True,))]
+ALL_IDS = [f"{k}-{f}-{'int' if fi else 'noint'}-{'sw' if wt else 'nosw'}" for k, f, fi, wt in ALL_CASES]
+
+
+@pytest.fixture(params=ALL_CASES, ids=ALL_IDS)
+def problem(request):
+    return Problem(*request.param)
+
+
+def identifiable(loss, W):
+    """The part of W that the loss determines: rows centred for the unpenalised multinomial."""
+    if isinstance(loss, MultinomialLoss) and loss.alpha == 0:
+        return W - W.mean(axis=1, keepdims=True)
+    return W
+
+
+def rel_err(a, b):
+    return np.linalg.norm(np.ravel(a) - np.ravel(b)) / max(np.linalg.norm(np.ravel(b)), 1e-300)
+
+
+# --------------------------------------------------------------------------
+# value, gradient, Hessian
+# --------------------------------------------------------------------------
+def test_value_matches_definition(problem):
+    pb = problem
+    for W, b in [(pb.W, pb.b), (np.zeros_like(pb.W), pb.b), (3 * pb.W, -pb.b)]:
+        assert_allclose(pb.loss.value(W, b), pb.reference_value(W, b), rtol=1e-10)
+        f, _, _ = pb.loss.value_and_gradient(W, b)
+        assert_allclose(f, pb.reference_value(W, b), rtol=1e-10)
+        Z = pb.loss.linear_predictor(W, b)
+        assert_allclose(pb.loss.value_from_z(Z, W), pb.reference_value(W, b), rtol=1e-10)
+
+
+def test_gradient_matches_finite_differences(problem):
+    pb = problem
+    theta = pb.pack(pb.W, pb.b)
+    g = pb.packed_gradient(theta)
+    h = 1e-6
+    g_fd = np.empty_like(theta)
+    for i in range(theta.size):
+        e = np.zeros_like(theta)
+        e[i] = h
+        g_fd[i] = (pb.loss.value(*pb.unpack(theta + e)) - pb.loss.value(*pb.unpack(theta - e))) / (2 * h)
+    assert rel_err(g, g_fd) < 1e-6
+    _, gW, gb = pb.loss.value_and_gradient(pb.W, pb.b)
+    assert gW.shape == pb.W.shape
+    if pb.fam == "squared":
+        assert gb is None
+    elif not pb.fit_intercept:
+        # the intercept is not a variable: it must not move
+        assert gb is None or np.all(gb == 0)
+
+
+def test_hessp_matches_finite_differences_of_gradient(problem):
+    pb = problem
+    rng = np.random.RandomState(1)
+    theta = pb.pack(pb.W, pb.b)
+    h = 1e-5
+    for _ in range(3):
+        v = rng.standard_normal(theta.size)
+        hv = pb.packed_hessp(theta, v)
+        hv_fd = (pb.packed_gradient(theta + h * v) - pb.packed_gradient(theta - h * v)) / (2 * h)
+        assert rel_err(hv, hv_fd) < 1e-6
+
+
+# (the multi-output squared Hessian is the shared per-output (p, p) block: tested separately)
+@pytest.mark.parametrize("case", [c for c in ALL_CASES if c[0] != "squared2"],
+                         ids=[i for c, i in zip(ALL_CASES, ALL_IDS, strict=True) if c[0] != "squared2"])
+def test_hessian_equals_hessp_on_identity_columns(case):
+    pb = Problem(*case)
+    theta = pb.pack(pb.W, pb.b)
+    d = theta.size
+    H_cols = np.column_stack([pb.packed_hessp(theta, e) for e in np.eye(d)])
+    H = pb.loss.hessian(pb.W, pb.b)
+    assert H.shape == (d, d)
+    assert_allclose(H, H_cols, rtol=1e-10, atol=1e-12 * np.abs(H_cols).max())
+    assert_allclose(H, H.T, rtol=0, atol=1e-13 * np.abs(H).max())
+    # all three losses are convex
+    assert np.linalg.eigvalsh(H).min() >= -1e-12 * np.abs(H).max()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_squared_hessian_is_explicit_centered_gram(fmt, fit_intercept, weighted):
+    pb = Problem("squared", fmt, fit_intercept, weighted)
+    Xc = pb.Xd - np.average(pb.Xd, axis=0, weights=pb.sw) if fit_intercept else pb.Xd
+    H_ref = Xc.T @ (pb.sw[:, None] * Xc) / pb.sw.sum()
+    assert_allclose(pb.loss.hessian(pb.W, pb.b), H_ref, rtol=1e-10, atol=1e-13)
+    assert_allclose(pb.loss.hessian(), H_ref, rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_squared_multioutput_hessian_is_shared_block(fmt):
+    # each output has the same (p, p) Hessian: hessp acts column by column
+    pb = Problem("squared2", fmt)
+    H = pb.loss.hessian(pb.W, pb.b)
+    assert H.shape == (P, P)
+    V = np.random.RandomState(2).standard_normal((P, 2))
+    HV, _ = pb.loss.hessp(pb.W, pb.b, V, np.zeros(2))
+    assert_allclose(HV, H @ V, rtol=1e-10)
+
+
+# --------------------------------------------------------------------------
+# smoothness constant
+# --------------------------------------------------------------------------
+def test_lipschitz_bounds_true_lambda_max(problem):
+    pb = problem
+    Xt = pb.design_matrix()
+    G = Xt.T @ (pb.sw[:, None] * Xt) / pb.sw.sum()
+    L_true = CURVATURE[pb.fam] * np.linalg.eigvalsh(G)[-1] + pb.alpha
+    L = pb.loss.lipschitz()
+    assert L >= L_true
+    assert L <= L_true * (1 + 1e-3)
+    assert pb.loss.lipschitz() == L  # cached, deterministic
+    # and it bounds the actual curvature at several points
+    if pb.kind != "squared2":
+        rng = np.random.RandomState(3)
+        for scale in [0.0, 0.3, 3.0]:
+            W = scale * rng.standard_normal(pb.W.shape)
+            b = scale * rng.standard_normal(pb.m)
+            assert np.linalg.eigvalsh(pb.loss.hessian(W, b))[-1] <= L * (1 + 1e-12)
+
+
+def _close_top_eigenvalues_design(gap, n=200, p=20, seed=0):
+    Q, _ = np.linalg.qr(np.random.RandomState(seed).standard_normal((n, p)))
+    spectrum = np.linspace(0.5, 1.0 - gap, p)
+    spectrum[-1] = 1.0
+    return Q * np.sqrt(spectrum * n)  # X^T X / n has eigenvalues `spectrum`
+
+
+def test_lipschitz_upper_bound_with_close_top_eigenvalues():
+    # plain power iteration (stopping on a small change of the Rayleigh quotient)
+    # returned up to 1 % below lambda_max on these designs
+    rng = np.random.RandomState(4)
+    designs = [_close_top_eigenvalues_design(gap) for gap in [1e-2, 1e-3, 1e-4]]
+    # eigenvalues 1 and 0.99 on top, the top eigenvector almost orthogonal to the
+    # start vector of the iteration: plain power iteration settles on 0.99
+    p, n = 20, 100
+    v0 = np.random.RandomState(0).standard_normal(p)
+    v0 /= np.linalg.norm(v0)
+    u = np.random.RandomState(1).standard_normal(p)
+    u -= (u @ v0) * v0
+    u = u / np.linalg.norm(u) + 1e-3 * v0
+    U, _ = np.linalg.qr(np.column_stack([u, np.random.RandomState(2).standard_normal((p, p - 1))]))
+    spectrum = np.concatenate([[1.0, 0.99], np.linspace(0.3, 0.9, p - 2)])
+    Qn, _ = np.linalg.qr(np.random.RandomState(3).standard_normal((n, p)))
+    designs.append((Qn * np.sqrt(spectrum * n)) @ U.T)
+    for X in designs:
+        lam = np.linalg.eigvalsh(X.T @ X / X.shape[0])[-1]
+        L = SquaredLoss(X, rng.standard_normal(X.shape[0]), fit_intercept=False).lipschitz()
+        assert lam <= L <= lam * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("family", ["squared", "logistic", "multinomial"])
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_lipschitz_bounds_lambda_max_many_features(family, fmt, fit_intercept):
+    # p = 40: large enough for the iterative eigenvalue path
+    n, p = 60, 40
+    rng = np.random.RandomState(12)
+    X = rng.standard_normal((n, p)) * rng.uniform(0.2, 2, size=p) + rng.uniform(-1, 1, size=p)
+    X[rng.rand(n, p) < 0.5] = 0.0
+    sw = rng.uniform(0.2, 3, size=n)
+    Xf = to_format(X, fmt)
+    if family == "squared":
+        loss = SquaredLoss(Xf, rng.standard_normal(n), sample_weight=sw, fit_intercept=fit_intercept)
+        Xt = X - np.average(X, axis=0, weights=sw) if fit_intercept else X
+    else:
+        if family == "logistic":
+            loss = LogisticLoss(Xf, rng.randint(0, 2, n), sample_weight=sw, fit_intercept=fit_intercept, alpha=0.05)
+        else:
+            loss = MultinomialLoss(Xf, rng.randint(0, 3, n), 3, sample_weight=sw, fit_intercept=fit_intercept,
+                                   alpha=0.05)
+        Xt = np.column_stack([X, np.ones(n)]) if fit_intercept else X
+    G = Xt.T @ (sw[:, None] * Xt) / sw.sum()
+    L_true = CURVATURE[family] * np.linalg.eigvalsh(G)[-1] + loss.alpha
+    assert L_true <= loss.lipschitz() <= L_true * (1 + 1e-3)
+
+
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize(("family", "p", "expected"), [
+    ("squared", 5, 0.0), ("logistic_noint", 5, 0.0), ("logistic", 5, 0.25),
+    pytest.param("squared", 20, 0.0),
+    pytest.param("logistic_noint", 20, 0.0),
+    ("logistic", 20, 0.25),  # the intercept column alone: Gram eigenvalue 1, times 1/4
+])
+def test_lipschitz_of_an_all_zero_design(fmt, family, p, expected):
+    n = 30
+    X = np.zeros((n, p)) if fmt == "dense" else sp.csr_matrix((n, p))
+    y = np.arange(n) % 2
+    if family == "squared":
+        loss = SquaredLoss(X, y.astype(float))
+    else:
+        loss = LogisticLoss(X, y, fit_intercept=family == "logistic")
+    L = loss.lipschitz()
+    assert expected <= L <= expected * (1 + 1e-3) + 1e-12
+
+
+def test_power_iteration_explicit_matrix():
+    rng = np.random.RandomState(5)
+    Q, _ = np.linalg.qr(rng.standard_normal((15, 15)))
+    evals = np.concatenate([[4.0, 2.0], rng.uniform(0, 1.5, 13)])
+    A = (Q * evals) @ Q.T
+    lam = power_iteration(lambda v: A @ v, 15)
+    assert 4.0 <= lam <= 4.0 * (1 + 1e-5)
+    assert power_iteration(lambda v: A @ v, 15) == lam  # deterministic
+    assert power_iteration(lambda v: A @ v, 0) == 0.0
+    assert power_iteration(lambda v: np.zeros_like(v), 7) == 0.0
+
+
+# --------------------------------------------------------------------------
+# weights, sparse input, intercepts
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_integer_weights_equal_row_duplication(kind, fmt, fit_intercept):
+    X, ys, _ = make_data(1)
+    y = targets(kind, ys)
+    rng = np.random.RandomState(6)
+    counts = rng.randint(0, 4, size=N)
+    counts[:3] = [0, 3, 1]  # some rows are dropped (weight 0), some tripled
+    rows = np.repeat(np.arange(N), counts)
+    Xf = to_format(X, fmt)
+    weighted, _ = build(kind, Xf, y, counts.astype(float), fit_intercept)
+    duplicated, _ = build(kind, to_format(X[rows], fmt), y[rows], None, fit_intercept)
+    m = weighted.n_outputs
+    W = 0.3 * rng.standard_normal((P, m))
+    b = 0.5 * rng.standard_normal(m)
+    f1, gW1, gb1 = weighted.value_and_gradient(W, b)
+    f2, gW2, gb2 = duplicated.value_and_gradient(W, b)
+    assert_allclose(f1, f2, rtol=1e-12)
+    assert_allclose(gW1, gW2, rtol=1e-10, atol=1e-14)
+    if gb1 is not None:
+        assert_allclose(gb1, gb2, rtol=1e-10, atol=1e-14)
+    V = rng.standard_normal((P, m))
+    c = rng.standard_normal(m)
+    assert_allclose(weighted.hessp(W, b, V, c)[0], duplicated.hessp(W, b, V, c)[0], rtol=1e-10, atol=1e-14)
+    assert_allclose(weighted.lipschitz(), duplicated.lipschitz(), rtol=1e-6)
+    assert_allclose(weighted.intercept(W, b), duplicated.intercept(W, b), rtol=1e-12, atol=1e-14)
+    support = np.array([0, 2, 5])
+    R1, c1 = weighted.refit(support, W, b)
+    R2, c2 = duplicated.refit(support, W, b)
+    # (raw coefficients of the unpenalised multinomial: see test_multinomial_refit_is_unique)
+    assert_allclose(identifiable(weighted, R1), identifiable(duplicated, R2), rtol=1e-7, atol=1e-9)
+    assert_allclose(weighted.intercept(R1, c1), duplicated.intercept(R2, c2), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_sparse_equals_dense(kind, fmt, fit_intercept):
+    dense = Problem(kind, "dense", fit_intercept)
+    sparse = Problem(kind, fmt, fit_intercept)
+    Ld, Ls = dense.loss, sparse.loss
+    W, b = dense.W, dense.b
+    for a, c in zip(Ld.value_and_gradient(W, b), Ls.value_and_gradient(W, b), strict=True):
+        if a is None:
+            assert c is None
+        else:
+            assert_allclose(c, a, rtol=1e-12, atol=1e-14)
+    V, cv = 2 * W + 1, b - 1
+    assert_allclose(Ls.hessp(W, b, V, cv)[0], Ld.hessp(W, b, V, cv)[0], rtol=1e-12, atol=1e-14)
+    assert_allclose(Ls.hessian(W, b), Ld.hessian(W, b), rtol=1e-12, atol=1e-14)
+    assert_allclose(Ls.lipschitz(), Ld.lipschitz(), rtol=1e-9)
+    assert_allclose(Ls.intercept(W, b), Ld.intercept(W, b), rtol=1e-12, atol=1e-14)
+    Rd, bd = Ld.refit([1, 3, 4], W, b)
+    Rs, bs = Ls.refit([1, 3, 4], W, b)
+    assert_allclose(identifiable(Ls, Rs), identifiable(Ld, Rd), rtol=1e-8, atol=1e-10)
+    assert_allclose(Ls.intercept(Rs, bs), Ld.intercept(Rd, bd), rtol=1e-8, atol=1e-10)
+
+
+@pytest.fixture
+def forbid_densify(monkeypatch):
+    """Make toarray/todense raise on any sparse matrix with more than `limit` entries."""
+
+    def install(limit):
+        seen = set()
+        for cls in [sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array, sp.csc_array, sp.coo_array]:
+            for name in ["toarray", "todense"]:
+                owner = next(k for k in cls.__mro__ if name in vars(k))
+                if (owner, name) in seen:
+                    continue
+                seen.add((owner, name))
+                original = vars(owner)[name]
+
+                def guarded(self, *args, _original=original, **kwargs):
+                    if self.shape[0] * self.shape[1] > limit:
+                        raise AssertionError(f"a sparse matrix of shape {self.shape} was densified")
+                    return _original(self, *args, **kwargs)
+
+                monkeypatch.setattr(owner, name, guarded)
+
+    return install
+
+
+def _peak_bytes(fn):
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("family", ["squared", "logistic", "multinomial"])
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_input_is_never_densified(family, fmt, forbid_densify):
+    n, p = 200, 10000  # dense: 16 MB
+    rng = np.random.RandomState(7)
+    X = sp.random(n, p, density=5e-4, format="csr", random_state=rng)
+    X = (X + sp.csr_matrix((np.ones(n), (np.arange(n), np.zeros(n, dtype=int))), shape=(n, p))).asformat(fmt)
+    sw = rng.uniform(0.5, 2, size=n)
+    if family == "squared":
+        loss = SquaredLoss(X, rng.standard_normal(n), sample_weight=sw, fit_intercept=True)
+    elif family == "logistic":
+        loss = LogisticLoss(X, rng.randint(0, 2, size=n), sample_weight=sw, alpha=0.1)
+    else:
+        loss = MultinomialLoss(X, rng.randint(0, 3, size=n), 3, sample_weight=sw, alpha=0.1)
+    forbid_densify(limit=50 * n)
+    W, b = loss.zeros()
+    W[[0, 5, 17]] = 1.0
+
+    def work():
+        loss.value_and_gradient(W, b)
+        loss.hessp(W, b, W, b + 1)
+        loss.lipschitz()
+        loss.refit(np.array([0, 5, 17]), W, b)
+        loss.intercept(W, b)
+
+    peak = _peak_bytes(work)
+    assert peak < 4e6, f"peak memory {peak / 1e6:.1f} MB: the {n} x {p} design was densified"
+
+
+def test_linear_design_matvec_huge_sparse(forbid_densify):
+    # 10^3 x 10^6 with a few thousand non-zeros: the dense (centered) form is 8 GB
+    n, p = 1000, 10**6
+    rng = np.random.RandomState(8)
+    nnz = 5000
+    rows, cols = rng.randint(0, n, nnz), rng.randint(0, p, nnz)
+    cols[:n] = rng.choice(50, n)  # columns 0..49 are well populated
+    X = sp.csr_matrix((rng.standard_normal(nnz), (rows, cols)), shape=(n, p))
+    y = rng.standard_normal(n)
+    forbid_densify(limit=100 * n)
+    S = np.array([3, 11, 42])
+    holder = {}
+
+    def work():
+        loss = SquaredLoss(X, y, fit_intercept=True)
+        W = np.zeros((p, 1))
+        W[S, 0] = [1.0, -2.0, 0.5]
+        holder["x_mean"] = loss.x_mean.copy()
+        holder["Z"] = loss.design.matvec(W)
+        holder["G"] = loss.design.rmatvec(np.arange(n, dtype=float)[:, None] / n)
+        holder["f"] = loss.value(W, np.zeros(1))
+
+    peak = _peak_bytes(work)
+    assert peak < 100e6, f"peak memory {peak / 1e6:.0f} MB"
+    x_mean = np.asarray(X.mean(axis=0)).ravel()
+    assert_allclose(holder["x_mean"], x_mean, rtol=1e-12, atol=1e-15)
+    # explicit centering on the few columns involved
+    Xs = X[:, S].toarray() - x_mean[S]
+    assert_allclose(holder["Z"][:, 0], Xs @ np.array([1.0, -2.0, 0.5]), rtol=1e-10, atol=1e-12)
+    r = np.arange(n, dtype=float) / n
+    check = np.array([3, 11, 42, 999_999, 123_456])
+    Xc = X[:, check].toarray() - x_mean[check]
+    assert_allclose(holder["G"][check, 0], Xc.T @ r, rtol=1e-10, atol=1e-12)
+    resid = (y - y.mean()) - Xs @ np.array([1.0, -2.0, 0.5])
+    assert_allclose(holder["f"], 0.5 * np.mean(resid**2), rtol=1e-10)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("offset", [True, False])
+def test_linear_design_against_explicit_centering(fmt, offset):
+    X, _, _ = make_data(2)
+    rng = np.random.RandomState(9)
+    o = rng.standard_normal(P) if offset else None
+    D = LinearDesign(to_format(X, fmt), o)
+    Xc = X - o if offset else X
+    W = rng.standard_normal((P, 2))
+    R = rng.standard_normal((N, 2))
+    assert_allclose(D.matvec(W), Xc @ W, rtol=1e-12, atol=1e-13)
+    assert_allclose(D.rmatvec(R), Xc.T @ R, rtol=1e-12, atol=1e-13)
+    assert_allclose(D.dense(), Xc, rtol=1e-15, atol=0)
+    weights = rng.standard_normal(N)  # signed weights too (multinomial off-diagonal blocks)
+    assert_allclose(D.weighted_gram(weights), Xc.T @ (weights[:, None] * Xc), rtol=1e-10, atol=1e-12)
+    S = np.array([4, 0, 2])
+    assert_allclose(D.columns(S).dense(), Xc[:, S], rtol=1e-15, atol=0)
+    assert D.shape == (N, P)
+    assert D.is_sparse == (fmt != "dense")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("kind", ["squared", "squared2"])
+def test_squared_intercept_is_weighted_means(fmt, weighted, kind):
+    pb = Problem(kind, fmt, True, weighted)
+    Y = pb.y[:, None] if pb.y.ndim == 1 else pb.y
+    x_mean = np.average(pb.Xd, axis=0, weights=pb.sw)
+    y_mean = np.average(Y, axis=0, weights=pb.sw)
+    b = pb.loss.intercept(pb.W, pb.b)
+    assert b.shape == (pb.m,)
+    assert_allclose(b, y_mean - x_mean @ pb.W, rtol=1e-12, atol=1e-14)
+    # so the weighted mean residual is zero
+    assert_allclose(pb.sw @ (Y - pb.Xd @ pb.W - b), 0, atol=1e-10)
+    no_int = Problem(kind, fmt, False, weighted)
+    assert_array_equal(no_int.loss.intercept(pb.W, pb.b), np.zeros(pb.m))
+
+
+# --------------------------------------------------------------------------
+# refit on a support
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("kind", ["squared", "squared2"])
+def test_squared_refit_matches_linear_regression(fmt, fit_intercept, weighted, kind):
+    pb = Problem(kind, fmt, fit_intercept, weighted)
+    S = np.array([0, 2, 3])
+    W, b = pb.loss.refit(S, pb.W, pb.b)
+    assert W.shape == pb.W.shape
+    assert np.all(W[[1, 4, 5]] == 0.0)
+    lr = LinearRegression(fit_intercept=fit_intercept).fit(pb.Xd[:, S], pb.y, sample_weight=pb.sw_arg)
+    coef = lr.coef_.T if pb.y.ndim == 2 else lr.coef_[:, None]
+    assert_allclose(W[S], coef, rtol=1e-8, atol=1e-10)
+    lr_intercept = np.atleast_1d(lr.intercept_) if fit_intercept else np.zeros(pb.m)
+    assert_allclose(pb.loss.intercept(W, b), lr_intercept, rtol=1e-8, atol=1e-10)
+
+
+def test_squared_refit_empty_support():
+    pb = Problem("squared", "csr")
+    W, b = pb.loss.refit(np.array([], dtype=int), pb.W, pb.b)
+    assert np.all(W == 0)
+    assert_allclose(pb.loss.intercept(W, b), [np.average(pb.y, weights=pb.sw)], rtol=1e-12)
+
+
+GLM_KINDS = ["logistic", "logistic_l2", "multinomial", "multinomial_l2"]
+
+
+@pytest.mark.parametrize("kind", GLM_KINDS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_glm_refit_zero_restricted_gradient(kind, fmt, fit_intercept, weighted):
+    pb = Problem(kind, fmt, fit_intercept, weighted)
+    S = np.array([1, 2, 4])
+    W, b = pb.loss.refit(S, pb.W, pb.b)
+    assert W.shape == pb.W.shape and b.shape == pb.b.shape
+    assert np.all(W[[0, 3, 5]] == 0.0)
+    _, gW, gb = pb.loss.value_and_gradient(W, b)
+    assert np.max(np.abs(gW[S])) < 1e-8
+    if fit_intercept:
+        assert np.max(np.abs(gb)) < 1e-8
+    else:
+        assert_array_equal(b, pb.b)  # not a variable: returned untouched
+    # and it is a minimum on the support: better than the start
+    assert pb.loss.value(W, b) < pb.loss.value(np.where(np.isin(np.arange(P), S)[:, None], pb.W, 0), pb.b)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_logistic_refit_matches_sklearn_with_l2(fmt, fit_intercept, weighted):
+    # ours:    sum_i s_i l_i / S + alpha/2 ||w||^2
+    # sklearn: C sum_i s_i l_i + 1/2 ||w||^2, the same minimiser when C = 1 / (alpha S)
+    pb = Problem("logistic_l2", fmt, fit_intercept, weighted)
+    S = np.array([0, 3, 5])
+    W, b = pb.loss.refit(S, pb.W, pb.b)
+    C = 1.0 / (pb.alpha * pb.sw.sum())
+    clf = LogisticRegression(C=C, solver="newton-cholesky", tol=1e-12, max_iter=1000,
+                             fit_intercept=fit_intercept).fit(pb.Xd[:, S], pb.y, sample_weight=pb.sw_arg)
+    assert_allclose(W[S, 0], clf.coef_[0], rtol=0, atol=1e-5)
+    if fit_intercept:
+        assert_allclose(pb.loss.intercept(W, b), clf.intercept_, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("weighted", [True, False])
+def test_multinomial_refit_matches_sklearn_with_l2(fmt, weighted):
+    pb = Problem("multinomial_l2", fmt, True, weighted)
+    S = np.array([0, 1, 4])
+    W, b = pb.loss.refit(S, pb.W, pb.b)
+    C = 1.0 / (pb.alpha * pb.sw.sum())
+    clf = LogisticRegression(C=C, solver="newton-cholesky", tol=1e-12, max_iter=1000).fit(
+        pb.Xd[:, S], pb.y, sample_weight=pb.sw_arg)
+    assert_allclose(W[S], clf.coef_.T, rtol=0, atol=1e-5)
+    assert_allclose(pb.loss.intercept(W, b), clf.intercept_ - clf.intercept_.mean(), rtol=0, atol=1e-5)
+
+
+def test_multinomial_refit_is_unique():
+    X, ys, _ = make_data(1)
+    y = ys["multinomial"]
+    rng = np.random.RandomState(11)
+    counts = rng.randint(0, 4, size=N)
+    rows = np.repeat(np.arange(N), counts)
+    W = 0.3 * rng.standard_normal((P, K))
+    b = 0.5 * rng.standard_normal(K)
+    for fit_intercept in [True, False]:
+        for S in [np.array([0, 2, 5]), np.array([1, 3, 4])]:
+            fits = []
+            for fmt in FORMATS:
+                for loss in [MultinomialLoss(to_format(X, fmt), y, K, sample_weight=counts.astype(float),
+                                             fit_intercept=fit_intercept),
+                             MultinomialLoss(to_format(X[rows], fmt), y[rows], K, fit_intercept=fit_intercept)]:
+                    fits.append(loss.refit(S, W, b)[0])
+            for other in fits[1:]:
+                assert_allclose(other, fits[0], rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["logistic", "multinomial"])
+def test_glm_refit_empty_support_is_intercept_only_model(kind):
+    pb = Problem(kind, "csc")
+    W, b = pb.loss.refit(np.array([], dtype=int), pb.W, pb.b)
+    assert np.all(W == 0)
+    freq = np.array([np.average(pb.y == c, weights=pb.sw) for c in range(pb.m if kind == "multinomial" else 2)])
+    if kind == "logistic":
+        assert_allclose(b, [np.log(freq[1] / freq[0])], rtol=1e-8)
+    else:
+        assert_allclose(softmax(b), freq, rtol=1e-8)
+
+
+# --------------------------------------------------------------------------
+# intercept conventions of the GLMs
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["multinomial", "multinomial_l2"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_multinomial_intercept_shift_invariance(kind, fmt):
+    pb = Problem(kind, fmt)
+    b = pb.b + np.array([0.3, -1.0, 2.0])
+    ic = pb.loss.intercept(pb.W, b)
+    assert_allclose(ic.sum(), 0.0, atol=1e-14)
+    assert_allclose(ic, b - b.mean(), rtol=1e-14)
+    f = pb.loss.value(pb.W, b)
+    for shift in [-3.0, 0.5, 40.0]:
+        assert_allclose(pb.loss.value(pb.W, b + shift), f, rtol=1e-12)
+        assert_allclose(pb.loss.intercept(pb.W, b + shift), ic, atol=1e-12)
+    _, gW, gb = pb.loss.value_and_gradient(pb.W, b)
+    assert abs(gb.sum()) < 1e-14  # the gradient is orthogonal to the invariant direction
+    if pb.alpha == 0:
+        v = np.random.RandomState(10).standard_normal((P, 1))
+        assert_allclose(pb.loss.value(pb.W + v, b), f, rtol=1e-12)
+        assert_allclose(gW.sum(axis=1), 0.0, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["logistic", "multinomial"])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_initial_intercept_is_optimal_at_zero(kind, weighted):
+    pb = Problem(kind, "dense", True, weighted)
+    W0, _ = pb.loss.zeros()
+    b0 = pb.loss.initial_intercept()
+    _, _, gb = pb.loss.value_and_gradient(W0, b0)
+    assert np.max(np.abs(gb)) < 1e-12
+    if kind == "multinomial":
+        assert abs(b0.sum()) < 1e-12
+    no_int = Problem(kind, "dense", False, weighted)
+    assert_array_equal(no_int.loss.initial_intercept(), np.zeros(no_int.m))
+
+
+def test_zeros_shapes():
+    assert [a.shape for a in Problem("squared").loss.zeros()] == [(P, 1), (1,)]
+    assert [a.shape for a in Problem("squared2").loss.zeros()] == [(P, 2), (2,)]
+    assert [a.shape for a in Problem("logistic").loss.zeros()] == [(P, 1), (1,)]
+    assert [a.shape for a in Problem("multinomial").loss.zeros()] == [(P, K), (K,)]

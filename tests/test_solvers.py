@@ -1,0 +1,402 @@
+"""Unit tests of the IHT solver, the iteration monitor and the adaptive step.
+
+Expected outcomes are measured on data with a known answer (noiseless
+designs with a planted support), inequalities recomputed here from the loss
+(monotonicity, best iterate, the quadratic upper model, 1/L) and direct
+checks of the stopping rules.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.special import expit, softmax
+
+import sparse_estimators.solvers._iht as iht_module
+from sparse_estimators.losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from sparse_estimators.solvers import IterationMonitor, SolverResult, backtracking_step, iht
+from sparse_estimators.thresholding import Hard, Lq, Reciprocal, Soft
+
+NON_HARD = [Soft(), Reciprocal(c=0.0), Reciprocal(c=0.5), Lq(q=2 / 3), Lq(q=0.3)]
+NON_HARD_IDS = [repr(op) for op in NON_HARD]
+
+
+def planted_regression(n=200, p=100, k=5, noise=0.0, intercept=1.5, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    w = np.zeros(p)
+    support = np.sort(rng.choice(p, k, replace=False))
+    w[support] = rng.choice([-1.0, 1.0], k) * (1.0 + rng.rand(k))  # |w_j| in [1, 2]
+    y = X @ w + intercept + noise * rng.standard_normal(n)
+    return X, y, w, support
+
+
+def run(loss, op, k, **kwargs):
+    W0, b0 = loss.zeros()
+    return iht(loss, op, k, W0=W0, b0=b0, **kwargs)
+
+
+# --------------------------------------------------------------------------
+# exact recovery and monotonicity
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize("step_size", ["auto", 1.0])
+def test_noiseless_exact_recovery(fmt, step_size):
+    X, y, w, support = planted_regression()
+    Xf = sp.csr_matrix(X) if fmt == "csr" else X
+    loss = SquaredLoss(Xf, y)
+    res = run(loss, Hard(), 5, step_size=step_size, max_iter=2000, tol=1e-12)
+    assert isinstance(res, SolverResult)
+    assert res.converged and not res.diverged
+    assert res.n_iter < 2000
+    assert_array_equal(res.support, support)
+    assert_array_equal(np.flatnonzero(res.coef[:, 0]), support)
+    assert_allclose(res.coef[:, 0], w, rtol=0, atol=1e-8)
+    assert_allclose(loss.intercept(res.coef, res.intercept), [1.5], atol=1e-8)
+    assert res.objective[-1] < 1e-15
+    assert len(res.objective) == res.n_iter
+
+
+@pytest.mark.parametrize("step_size", [1.0, 0.5, "auto"])
+@pytest.mark.parametrize("k", [3, 5, 12])
+def test_hard_objective_non_increasing(step_size, k):
+    X, y, _, _ = planted_regression(n=120, p=60, noise=1.0, seed=1)
+    loss = SquaredLoss(X, y)
+    res = run(loss, Hard(), k, step_size=step_size, max_iter=300, tol=1e-10)
+    obj = np.asarray(res.objective)
+    f0 = loss.value(*loss.zeros())
+    assert obj[0] <= f0
+    assert np.all(np.diff(obj) <= 1e-12 * f0)
+    # hard thresholding returns the last iterate, whose objective is the last recorded
+    assert_allclose(loss.value(res.coef, res.intercept), obj[-1], rtol=1e-12)
+    assert np.count_nonzero(res.coef) == k
+
+
+@pytest.mark.parametrize("step_size", [1.0, "auto"])
+def test_hard_objective_non_increasing_logistic(step_size):
+    rng = np.random.RandomState(2)
+    X = rng.standard_normal((150, 30))
+    y = (rng.rand(150) < expit(X[:, :4] @ np.array([2.0, -1.5, 1.0, 1.0]) + 0.5)).astype(float)
+    loss = LogisticLoss(X, y, alpha=0.01)
+    res = run(loss, Hard(), 4, step_size=step_size, max_iter=200, tol=1e-10)
+    obj = np.asarray(res.objective)
+    assert np.all(np.diff(obj) <= 1e-12 * obj[0])
+
+
+@pytest.mark.parametrize("op", NON_HARD, ids=NON_HARD_IDS)
+@pytest.mark.parametrize("step_size", [1.0, "auto"])
+def test_non_hard_operators_return_the_best_iterate(op, step_size):
+    X, y, _, _ = planted_regression(noise=2.0)
+    loss = SquaredLoss(X, y)
+    res = run(loss, op, 10, step_size=step_size, max_iter=300)
+    obj = np.asarray(res.objective)
+    f_ret = loss.value(res.coef, res.intercept)
+    assert_allclose(f_ret, obj.min(), rtol=1e-12)
+    assert_array_equal(res.support, np.flatnonzero(np.any(res.coef != 0, axis=1)))
+    assert res.support.size <= 10
+
+
+@pytest.mark.parametrize("op", [Reciprocal(c=0.0), Lq(q=2 / 3)], ids=["reciprocal", "lq"])
+def test_best_iterate_differs_from_last_when_objective_increases(op):
+    # a case where f(x_t) increases (measured), so "best" and "last" differ
+    X, y, _, _ = planted_regression(noise=2.0)
+    loss = SquaredLoss(X, y)
+    res = run(loss, op, 10, step_size="auto", max_iter=300)
+    obj = np.asarray(res.objective)
+    assert np.any(np.diff(obj) > 0)
+    assert obj[-1] > obj.min() * (1 + 1e-6)
+    assert_allclose(loss.value(res.coef, res.intercept), obj.min(), rtol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# step sizes
+# --------------------------------------------------------------------------
+def test_adaptive_steps_at_least_one_over_L(monkeypatch):
+    X, y, _, _ = planted_regression(noise=0.5, seed=3)
+    loss = SquaredLoss(X, y)
+    L = loss.lipschitz()
+    calls = []
+
+    def recording(loss_, operator, k, W, b, f, gW, gb, eta, L_):
+        out = backtracking_step(loss_, operator, k, W, b, f, gW, gb, eta, L_)
+        calls.append((W.copy(), f, gW.copy(), out))
+        return out
+
+    monkeypatch.setattr(iht_module, "backtracking_step", recording)
+    res = run(loss, Hard(), 5, step_size="auto", max_iter=100, tol=1e-10)
+    assert len(calls) == res.n_iter
+    etas = np.array([c[3][5] for c in calls])
+    assert np.all(etas >= 1.0 / L)
+    assert res.step_size >= 1.0 / L
+    assert res.step_size == etas[-1]
+    assert etas.max() > 1.0 / L  # the step does adapt
+    # every accepted step above 1/L satisfies the quadratic upper model, recomputed here
+    for W, f, gW, (Wn, bn, _, fn, support, eta) in calls:
+        dW = Wn - W
+        if eta > 1.0 / L:
+            assert loss.value(Wn, bn) <= f + np.vdot(gW, dW) + np.vdot(dW, dW) / (2 * eta) + 1e-12 * abs(f)
+        assert_allclose(fn, loss.value(Wn, bn), rtol=1e-12)
+        assert_array_equal(Wn, Hard()(W - eta * gW, 5))
+        assert_array_equal(support, np.flatnonzero(Wn[:, 0]))
+
+
+@pytest.mark.parametrize("op", [Hard(), Lq()], ids=["hard", "lq"])
+def test_backtracking_step_direct(op):
+    X, y, _, _ = planted_regression(n=80, p=40, noise=0.5, seed=4)
+    loss = SquaredLoss(X, y)
+    L = loss.lipschitz()
+    W, b = loss.zeros()
+    f, gW, gb = loss.value_and_gradient(W, b)
+    # from a huge trial step it must come down to one where the model holds
+    Wn, bn, Z, fn, support, eta, eta_next = backtracking_step(loss, op, 4, W, b, f, gW, gb, 1e6 / L, L)
+    assert eta_next in (eta, 2 * eta)
+    assert eta >= 1.0 / L
+    dW = Wn - W
+    assert fn <= f + np.vdot(gW, dW) + np.vdot(dW, dW) / (2 * eta) + 1e-12 * abs(f)
+    assert_allclose(Z, loss.linear_predictor(Wn, bn))
+    assert np.count_nonzero(Wn) == 4
+
+
+def test_backtracking_step_never_below_one_over_L():
+    X, y, _, _ = planted_regression(n=80, p=40, noise=0.5, seed=4)
+    loss = SquaredLoss(X, y)
+    L = loss.lipschitz()
+    W, b = loss.zeros()
+    f, gW, gb = loss.value_and_gradient(W, b)
+    for eta0 in [1e-6 / L, 0.1 / L, 0.49 / L]:
+        *_, eta, _ = backtracking_step(loss, Hard(), 4, W, b, f, gW, gb, eta0, L)
+        assert eta >= 1.0 / L
+
+
+def test_backtracking_step_logistic_intercept():
+    rng = np.random.RandomState(5)
+    X = rng.standard_normal((100, 20))
+    y = (rng.rand(100) < expit(X[:, 0] + 2)).astype(float)
+    loss = LogisticLoss(X, y)
+    L = loss.lipschitz()
+    W, b = loss.zeros()
+    f, gW, gb = loss.value_and_gradient(W, b)
+    Wn, bn, _, fn, _, eta, _ = backtracking_step(loss, Hard(), 1, W, b, f, gW, gb, 1.0 / L, L)
+    assert eta >= 1.0 / L
+    assert_allclose(bn, b - eta * gb)  # the intercept takes a plain gradient step
+    dW, db = Wn - W, bn - b
+    model = f + np.vdot(gW, dW) + np.vdot(gb, db) + (np.vdot(dW, dW) + np.vdot(db, db)) / (2 * eta)
+    assert fn <= model + 1e-12 * f
+
+
+def test_max_iter_reached_is_not_converged():
+    X, y, _, _ = planted_regression(noise=0.5)
+    loss = SquaredLoss(X, y)
+    for step_size in ["auto", 1.0, 0.01]:
+        res = run(loss, Hard(), 5, step_size=step_size, max_iter=2, tol=1e-12)
+        assert res.converged is False
+        assert res.diverged is False
+        assert res.n_iter == 2
+        assert len(res.objective) == 2
+
+
+@pytest.mark.parametrize("op", [Hard(), Soft(), Lq()], ids=["hard", "soft", "lq"])
+def test_too_large_step_diverges_with_finite_coef(op):
+    X, y, _, _ = planted_regression(n=200, p=50, noise=1.0)
+    loss = SquaredLoss(X, y)
+    f0 = loss.value(*loss.zeros())
+    res = run(loss, op, 5, step_size=10.0, max_iter=500)
+    assert res.diverged is True
+    assert res.converged is False
+    assert res.n_iter < 500
+    assert np.all(np.isfinite(res.coef)) and np.all(np.isfinite(res.intercept))
+    assert np.all(np.isfinite(res.objective))
+    # the returned iterate is the best seen, at least as good as the start
+    assert loss.value(res.coef, res.intercept) <= f0
+    assert np.all(np.asarray(res.objective) >= loss.value(res.coef, res.intercept) - 1e-12)
+    assert_allclose(res.step_size, 10.0 / loss.lipschitz())
+
+
+# --------------------------------------------------------------------------
+# intercepts and shared supports
+# --------------------------------------------------------------------------
+def _large_intercept_logistic():
+    rng = np.random.RandomState(0)
+    n, p = 300, 10
+    X = rng.standard_normal((n, p))
+    y = (rng.rand(n) < expit(2.0 * X[:, 3] + 3.0)).astype(float)
+    return LogisticLoss(X, y)
+
+
+@pytest.mark.parametrize("step_size", ["auto", 1.0])
+def test_logistic_intercept_is_never_thresholded(step_size):
+    loss = _large_intercept_logistic()
+    res = run(loss, Hard(), 1, step_size=step_size, max_iter=5000, tol=1e-7)
+    assert res.converged
+    assert np.count_nonzero(res.coef) == 1
+    assert_array_equal(np.flatnonzero(res.coef[:, 0]), [3])
+    assert_array_equal(res.support, [3])
+    assert res.intercept.shape == (1,)
+    assert res.intercept[0] > 2.0  # the large intercept is kept and fitted
+    # the returned point is optimal on its support, intercept included
+    _, gW, gb = loss.value_and_gradient(res.coef, res.intercept)
+    assert abs(gb[0]) < 1e-5 and abs(gW[3, 0]) < 1e-5
+    W_ref, b_ref = loss.refit(np.array([3]), res.coef, res.intercept)
+    assert_allclose(res.coef, W_ref, atol=1e-4)
+    assert_allclose(res.intercept, b_ref, atol=1e-4)
+
+
+@pytest.mark.parametrize("problem", ["logistic", "squared"])
+def test_adaptive_step_reaches_a_tight_tolerance(problem):
+    if problem == "logistic":
+        loss, k = _large_intercept_logistic(), 1
+    else:
+        X, y, _, _ = planted_regression(n=120, p=60, noise=1.0, seed=1)
+        loss, k = SquaredLoss(X, y), 5
+    fixed = run(loss, Hard(), k, step_size=1.0, max_iter=3000, tol=1e-8)
+    assert fixed.converged and fixed.n_iter < 1000  # the problem is easy
+    res = run(loss, Hard(), k, step_size="auto", max_iter=3000, tol=1e-8)
+    assert res.converged
+    assert res.n_iter <= fixed.n_iter
+    assert_allclose(res.coef, fixed.coef, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("op", [Hard(), Soft(), Reciprocal(), Lq()], ids=["hard", "soft", "rec", "lq"])
+def test_multinomial_rows_share_one_support(op):
+    rng = np.random.RandomState(1)
+    K, p, n = 3, 20, 400
+    W_true = np.zeros((p, K))
+    rows = np.array([2, 7, 11])
+    W_true[rows] = 2.0 * rng.standard_normal((3, K))
+    X = rng.standard_normal((n, p))
+    P = softmax(X @ W_true, axis=1)
+    y = np.array([rng.choice(K, p=pi) for pi in P])
+    loss = MultinomialLoss(X, y, K)
+    res = iht(loss, op, 3, W0=np.zeros((p, K)), b0=loss.initial_intercept(), max_iter=1000)
+    nonzero_rows = np.flatnonzero(np.any(res.coef != 0, axis=1))
+    assert_array_equal(nonzero_rows, rows)
+    assert_array_equal(res.support, rows)
+    assert np.all(res.coef[rows] != 0)  # whole rows are kept, every class
+    assert res.coef.shape == (p, K) and res.intercept.shape == (K,)
+
+
+def test_squared_intercept_is_not_a_variable():
+    X, y, _, _ = planted_regression(intercept=-4.0)
+    loss = SquaredLoss(X, y)
+    W0, b0 = loss.zeros()
+    res = iht(loss, Hard(), 5, W0=W0, b0=b0, max_iter=500, tol=1e-12)
+    assert_array_equal(res.intercept, b0)  # eliminated by centering, recovered by loss.intercept
+    assert_allclose(loss.intercept(res.coef, res.intercept), [-4.0], atol=1e-8)
+
+
+def test_warm_start_is_thresholded_first():
+    X, y, w, support = planted_regression()
+    loss = SquaredLoss(X, y)
+    W0 = np.ones((100, 1))  # dense start
+    res = iht(loss, Hard(), 5, W0=W0, b0=np.zeros(1), max_iter=1000, tol=1e-12)
+    assert np.count_nonzero(res.coef) == 5
+    assert_array_equal(W0, np.ones((100, 1)))  # the caller's array is not modified
+    assert_array_equal(res.support, support)
+
+
+# --------------------------------------------------------------------------
+# IterationMonitor
+# --------------------------------------------------------------------------
+def _monitor(**kwargs):
+    W0, b0 = np.zeros((4, 1)), np.zeros(1)
+    kw = {"tol": 1e-3, "keep_best": False}
+    kw.update(kwargs)
+    return IterationMonitor(10.0, W0, b0, **kw), W0, b0
+
+
+def test_monitor_stops_on_same_support_and_small_change():
+    mon, W0, b0 = _monitor()
+    W1 = np.array([[1.0], [0.0], [2.0], [0.0]])
+    assert mon.update(1, W0, b0, W1, b0, 5.0, np.array([0, 2])) is False
+    W2 = W1 * (1 + 1e-4)
+    assert mon.update(2, W1, b0, W2, b0, 4.9, np.array([0, 2])) is True
+    assert mon.converged and not mon.diverged
+    assert mon.objective == [5.0, 4.9]
+
+
+def test_monitor_does_not_stop_on_support_change():
+    mon, W0, b0 = _monitor()
+    W1 = np.array([[1.0], [0.0], [2.0], [0.0]])
+    mon.update(1, W0, b0, W1, b0, 5.0, np.array([0, 2]))
+    W2 = np.array([[1.0], [1e-9], [2.0], [0.0]])  # tiny change, new support
+    assert mon.update(2, W1, b0, W2, b0, 4.9, np.array([0, 1])) is False
+    assert not mon.converged
+    # the same support twice with a tiny change now stops
+    assert mon.update(3, W2, b0, W2, b0, 4.9, np.array([0, 1])) is True
+
+
+def test_monitor_does_not_stop_on_large_change():
+    mon, W0, b0 = _monitor()
+    W1 = np.array([[1.0], [0.0], [2.0], [0.0]])
+    mon.update(1, W0, b0, W1, b0, 5.0, np.array([0, 2]))
+    W2 = W1 * 1.01  # relative change 1e-2 > tol
+    assert mon.update(2, W1, b0, W2, b0, 4.9, np.array([0, 2])) is False
+    # the intercept counts in the change too
+    assert mon.update(3, W2, b0, W2, b0 + 5.0, 4.8, np.array([0, 2])) is False
+    assert not mon.converged
+
+
+def test_monitor_first_iteration_without_move_stops():
+    mon, W0, b0 = _monitor()
+    assert mon.update(1, W0, b0, W0.copy(), b0.copy(), 10.0, np.array([0, 1])) is True
+    assert mon.converged
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, 1e6])
+def test_monitor_detects_divergence(bad):
+    mon, W0, b0 = _monitor(keep_best=False)
+    W1 = np.array([[1.0], [0.0], [0.0], [0.0]])
+    mon.update(1, W0, b0, W1, b0, 5.0, np.array([0]))
+    W2 = np.array([[1e3], [0.0], [0.0], [0.0]])
+    assert mon.update(2, W1, b0, W2, b0, bad, np.array([0])) is True
+    assert mon.diverged and not mon.converged
+    assert mon.objective == [5.0]  # the bad value is not recorded
+    res = mon.result(W2, b0, np.array([0]), 2, 0.1)
+    assert res.diverged
+    assert_array_equal(res.coef, W1)  # the best finite iterate even without keep_best
+
+
+def test_monitor_detects_non_finite_coefficients():
+    mon, W0, b0 = _monitor()
+    W1 = np.array([[np.nan], [0.0], [0.0], [0.0]])
+    assert mon.update(1, W0, b0, W1, b0, 5.0, np.array([0])) is True
+    assert mon.diverged
+
+
+def test_monitor_keep_best_returns_lowest_objective():
+    mon, W0, b0 = _monitor(keep_best=True)
+    Ws = [np.array([[1.0], [0], [0], [0]]), np.array([[0.0], [2], [0], [0]]), np.array([[0.0], [0], [3], [1]])]
+    fs = [6.0, 4.0, 7.0]
+    prev = W0
+    for it, (W, f) in enumerate(zip(Ws, fs, strict=True), start=1):
+        mon.update(it, prev, b0, W, b0 + it, f, np.flatnonzero(W[:, 0]))
+        prev = W
+    res = mon.result(Ws[-1], b0 + 3, np.array([2, 3]), 3, 0.5)
+    assert_array_equal(res.coef, Ws[1])
+    assert_array_equal(res.intercept, b0 + 2)
+    assert_array_equal(res.support, [1])
+    assert res.objective == fs and res.n_iter == 3 and res.step_size == 0.5
+    # without keep_best the last iterate is returned
+    mon2, _, _ = _monitor(keep_best=False)
+    prev = W0
+    for it, (W, f) in enumerate(zip(Ws, fs, strict=True), start=1):
+        mon2.update(it, prev, b0, W, b0, f, np.flatnonzero(W[:, 0]))
+        prev = W
+    assert_array_equal(mon2.result(Ws[-1], b0, np.array([2, 3]), 3, 0.5).coef, Ws[-1])
+
+
+def test_monitor_best_is_a_copy():
+    mon, W0, b0 = _monitor(keep_best=True)
+    W1 = np.array([[1.0], [0.0], [0.0], [0.0]])
+    mon.update(1, W0, b0, W1, b0, 1.0, np.array([0]))
+    W1[0, 0] = 99.0  # a solver updating its arrays in place must not corrupt the record
+    assert mon.result(W1, b0, np.array([0]), 1, 1.0).coef[0, 0] == 1.0
+
+
+def test_monitor_starting_point_is_best_when_nothing_improves():
+    mon, W0, b0 = _monitor(keep_best=True)
+    W1 = np.array([[1.0], [0.0], [0.0], [0.0]])
+    mon.update(1, W0, b0, W1, b0, 20.0, np.array([0]))
+    res = mon.result(W1, b0, np.array([0]), 1, 1.0)
+    assert_array_equal(res.coef, W0)
+    assert res.support.size == 0
