@@ -19,8 +19,9 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     step_size : 'auto' or float
         'auto': backtracking on the quadratic upper model (Liu & Barber,
         eq. 6; see :func:`backtracking_step`), starting from the optimistic
-        ``1 / L_c`` (``L_c`` the largest single-coordinate curvature), never
-        below ``1/L``; a float: the fixed step ``step_size / L``.
+        ``1 / L_c`` (``L_c`` the largest single-coordinate curvature; no
+        global ``L`` is computed), at least ``1/(2L)``; a float: the fixed
+        step ``step_size / L``.
     max_iter : int
     tol : float
         Stop when the support is unchanged and the relative change of the

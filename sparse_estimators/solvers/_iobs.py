@@ -624,7 +624,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
         if accepted is None:
             if verbose >= 2:
                 print(f"[IOBS] iter {it:4d}  Newton step rejected: projected-gradient step")
-            if L is None:
+            if eta is None:
                 eta, L = initial_step(loss, "auto")
             *accepted, _, eta = backtracking_step(loss, operator, k, W, b, f, GW, gb, eta, L)
         Wn, bn, Zn, fn, Qn = accepted

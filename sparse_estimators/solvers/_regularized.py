@@ -46,15 +46,16 @@ def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L):
     which always holds at the floor ``eta = 1/(2L)``, where ``g`` is
     ``1/eta``-smooth (``L`` from ``f``, ``L`` from the penalty).
     """
-    floor = 0.5 / L
+    floor = 0.0 if L is None else 0.5 / L
     eta = max(eta, floor)
-    while True:
+    for halvings in range(61):
         Wn, bn, Z, fn, support = _step(loss, operator, k, W, b, gW, gb, w, eta)
         penalty = float(w @ _row_squares(Wn - W)) / (4.0 * eta)
         ratio = curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty)
-        if eta <= floor or ratio <= 1.0:
-            return Wn, bn, Z, fn, support, eta, (2.0 * eta if ratio <= 0.5 else eta)
+        if eta <= floor or ratio <= 1.0 or halvings == 60:
+            break
         eta = max(0.5 * eta, floor)
+    return Wn, bn, Z, fn, support, eta, (2.0 * eta if ratio <= 0.5 else eta)
 
 
 def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4, verbose=0,
@@ -102,8 +103,8 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         'auto': backtracking on the quadratic upper model of the regularized
         objective ``f + ||x||_w^2 / (4 eta)``, starting at ``1/(2 L_c)``
         (``L_c`` the largest single-coordinate curvature, at most ``L``) and
-        halved until the model holds, never below ``1/(2L)``, where it always
-        holds; it is doubled for the next iteration only when the accepted
+        halved until the model holds (it does for every step up to
+        ``1/(2L)``, so no global ``L`` is computed); it is doubled for the next iteration only when the accepted
         step used at most half of the model's allowance, so it settles. While the weights are about
         1 the test reads ``L_d <= 1 / (2 eta)``, ``L_d`` the curvature of
         ``f`` along the step, so ``eta`` settles near ``1/(2 L_d)``: a
