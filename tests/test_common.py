@@ -66,7 +66,7 @@ def test_discovery_finds_the_public_estimators():
         assert "k" in est.get_params()
 
 
-# The classifiers' fits on scikit-learn's small near-separable datasets reach
+# The classifiers' fits on scikit-learn's small near-separable datasets can reach
 # max_iter (alpha=1e-4); the checks do not assert on warnings, so the noise is
 # filtered. Convergence is tested in test_estimators.py and test_validation.py.
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

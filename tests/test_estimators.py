@@ -381,11 +381,7 @@ def test_float32_input(Estimator, make_regression, make_classification, sparse):
     np.testing.assert_array_equal(prediction, reference.predict(X32.astype(np.float64)))
 
 
-# -- regression: non-hard operators with the adaptive step -------------------------------------------------
-# backtracking_step used to try 2 eta first at every iteration; the step then
-# alternated between eta and 2 eta and, as the fixed points of non-hard
-# operators depend on the step, so did the iterates: no convergence in
-# max_iter. (Fixed in the tree while these tests were written.)
+# -- non-hard operators with the adaptive step (regression test: the step used to cycle) ---------------
 @pytest.mark.parametrize("thresholding", ["reciprocal", "lq", Reciprocal(c=0.5)], ids=str)
 @pytest.mark.parametrize("Gradient", [IHTClassifier, AcceleratedIHTClassifier],
                          ids=["IHTClassifier", "AcceleratedIHTClassifier"])

@@ -11,7 +11,7 @@ _MOMENTUM = """momentum : float, default=0.25
         a poor value can slow the fit but never make it diverge."""
 
 _DESCRIPTION = """The gradient is taken at an extrapolated point
-    ``u = x_t + momentum (x_t - x_{{t-1}})``, which is never thresholded; the
+    ``u = x_t + momentum (x_t - x_{t-1})``, which is never thresholded; the
     step is restricted to the support of ``u`` plus the ``k`` largest
     gradient entries outside it (support expansion), then thresholded to
     ``k`` features. Beyond the paper, the momentum restarts whenever it
@@ -40,21 +40,7 @@ class AcceleratedIHTRegressor(_MomentumMixin, SparseRegressorBase):
 
     {momentum}
 
-    {thresholding}
-
-    {step_size}
-
-    {max_iter}
-
-    {tol}
-
-    {fit_intercept}
-
-    {debias}
-
-    {warm_start}
-
-    {verbose}
+    {solver_params}
 
     Attributes
     ----------
@@ -103,25 +89,9 @@ class AcceleratedIHTClassifier(_MomentumMixin, SparseClassifierBase):
 
     {momentum}
 
-    {thresholding}
+    {solver_params}
 
-    {step_size}
-
-    {max_iter}
-
-    {tol}
-
-    {fit_intercept}
-
-    {debias}
-
-    {warm_start}
-
-    {verbose}
-
-    {alpha}
-
-    {class_weight}
+    {classifier_params}
 
     Attributes
     ----------

@@ -54,11 +54,11 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         Sorted indices of the selected features.
     n_iter_ : int
         Number of iterations of the sparse solver.
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (``n_iter_``,)
         Training objective (weighted mean loss) after each iteration.
     n_features_in_ : int
         Number of features seen during :term:`fit`.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during :term:`fit`, when ``X`` has string
         column names."""
 
@@ -69,10 +69,18 @@ def shared_params(*names):
 
 
 def fill_doc(**extra):
-    """Class decorator: substitute ``{params}``-style fields in the docstring."""
+    """Class decorator: substitute ``{name}`` fields in the docstring.
+
+    Fields: every shared parameter by name, ``solver_params`` (all shared
+    parameters after ``k``, in signature order), ``classifier_params``
+    (``alpha`` and ``class_weight``), and the keyword arguments.
+    """
 
     def decorate(cls):
         fields = {name: text for name, text in _SHARED.items()}
+        fields["solver_params"] = shared_params("thresholding", "step_size", "max_iter", "tol", "fit_intercept",
+                                                "debias", "warm_start", "verbose")
+        fields["classifier_params"] = shared_params("alpha", "class_weight")
         fields.update(extra)
         cls.__doc__ = cls.__doc__.format(**fields)
         return cls

@@ -21,21 +21,7 @@ class IHTRegressor(SparseRegressorBase):
     ----------
     {k}
 
-    {thresholding}
-
-    {step_size}
-
-    {max_iter}
-
-    {tol}
-
-    {fit_intercept}
-
-    {debias}
-
-    {warm_start}
-
-    {verbose}
+    {solver_params}
 
     Attributes
     ----------
@@ -75,25 +61,9 @@ class IHTClassifier(SparseClassifierBase):
     ----------
     {k}
 
-    {thresholding}
+    {solver_params}
 
-    {step_size}
-
-    {max_iter}
-
-    {tol}
-
-    {fit_intercept}
-
-    {debias}
-
-    {warm_start}
-
-    {verbose}
-
-    {alpha}
-
-    {class_weight}
+    {classifier_params}
 
     Attributes
     ----------

@@ -112,21 +112,7 @@ class IOBSRegressor(_IOBSMixin, SparseRegressorBase):
 
     {params}
 
-    {thresholding}
-
-    {step_size}
-
-    {max_iter}
-
-    {tol}
-
-    {fit_intercept}
-
-    {debias}
-
-    {warm_start}
-
-    {verbose}
+    {solver_params}
 
     Attributes
     ----------
@@ -185,25 +171,9 @@ class IOBSClassifier(_IOBSMixin, SparseClassifierBase):
 
     {params}
 
-    {thresholding}
+    {solver_params}
 
-    {step_size}
-
-    {max_iter}
-
-    {tol}
-
-    {fit_intercept}
-
-    {debias}
-
-    {warm_start}
-
-    {verbose}
-
-    {alpha}
-
-    {class_weight}
+    {classifier_params}
 
     Attributes
     ----------

@@ -93,21 +93,7 @@ class RegularizedIHTRegressor(_WeightStepMixin, SparseRegressorBase):
 
     {weight_step}
 
-    {thresholding}
-
-    {step_size}
-
-    {max_iter}
-
-    {tol}
-
-    {fit_intercept}
-
-    {debias}
-
-    {warm_start}
-
-    {verbose}
+    {solver_params}
 
     Attributes
     ----------
@@ -161,25 +147,9 @@ class RegularizedIHTClassifier(_WeightStepMixin, SparseClassifierBase):
 
     {weight_step}
 
-    {thresholding}
+    {solver_params}
 
-    {step_size}
-
-    {max_iter}
-
-    {tol}
-
-    {fit_intercept}
-
-    {debias}
-
-    {warm_start}
-
-    {verbose}
-
-    {alpha}
-
-    {class_weight}
+    {classifier_params}
 
     Attributes
     ----------

@@ -81,7 +81,7 @@ def sparsity_path(estimator, X, y, k_grid=None, *, sample_weight=None):
     Returns
     -------
     path : :class:`~sklearn.utils.Bunch`
-        ``k_grid`` (n_k,); ``coefs`` (n_k, *coef_.shape); ``intercepts``
+        ``k_grid`` (n_k,); ``coefs`` ``(n_k, *coef_.shape)``; ``intercepts``
         (n_k, ...); ``objectives`` (n_k,), the training loss after the
         (debiased) fit; ``n_iter`` (n_k,); ``supports``, a list of index
         arrays; ``estimators``, a fitted estimator per level.

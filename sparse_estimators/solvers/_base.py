@@ -192,6 +192,22 @@ def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0):
     return float(excess / allowance)
 
 
+def next_step(operator, W, support, eta, ratio):
+    """The step to try next: ``2 eta`` if the accepted one used at most half of the allowance.
+
+    Operators other than hard have fixed points that depend on the step, and
+    a step that keeps being doubled and halved makes the iterates cycle
+    (e.g. eta, 2 eta, rejected 2 eta, ...). So for them the step is no
+    longer grown once the support is stable (the new support is the current
+    iterate's): it settles, or shrinks, and the iteration converges.
+    """
+    if ratio > 0.5:
+        return eta
+    if not operator.is_hard and np.array_equal(support, np.flatnonzero(np.any(W != 0, axis=1))):
+        return eta
+    return 2.0 * eta
+
+
 def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L):
     """One thresholded gradient step with an adaptive step size (Liu & Barber, eq. 6).
 
@@ -227,4 +243,4 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L):
         if eta <= floor or ratio <= 1.0 or halvings == 60:
             break
         eta = max(0.5 * eta, floor)
-    return Wn, bn, Z, fn, support, eta, (2.0 * eta if ratio <= 0.5 else eta)
+    return Wn, bn, Z, fn, support, eta, next_step(operator, W, support, eta, ratio)
