@@ -203,8 +203,11 @@ class BaseLoss:
             if self.design.is_sparse:
                 second = np.asarray(X.multiply(X).T @ sw).ravel()
                 first = np.asarray(X.T @ sw).ravel()
-            else:
-                second = (X * X).T @ sw
+            else:  # BLAS on blocks of rows: no n x p temporary, X is never copied
+                second = np.zeros(X.shape[1])
+                for start in range(0, X.shape[0], 256):
+                    block = X[start:start + 256]
+                    second += sw[start:start + 256] @ (block * block)
                 first = X.T @ sw
             o = self.design.offset
             if o is not None:  # centered columns: E[(x - o)^2]

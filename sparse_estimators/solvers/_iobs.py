@@ -64,9 +64,12 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           ``n >= p`` and ``p <= DENSE_MAX_LS``; 'woodbury' (Cholesky of an
           ``n x n`` matrix) when ``n < p`` and ``n <= DENSE_MAX_LS``; 'cg'
           otherwise;
-        * logistic / multinomial: 'dense' when ``(p + 1) m <= DENSE_MAX_GLM``;
-          else 'woodbury' (an ``(n m) x (n m)`` factorisation per iteration)
-          when ``n m <= WOODBURY_MAX_GLM`` and ``damping > 0``; else 'cg'.
+        * logistic / multinomial: 'woodbury' (an ``(n m) x (n m)``
+          factorisation per iteration) when ``n < p + 1``,
+          ``n m <= WOODBURY_MAX_GLM`` and ``damping > 0`` (cheaper than
+          re-forming the ``(p + 1) m`` square Hessian every iteration); else
+          'dense' when ``(p + 1) m <= DENSE_MAX_GLM``; else 'woodbury' under
+          the same size and damping conditions; else 'cg'.
 
         Any other value is returned as is.
     damping : float, default=1e-2
@@ -93,6 +96,8 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
         if n >= p:
             return "dense" if p <= DENSE_MAX_LS else "cg"
         return "woodbury" if n <= DENSE_MAX_LS else "cg"
+    if damping > 0 and n < p + 1 and n * m <= WOODBURY_MAX_GLM:
+        return "woodbury"  # wide data: an (n m)-sized factorisation beats re-forming (p m)^2
     if (p + 1) * m <= DENSE_MAX_GLM:
         return "dense"
     return "woodbury" if (damping > 0 and n * m <= WOODBURY_MAX_GLM) else "cg"
