@@ -132,7 +132,10 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         weight has lost 1/2, so ``c T`` is about the number of features
         that get unregularized in ``T`` iterations: run about ``k / c``
         iterations. A large ``c`` (``>= 1``; at once when ``c >= k/2``)
-        soon unweights the support and behaves like plain IHT; a small
+        soon unweights the support and behaves much like plain IHT (each
+        newly selected feature is still shrunk once before its weight drops
+        to 0, so the end point can differ: measured on a real design, 7 %
+        apart in excess loss at ``c = 1000``); a small
         ``c`` needs more iterations and can reach a lower loss. None:
         ``c = k / max_iter``, the paper's experiments (its theory uses
         ``k / (4 max_iter)``).
