@@ -78,10 +78,11 @@ def fill_doc(**extra):
 
     def decorate(cls):
         fields = {name: text for name, text in _SHARED.items()}
-        fields["solver_params"] = shared_params("thresholding", "step_size", "max_iter", "tol", "fit_intercept",
-                                                "debias", "warm_start", "verbose")
-        fields["classifier_params"] = shared_params("alpha", "class_weight")
-        fields.update(extra)
+        fields.update(extra)  # per-class descriptions replace the shared ones, also in the groups
+        fields["solver_params"] = "\n\n    ".join(
+            fields[name] for name in ("thresholding", "step_size", "max_iter", "tol", "fit_intercept", "debias",
+                                      "warm_start", "verbose"))
+        fields["classifier_params"] = "\n\n    ".join(fields[name] for name in ("alpha", "class_weight"))
         cls.__doc__ = cls.__doc__.format(**fields)
         return cls
 
