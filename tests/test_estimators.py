@@ -374,11 +374,34 @@ def test_float32_input(Estimator, make_regression, make_classification, sparse):
         X32 = sp.csr_matrix(X32)
     est = Estimator(k=3).fit(X32, y)
     np.testing.assert_array_equal(est.support_, true)
+    # products with a float32 X are computed in float32 (X is not copied), the rest in float64
     reference = Estimator(k=3).fit(X32.astype(np.float64), y)
-    np.testing.assert_allclose(est.coef_, reference.coef_, rtol=1e-12)
+    np.testing.assert_allclose(est.coef_, reference.coef_, rtol=1e-5, atol=1e-8)
     prediction = est.predict(X32)
     assert np.all(np.isfinite(prediction) if not is_classifier(est) else np.isin(prediction, est.classes_))
-    np.testing.assert_array_equal(prediction, reference.predict(X32.astype(np.float64)))
+    if is_classifier(est):
+        assert np.mean(prediction == reference.predict(X32.astype(np.float64))) >= 0.99
+    else:
+        np.testing.assert_allclose(prediction, reference.predict(X32.astype(np.float64)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("Estimator", [IHTRegressor, IHTClassifier], ids=lambda c: c.__name__)
+def test_float32_input_is_not_copied(Estimator):
+    """Issue 5: at most one copy of X, dtype kept; here not even one (measured with tracemalloc)."""
+    import tracemalloc
+
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((1500, 1000)).astype(np.float32)
+    y = X[:, 3] - 2 * X[:, 500] + 0.1 * rng.standard_normal(1500)
+    if is_classifier(Estimator()):
+        y = (y > 0).astype(int)
+    Estimator(k=2).fit(X[:50], y[:50])  # imports and caches outside the measurement
+    tracemalloc.start()
+    est = Estimator(k=2).fit(X, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    np.testing.assert_array_equal(est.support_, [3, 500])
+    assert peak < 0.25 * X.nbytes, (peak, X.nbytes)
 
 
 # -- non-hard operators with the adaptive step (regression test: the step used to cycle) ---------------

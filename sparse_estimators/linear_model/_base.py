@@ -215,6 +215,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
             Training data; scipy.sparse input is never densified. Dense input
             is used in C order (a Fortran-ordered array, e.g. from a DataFrame,
             is copied once), so results do not depend on memory layout.
+            float32 input is kept in float32 (not copied); products with it
+            are computed in float32, everything else in float64.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Targets. Several targets share one support.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -231,7 +233,7 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, order="C",
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C",
                              multi_output=True, y_numeric=True)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         return SquaredLoss(X, y, sample_weight, self.fit_intercept), {"y_ndim": y.ndim}
@@ -291,6 +293,8 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
             Training data; scipy.sparse input is never densified. Dense input
             is used in C order (a Fortran-ordered array, e.g. from a DataFrame,
             is copied once), so results do not depend on memory layout.
+            float32 input is kept in float32 (not copied); products with it
+            are computed in float32, everything else in float64.
         y : array-like of shape (n_samples,)
             Class labels. With more than two classes all classes share one
             support of ``k`` features.
@@ -307,7 +311,7 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, order="C")
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
         check_classification_targets(y)
         encoder = LabelEncoder()
         y_enc = encoder.fit_transform(y)

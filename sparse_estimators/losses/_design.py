@@ -22,6 +22,12 @@ class LinearDesign:
         self.offset = offset
         self.shape = X.shape
         self.is_sparse = sp.issparse(X)
+        #: products are computed in X's dtype (float32 X is never upcast or
+        #: copied); their results, and everything else, are float64
+        self.dtype = X.dtype
+
+    def _cast(self, A):
+        return A if A.dtype == self.dtype else A.astype(self.dtype)
 
     def matvec(self, W):
         """``(X - 1 offset^T) @ W`` for ``W`` of shape (p, m).
@@ -37,23 +43,27 @@ class LinearDesign:
             if nonzero.size <= self.shape[1] // 4:
                 rows = nonzero
         if rows is None:
-            Z = np.asarray(self.X @ W)
+            Z = np.asarray(self.X @ self._cast(W), dtype=float)
+        elif rows.size:
+            Z = np.asarray(self.X[:, rows] @ self._cast(W[rows]), dtype=float)
         else:
-            Z = np.asarray(self.X[:, rows] @ W[rows]) if rows.size else np.zeros((self.shape[0], W.shape[1]))
+            Z = np.zeros((self.shape[0], W.shape[1]))
         if self.offset is not None:
             Z = Z - (self.offset @ W if rows is None else self.offset[rows] @ W[rows])
         return Z
 
     def rmatvec(self, R):
         """``(X - 1 offset^T)^T @ R`` for ``R`` of shape (n, m)."""
-        G = np.asarray(self.X.T @ R)
+        G = np.asarray(self.X.T @ self._cast(R), dtype=float)
         if self.offset is not None:
             G = G - np.outer(self.offset, R.sum(axis=0))
         return G
 
     def columns(self, support):
-        """The design restricted to the columns in ``support``."""
+        """The design restricted to the columns in ``support`` (in float64: it is small)."""
         Xs = self.X[:, support]
+        if Xs.dtype != np.float64:
+            Xs = Xs.astype(np.float64)
         offset = None if self.offset is None else self.offset[support]
         return LinearDesign(Xs, offset)
 
@@ -66,10 +76,11 @@ class LinearDesign:
 
     def weighted_gram(self, weights):
         """``(X - 1 o^T)^T diag(weights) (X - 1 o^T)`` as a dense (p, p) array."""
-        Xw = self.X.multiply(weights[:, None]).tocsr() if self.is_sparse else self.X * weights[:, None]
-        G = np.asarray((self.X.T @ Xw).toarray() if self.is_sparse else self.X.T @ Xw)
+        wx = self._cast(weights)[:, None]
+        Xw = self.X.multiply(wx).tocsr() if self.is_sparse else self.X * wx
+        G = np.asarray((self.X.T @ Xw).toarray() if self.is_sparse else self.X.T @ Xw, dtype=float)
         if self.offset is not None:
-            s = np.asarray(Xw.sum(axis=0)).ravel()
+            s = np.asarray(Xw.sum(axis=0), dtype=float).ravel()
             o = self.offset
             G = G - np.outer(o, s) - np.outer(s, o) + weights.sum() * np.outer(o, o)
         return G

@@ -68,7 +68,7 @@ class _GLMLoss(BaseLoss):
                 block = np.zeros((q, q))
                 block[:p, :p] = self.design.weighted_gram(w)
                 if has_b:
-                    cross = np.asarray(X.T @ w).ravel()
+                    cross = np.asarray(X.T @ w.astype(X.dtype), dtype=float).ravel()
                     block[:p, p] = block[p, :p] = cross
                     block[p, p] = w.sum()
                 H[:, a, :, c] = block

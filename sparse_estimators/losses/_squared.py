@@ -31,7 +31,7 @@ class SquaredLoss(BaseLoss):
         sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         if fit_intercept:
             total = sw.sum()
-            x_mean = np.asarray(X.T @ sw).ravel() / total
+            x_mean = np.asarray(X.T @ sw.astype(X.dtype), dtype=float).ravel() / total
             y_mean = sw @ Y / total
         else:
             x_mean, y_mean = None, np.zeros(Y.shape[1])
