@@ -5,12 +5,14 @@ k_grid = 1..50. Run: ``python benchmarks/bench_sparsity_cv.py [--repeats 3]``.
 """
 
 import argparse
+import os
 import time
 import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
+from threadpoolctl import threadpool_limits
 
 from sparse_estimators import AcceleratedIHTRegressor, IHTRegressor
 from sparse_estimators.model_selection import SparsityCV
@@ -31,10 +33,13 @@ def main():
     parser.add_argument("--n", type=int, default=500)
     parser.add_argument("--p", type=int, default=1000)
     parser.add_argument("--kmax", type=int, default=50)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads for both searches")
     args = parser.parse_args()
+    threadpool_limits(args.threads)
     grid = list(range(1, args.kmax + 1))
     cv = KFold(5, shuffle=True, random_state=0)
-    print(f"n={args.n} p={args.p} k_grid=1..{args.kmax} 5 folds, {args.repeats} data set(s)")
+    print(f"n={args.n} p={args.p} k_grid=1..{args.kmax} 5 folds, {args.repeats} data set(s), "
+          f"{args.threads} BLAS thread(s), load average {os.getloadavg()}")
     print("| estimator | seed | SparsityCV k | GridSearchCV k | SparsityCV s | GridSearchCV s | speed-up |")
     print("|---|---|---|---|---|---|---|")
     for cls in (IHTRegressor, AcceleratedIHTRegressor):
