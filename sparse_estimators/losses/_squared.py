@@ -79,5 +79,5 @@ class SquaredLoss(BaseLoss):
         if support.size:
             root = np.sqrt(self.sample_weight)[:, None]
             A = self.design.columns(support).dense() * root
-            W_full[support] = scipy.linalg.lstsq(A, self.Y * root, lapack_driver="gelsd")[0]
+            W_full[support] = scipy.linalg.lstsq(A, self.Y * root, lapack_driver="gelsy")[0]
         return W_full, b

@@ -7,11 +7,11 @@ from joblib import Parallel, delayed
 from scipy.special import gammaln
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.metrics import check_scoring
+from sklearn.metrics import check_scoring, r2_score
 from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, indexable
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, indexable, validate_data
 
 from ._path import _check_k_grid, _fitted_estimator, _path_fits
 
@@ -22,13 +22,37 @@ def _fold_scores(estimator, X, y, sample_weight, train, test, k_grid, scorer, fo
     sw_train = None if sample_weight is None else sample_weight[train]
     template, grid, fits, info, _ = _path_fits(estimator, X_train, y_train, sw_train, k_grid)
     X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
-    scores = np.array([scorer(_fitted_estimator(template, fit, info, k), X_test, y_test)
-                       for fit, k in zip(fits, grid, strict=True)])
+    estimators = [_fitted_estimator(template, fit, info, k) for fit, k in zip(fits, grid, strict=True)]
+    if scorer is None:  # the estimator's own score (R^2 / accuracy), test data validated once
+        scores = _default_scores(estimators, X_test, y_test)
+    else:
+        scores = np.array([scorer(est, X_test, y_test) for est in estimators])
     elapsed = time.perf_counter() - start
     if verbose:
         print(f"[SparsityCV] fold {fold + 1}/{n_folds}: path over {len(grid)} values of k "
               f"in {elapsed:.2f} s, best k={grid[np.argmax(scores)]} (score {scores.max():.4f})", flush=True)
     return scores, elapsed
+
+
+def _default_scores(estimators, X_test, y_test):
+    """``est.score(X_test, y_test)`` for fitted estimators sharing their training data.
+
+    The same values as the estimators' ``score`` (R^2, uniform average over
+    targets, or accuracy), with the test data validated once instead of once
+    per estimator.
+    """
+    first = estimators[0]
+    X_test = validate_data(first, X_test, accept_sparse=["csr", "csc"], reset=False)
+    if is_classifier(first):
+        return np.array([float(np.mean(est.classes_[_labels(est, X_test)] == np.asarray(y_test)))
+                         for est in estimators])
+    y_test = np.asarray(y_test, dtype=float)
+    return np.array([r2_score(y_test, np.asarray(X_test @ est.coef_.T) + est.intercept_) for est in estimators])
+
+
+def _labels(est, X):
+    scores = np.asarray(X @ est.coef_.T) + est.intercept_
+    return (scores[:, 0] > 0).astype(int) if scores.shape[1] == 1 else np.argmax(scores, axis=1)
 
 
 class _SparsitySearchBase(MetaEstimatorMixin, BaseEstimator):
@@ -246,7 +270,7 @@ class SparsityCV(_SparsitySearchBase):
         grid = _check_k_grid(self.k_grid, X.shape[1])
         cv = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
         splits = list(cv.split(X, y))
-        scorer = check_scoring(self.estimator, scoring=self.scoring)
+        scorer = None if self.scoring is None else check_scoring(self.estimator, scoring=self.scoring)
         start = time.perf_counter()
         out = Parallel(n_jobs=self.n_jobs)(
             delayed(_fold_scores)(self.estimator, X, y, sample_weight, train, test, grid, scorer, i,

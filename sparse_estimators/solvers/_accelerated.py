@@ -69,29 +69,30 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     eta, L = initial_step(loss, step_size)
     eta_next = eta
     x, b = project(operator, k, W0)[0], b0.copy()
-    f_x = loss.value(x, b)
+    Z_x = loss.linear_predictor(x, b)
+    f_x = loss.value_from_z(Z_x, x)
     monitor = IterationMonitor(f_x, x, b, tol=tol, keep_best=not operator.is_hard,
                                verbose=verbose, name="AcceleratedIHT")
-    u, bu = x.copy(), b.copy()
+    u, bu, Zu = x.copy(), b.copy(), Z_x
     support = operator.support(x, k)
     extrapolated = False
     it = 0
     for it in range(1, max_iter + 1):
-        Zu = loss.linear_predictor(u, bu)
         f_u = loss.value_from_z(Zu, u)
         gW, gb = loss.gradient_from_z(Zu, u)
         T = _expand_support(gW, np.any(u != 0, axis=1), k)
         gW = np.where(T[:, None], gW, 0.0)
         if step_size == "auto":
-            x_new, b_new, _, f_new, support_new, eta, eta_next = backtracking_step(
+            x_new, b_new, Z_new, f_new, support_new, eta, eta_next = backtracking_step(
                 loss, operator, k, u, bu, f_u, gW, gb, eta_next, L)
         else:
             x_new, support_new = project(operator, k, u - eta * gW)
             b_new = bu if gb is None else bu - eta * gb
-            f_new = loss.value(x_new, b_new)
+            Z_new = loss.linear_predictor(x_new, b_new)
+            f_new = loss.value_from_z(Z_new, x_new)
         if restart and extrapolated and f_new > f_x:
             # discard the momentum: next iteration is a plain step from x
-            u, bu, extrapolated = x.copy(), b.copy(), False
+            u, bu, Zu, extrapolated = x.copy(), b.copy(), Z_x, False
             monitor.stay(f_x)
             continue
         stop = monitor.update(it, x, b, x_new, b_new, f_new, support_new)
@@ -99,8 +100,9 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
             break
         u = x_new + momentum * (x_new - x)
         bu = b_new + momentum * (b_new - b)
+        Zu = Z_new + momentum * (Z_new - Z_x)
         extrapolated = momentum != 0 and not np.array_equal(u, x_new)
-        x, b, f_x, support = x_new, b_new, f_new, support_new
+        x, b, Z_x, f_x, support = x_new, b_new, Z_new, f_new, support_new
         if stop:
             break
     return monitor.result(x, b, support, it, eta)
