@@ -9,6 +9,7 @@ hyperparameters (``_solver_params``).
 import numbers
 import time
 import warnings
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -49,6 +50,22 @@ def _check_real(name, value, *, low=0.0, low_open=True, high=None):
         raise ValueError(f"The '{name}' parameter must be {sign} {low}, got {value!r}.")
     if high is not None and value > high:
         raise ValueError(f"The '{name}' parameter must be <= {high}, got {value!r}.")
+
+
+@contextmanager
+def all_or_nothing(estimator):
+    """Restore ``estimator``'s attributes if the body raises (KeyboardInterrupt included).
+
+    Used around every ``fit`` of the package, so an interrupted or failed fit
+    never leaves an estimator half-fitted.
+    """
+    state = dict(estimator.__dict__)
+    try:
+        yield
+    except BaseException:
+        estimator.__dict__.clear()
+        estimator.__dict__.update(state)
+        raise
 
 
 class _SparseLinearBase(BaseEstimator):
@@ -167,17 +184,12 @@ class _SparseLinearBase(BaseEstimator):
         Any exception (including KeyboardInterrupt) restores the estimator's
         previous state, so an interrupted fit never leaves it half-fitted.
         """
-        state = dict(self.__dict__)
-        try:
+        with all_or_nothing(self):
             operator = self._validate_params()
             loss, info = self._setup(X, y, sample_weight)
             k = self._effective_k(loss.n_features)
             W0, b0 = self._initial_point(loss, coef_init)
             self._store(self._solve(loss, operator, k, W0, b0), info)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(state)
-            raise
         return self
 
     def _store(self, fit, info):
@@ -194,7 +206,10 @@ class _SparseLinearBase(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+        return self._scores(validate_data(self, X, accept_sparse=["csr", "csc"], reset=False))
+
+    def _scores(self, X):
+        """Linear predictor for already validated ``X``."""
         return np.asarray(X @ self.coef_.T) + self.intercept_
 
     def __sklearn_tags__(self):
@@ -395,7 +410,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         -------
         ndarray of shape (n_samples,)
         """
-        scores = self._decision(X)
+        return self._labels_from_scores(self._decision(X))
+
+    def _labels_from_scores(self, scores):
         if scores.shape[1] == 1:
             return self.classes_[(scores[:, 0] > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]

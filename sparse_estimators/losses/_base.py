@@ -199,20 +199,7 @@ class BaseLoss:
         the adaptive step size. Costs one pass over ``X``.
         """
         if getattr(self, "_coordinate_lipschitz", None) is None:
-            X, sw = self.design.X, self.sample_weight / self.sw_sum
-            swx = sw.astype(X.dtype)  # no upcast copy of a float32 X
-            if self.design.is_sparse:
-                second = np.asarray(X.multiply(X).T @ swx, dtype=float).ravel()
-                first = np.asarray(X.T @ swx, dtype=float).ravel()
-            else:  # BLAS on blocks of rows: no n x p temporary, X is never copied
-                second = np.zeros(X.shape[1])
-                for start in range(0, X.shape[0], 256):
-                    block = X[start:start + 256]
-                    second += swx[start:start + 256] @ (block * block)
-                first = np.asarray(X.T @ swx, dtype=float)
-            o = self.design.offset
-            if o is not None:  # centered columns: E[(x - o)^2]
-                second = second - 2 * o * first + o * o * sw.sum()
+            second = self.design.column_moments(self.sample_weight / self.sw_sum)
             top = float(second.max(initial=0.0))
             if self.intercept_is_variable and self.fit_intercept:
                 top = max(top, 1.0)

@@ -74,6 +74,35 @@ class LinearDesign:
             Xd = Xd - self.offset
         return Xd
 
+    def column_moments(self, weights):
+        """Weighted second moments of the centered columns, ``sum_i w_i (x_ij - o_j)^2``.
+
+        The diagonal of :meth:`weighted_gram` without forming it: dense ``X``
+        is read in blocks of rows (no ``n x p`` temporary, ``X`` never copied).
+
+        Parameters
+        ----------
+        weights : ndarray of shape (n,) or (n, m)
+            One weight vector, or ``m`` of them (one result column each).
+
+        Returns
+        -------
+        ndarray of shape (p,) or (p, m), float64
+        """
+        w = self._cast(np.asarray(weights))
+        if self.is_sparse:
+            second = np.asarray(self.X.multiply(self.X).T @ w, dtype=float)
+        else:
+            second = np.zeros((self.shape[1],) + w.shape[1:])
+            for start in range(0, self.shape[0], 256):
+                block = self.X[start:start + 256]
+                second += (block * block).T @ w[start:start + 256]
+        if self.offset is not None:  # E[(x - o)^2] = E[x^2] - 2 o E[x] + o^2
+            first = np.asarray(self.X.T @ w, dtype=float)
+            o = self.offset if w.ndim == 1 else self.offset[:, None]
+            second = second - 2 * o * first + o * o * np.asarray(weights, dtype=float).sum(axis=0)
+        return second
+
     def weighted_gram(self, weights):
         """``(X - 1 o^T)^T diag(weights) (X - 1 o^T)`` as a dense (p, p) array."""
         wx = self._cast(weights)[:, None]

@@ -13,6 +13,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, indexable, validate_data
 
+from ..linear_model._base import all_or_nothing
 from ._path import _check_k_grid, _fitted_estimator, _path_fits
 
 
@@ -44,28 +45,19 @@ def _default_scores(estimators, X_test, y_test):
     first = estimators[0]
     X_test = validate_data(first, X_test, accept_sparse=["csr", "csc"], reset=False)
     if is_classifier(first):
-        return np.array([float(np.mean(est.classes_[_labels(est, X_test)] == np.asarray(y_test)))
+        y_test = np.asarray(y_test)
+        return np.array([float(np.mean(est._labels_from_scores(est._scores(X_test)) == y_test))
                          for est in estimators])
     y_test = np.asarray(y_test, dtype=float)
-    return np.array([r2_score(y_test, np.asarray(X_test @ est.coef_.T) + est.intercept_) for est in estimators])
-
-
-def _labels(est, X):
-    scores = np.asarray(X @ est.coef_.T) + est.intercept_
-    return (scores[:, 0] > 0).astype(int) if scores.shape[1] == 1 else np.argmax(scores, axis=1)
+    return np.array([r2_score(y_test, est._scores(X_test)) for est in estimators])
 
 
 class _SparsitySearchBase(MetaEstimatorMixin, BaseEstimator):
     """Shared by the selectors: delegation to ``best_estimator_``, tags, atomic fit."""
 
     def _atomic(self, fit_body, *args):
-        state = dict(self.__dict__)
-        try:
+        with all_or_nothing(self):
             fit_body(*args)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(state)
-            raise
         return self
 
     def _refit(self, X, y, sample_weight):

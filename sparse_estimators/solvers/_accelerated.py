@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._base import IterationMonitor, backtracking_step, initial_step, project
+from ._base import IterationMonitor, backtracking_step, gradient_step, initial_step, project
 
 
 def _expand_support(g, U, k):
@@ -86,10 +86,7 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
             x_new, b_new, Z_new, f_new, support_new, eta, eta_next = backtracking_step(
                 loss, operator, k, u, bu, f_u, gW, gb, eta_next, L)
         else:
-            x_new, support_new = project(operator, k, u - eta * gW)
-            b_new = bu if gb is None else bu - eta * gb
-            Z_new = loss.linear_predictor(x_new, b_new)
-            f_new = loss.value_from_z(Z_new, x_new)
+            x_new, b_new, Z_new, f_new, support_new = gradient_step(loss, operator, k, u, bu, gW, gb, eta)
         if restart and extrapolated and f_new > f_x:
             # discard the momentum: next iteration is a plain step from x
             u, bu, Zu, extrapolated = x.copy(), b.copy(), Z_x, False

@@ -130,6 +130,21 @@ def project(operator, k, W):
     return operator(W, k, return_support=True)
 
 
+def gradient_step(loss, operator, k, W, b, gW, gb, eta):
+    """One thresholded gradient step ``P_k(W - eta gW)``; the intercept takes a plain step.
+
+    Returns
+    -------
+    W_new, b_new, Z_new, f_new, support
+        ``Z_new`` is the linear predictor at the new point (one product with
+        ``X``), reused by the caller for the next gradient.
+    """
+    Wn, support = project(operator, k, W - eta * gW)
+    bn = b if gb is None else b - eta * gb
+    Z = loss.linear_predictor(Wn, bn)
+    return Wn, bn, Z, loss.value_from_z(Z, Wn), support
+
+
 def initial_step(loss, step_size):
     """Absolute step from the ``step_size`` parameter, and ``L`` when it is needed.
 
@@ -235,10 +250,7 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L):
     floor = 0.0 if L is None else 1.0 / L
     eta = max(eta, floor)
     for halvings in range(61):
-        Wn, support = project(operator, k, W - eta * gW)
-        bn = b if gb is None else b - eta * gb
-        Z = loss.linear_predictor(Wn, bn)
-        fn = loss.value_from_z(Z, Wn)
+        Wn, bn, Z, fn, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
         ratio = curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta)
         if eta <= floor or ratio <= 1.0 or halvings == 60:
             break

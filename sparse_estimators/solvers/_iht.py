@@ -1,6 +1,6 @@
 """Iterative hard (or any-operator) thresholding: projected gradient descent."""
 
-from ._base import IterationMonitor, backtracking_step, initial_step, project
+from ._base import IterationMonitor, backtracking_step, gradient_step, initial_step, project
 
 
 def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4, verbose=0):
@@ -49,10 +49,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
             Wn, bn, Z, f, support, eta, eta_next = backtracking_step(
                 loss, operator, k, W, b, f, gW, gb, eta_next, L)
         else:
-            Wn, support = project(operator, k, W - eta * gW)
-            bn = b if gb is None else b - eta * gb
-            Z = loss.linear_predictor(Wn, bn)
-            f = loss.value_from_z(Z, Wn)
+            Wn, bn, Z, f, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
         stop = monitor.update(it, W, b, Wn, bn, f, support)
         if monitor.diverged:
             break

@@ -213,16 +213,6 @@ def _inverse_diag(diag):
     return np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0)
 
 
-def _squared(X):
-    """``X * X`` elementwise, dense or sparse."""
-    return X.multiply(X).tocsr() if hasattr(X, "multiply") else X * X
-
-
-def _squared_colsum(X, w):
-    """``(X * X)^T w`` for dense or sparse ``X``, ``w`` of shape (n,) or (n, m)."""
-    return np.asarray(_squared(X).T @ w)
-
-
 def _damping_scale(diag_mean):
     """Mean of diag(H), or 1 when the Hessian vanishes (constant features)."""
     return diag_mean if np.isfinite(diag_mean) and diag_mean > 0 else 1.0
@@ -241,10 +231,7 @@ class _LeastSquaresCurvature:
             diag = np.diag(self.H).copy()
         else:
             self.H = None
-            o = loss.design.offset
-            diag = _squared_colsum(loss.design.X, w).ravel()
-            if o is not None:
-                diag = diag - 2.0 * o * np.asarray(loss.design.X.T @ w).ravel() + o**2 * w.sum()
+            diag = loss.design.column_moments(w)
         self.diag = diag
         self.lam = damping * _damping_scale(float(diag.mean()) if p else 0.0)
         if route == "dense":
@@ -309,14 +296,7 @@ class _GLMCache:
         self.loss = loss
         w = loss.sample_weight / loss.sw_sum
         self.keep = w > 0
-        self._X2 = self._G = self._Xk = None
-
-    @property
-    def X2(self):
-        """``X * X`` (diagonal of the Hessian for the preconditioner and the damping)."""
-        if self._X2 is None:
-            self._X2 = _squared(self.loss.design.X)
-        return self._X2
+        self._G = self._Xk = None
 
     @property
     def Xk(self):
@@ -401,7 +381,7 @@ class _GLMCurvature:
             Hw = loss._hess_weights(Z) * (loss.sample_weight / loss.sw_sum)[:, None, None]
             self.Hw = Hw
             Hd = np.einsum("iaa->ia", Hw)
-            dW = np.asarray(cache.X2.T @ Hd).reshape(p, m) + loss.alpha
+            dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
             diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
         self.diag = diag
         self.lam = damping * _damping_scale(float(diag[: p * m].mean()) if p else 0.0)

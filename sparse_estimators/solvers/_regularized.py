@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._base import IterationMonitor, curvature_ratio, initial_step, project
+from ._base import IterationMonitor, curvature_ratio, gradient_step, initial_step, project
 
 
 def _row_squares(W):
@@ -27,10 +27,7 @@ def _update_weights(w, W, c):
 
 def _step(loss, operator, k, W, b, gW, gb, w, eta):
     """``x+ = P_k((1 - w/2) x - eta grad f(x))``; the intercept takes a plain gradient step."""
-    Wn, support = project(operator, k, (1.0 - 0.5 * w)[:, None] * W - eta * gW)
-    bn = b if gb is None else b - eta * gb
-    Z = loss.linear_predictor(Wn, bn)
-    return Wn, bn, Z, loss.value_from_z(Z, Wn), support
+    return gradient_step(loss, operator, k, (1.0 - 0.5 * w)[:, None] * W, b, gW, gb, eta)
 
 
 def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L):
