@@ -103,6 +103,12 @@ FULL = {
     "repeats": 5,
     "ref_cv": 5,
     "ref_grid": (100, 10),
+    # at (2000, 10000) one LassoCV or L1 logistic CV fit takes about a minute on one
+    # core (measured: 63 s and 57 s), 90 % of the grid's time: the references (not
+    # exact-k, not part of the targets) run up to this p, and the largest size gets
+    # fewer repeats
+    "reference_max_p": 1000,
+    "largest_repeats": 3,
 }
 QUICK = {
     "rhos": (0.0, 0.7),
@@ -112,6 +118,8 @@ QUICK = {
     "repeats": 2,
     "ref_cv": 3,
     "ref_grid": (30, 6),
+    "reference_max_p": 1000,
+    "largest_repeats": 2,
 }
 
 OURS = {
@@ -174,11 +182,11 @@ def simulate(task, n, p, s, rho, beta_type, snr, n_test, seed):
 
 
 # -- methods -----------------------------------------------------------------------
-def make_methods(task, k, threads, ref_cv=5, ref_grid=(100, 10)):
+def make_methods(task, k, threads, ref_cv=5, ref_grid=(100, 10), references=True):
     """``{name: (family, factory)}``; family is 'ours', 'peer' or 'reference'.
 
     ``ref_cv`` folds and ``ref_grid`` = (number of alphas of LassoCV, number of Cs of
-    the L1 logistic CV) for the references.
+    the L1 logistic CV) for the references; ``references=False`` leaves them out.
     """
     import abess.linear
 
@@ -186,12 +194,14 @@ def make_methods(task, k, threads, ref_cv=5, ref_grid=(100, 10)):
     if task == "regression":
         methods["abess"] = ("peer", lambda: abess.linear.LinearRegression(support_size=[k], thread=threads))
         methods["OMP"] = ("peer", lambda: OrthogonalMatchingPursuit(n_nonzero_coefs=k))
-        methods["LassoCV"] = ("reference", lambda: LassoCV(cv=ref_cv, alphas=ref_grid[0]))
+        if references:
+            methods["LassoCV"] = ("reference", lambda: LassoCV(cv=ref_cv, alphas=ref_grid[0]))
     else:
         methods["abess"] = ("peer", lambda: abess.linear.LogisticRegression(support_size=[k], thread=threads))
-        methods["L1LogRegCV"] = ("reference", lambda: LogisticRegressionCV(
-            Cs=ref_grid[1], l1_ratios=(1.0,), solver="liblinear", cv=ref_cv, scoring="neg_log_loss",
-            use_legacy_attributes=False, max_iter=1000))
+        if references:
+            methods["L1LogRegCV"] = ("reference", lambda: LogisticRegressionCV(
+                Cs=ref_grid[1], l1_ratios=(1.0,), solver="liblinear", cv=ref_cv, scoring="neg_log_loss",
+                use_legacy_attributes=False, max_iter=1000))
     return methods
 
 
@@ -287,11 +297,10 @@ def _memory_worker_init(threads):
     _LIMITS = threadpool_limits(limits=threads)
 
 
-def _memory_job(task, n, p, s, rho, beta_type, snr, n_test, seed, threads, ref_cv, ref_grid):
+def _memory_job(task, n, p, s, rho, beta_type, snr, n_test, seed, threads):
     X, y, *_ = simulate(task, n, p, s, rho, beta_type, snr, n_test, seed)
     return {name: measure_memory(factory, X, y)
-            for name, (family, factory) in make_methods(task, s, threads, ref_cv, ref_grid).items()
-            if family != "reference"}
+            for name, (family, factory) in make_methods(task, s, threads, references=False).items()}
 
 
 def evaluate(task, model, X, y, Xt, yt, b_true, rho):
@@ -317,17 +326,20 @@ def evaluate(task, model, X, y, Xt, yt, b_true, rho):
 def run(task, grid, repeats, n_test, threads, pool, log):
     rows = []
     settings = list(itertools.product(grid["sizes"], grid["rhos"], grid["beta_types"], grid["snrs"]))
+    largest = max(grid["sizes"], key=lambda size: size[0] * size[1])
     for i, ((n, p, s), rho, beta_type, snr) in enumerate(settings):
         t_setting = time.perf_counter()
-        for rep in range(repeats):
+        methods = make_methods(task, s, threads, grid["ref_cv"], grid["ref_grid"],
+                               references=p <= grid["reference_max_p"])
+        n_rep = min(repeats, grid["largest_repeats"]) if (n, p, s) == largest else repeats
+        for rep in range(n_rep):
             seed = int(np.random.SeedSequence([n, p, s, int(rho * 100), beta_type, int(snr * 10), rep,
                                                task == "regression"]).generate_state(1)[0])
             X, y, Xt, yt, b_true = simulate(task, n, p, s, rho, beta_type, snr, n_test, seed)
             memory = {}
             if pool is not None and rep == 0:
-                memory = pool.apply(_memory_job, (task, n, p, s, rho, beta_type, snr, n_test, seed, threads,
-                                                  grid["ref_cv"], grid["ref_grid"]))
-            for name, (family, factory) in make_methods(task, s, threads, grid["ref_cv"], grid["ref_grid"]).items():
+                memory = pool.apply(_memory_job, (task, n, p, s, rho, beta_type, snr, n_test, seed, threads))
+            for name, (family, factory) in methods.items():
                 model, elapsed, cpu, n_conv = fit_quietly(factory, X, y)
                 row = {"task": task, "n": n, "p": p, "s": s, "rho": rho, "beta_type": beta_type, "snr": snr,
                        "repeat": rep, "method": name, "family": family, "time": elapsed, "cpu_time": cpu,
@@ -377,6 +389,44 @@ def summary(df):
     return out
 
 
+#: the estimator the README recommends per task, and the peers its targets compare it with
+RECOMMENDED = {"regression": ("IHT", ("abess", "OMP")), "classification": ("IHT", ("abess",))}
+
+
+def targets(df):
+    """Per task and problem size: in how many settings the recommended estimator meets the issue's targets.
+
+    F1: mean F1 >= the best peer's mean F1 - 0.01; time (settings with p >= 1000):
+    median fit time <= abess's; memory: peak traced allocation over the size of X.
+    Returns the summary table and the rows of the settings that miss.
+    """
+    per = aggregate(df, SETTING)
+    rows, misses = [], []
+    for task, (ours, peers) in RECOMMENDED.items():
+        sub = per[per.task == task]
+        if sub.empty:
+            continue
+        wide = sub.pivot_table(index=SETTING, columns="method", values=["f1", "time", "tm_peak_mib"],
+                               aggfunc="first")
+        best_peer = wide["f1"][list(peers)].max(axis=1)
+        deficit = best_peer - wide["f1"][ours]
+        ratio = wide["time"][ours] / wide["time"]["abess"]
+        x_mib = np.array([n * p * 8 / 2**20 for (_, n, p, *_rest) in wide.index])
+        mem = wide["tm_peak_mib"][ours] / x_mib
+        frame = pd.DataFrame({"deficit": deficit, "ratio": ratio, "mem": mem}).reset_index()
+        for (n, p, s_), g in frame.groupby(["n", "p", "s"], sort=False):
+            timed = g[g.p >= 1000]
+            rows.append({"task": task, "n": n, "p": p, "s": s_, "estimator": ours, "vs": "+".join(peers),
+                         "settings": len(g), "f1_met": int((g.deficit <= 0.01 + 1e-12).sum()),
+                         "worst_f1_deficit": g.deficit.max(),
+                         "time_met": int((timed.ratio <= 1.0).sum()) if len(timed) else np.nan,
+                         "median_time_vs_abess": g.ratio.median(), "worst_time_vs_abess": g.ratio.max(),
+                         "peak_alloc_over_X": g.mem.max()})
+        bad = frame[(frame.deficit > 0.01 + 1e-12) | ((frame.p >= 1000) & (frame.ratio > 1.0))]
+        misses.append(bad.assign(task=task))
+    return pd.DataFrame(rows), (pd.concat(misses, ignore_index=True) if misses else pd.DataFrame())
+
+
 def to_markdown(df, floatfmt):
     cols = list(df.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -392,7 +442,9 @@ def to_markdown(df, floatfmt):
     return "\n".join(lines)
 
 
-FMT = {"f1": ".3f", "rel_risk": ".3f", "test": ".3f", "objective": ".4g", "time": ".4f", "cpu_time": ".4f",
+FMT = {"deficit": ".3f", "ratio": ".2f", "worst_f1_deficit": ".3f", "median_time_vs_abess": ".2f",
+       "worst_time_vs_abess": ".2f", "peak_alloc_over_X": ".2f", "time_met": ".0f",
+       "f1": ".3f", "rel_risk": ".3f", "test": ".3f", "objective": ".4g", "time": ".4f", "cpu_time": ".4f",
        "time_vs_abess": ".2f", "cpu_vs_abess": ".2f",
        "max_time_vs_abess": ".2f", "obj_gap": ".4f", "f1_ge_abess": ".2f", "nnz": ".1f", "n_iter": ".0f",
        "tm_peak_mib": ".1f", "rss_peak_mib": ".1f", "rho": ".2f", "snr": ".1f"}
@@ -423,7 +475,10 @@ def write_report(df, out, args, grid, elapsed, rev, loads):
     lines = [
         "# Head-to-head: exact-k sparse regression and classification",
         "",
-        f"Generated by `python benchmarks/compare_peers.py {' '.join(sys.argv[1:])}` in {elapsed / 60:.1f} min.",
+        (f"Generated by `python benchmarks/compare_peers.py {' '.join(sys.argv[1:])}` in {elapsed / 60:.1f} min."
+         if np.isfinite(elapsed) else
+         f"Merged by `python benchmarks/compare_peers.py {' '.join(sys.argv[1:])}` from these runs (arguments, "
+         f"revision, duration, load): {rev}."),
         f"Python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
         f"abess {abess.__version__}, sparse_estimators {getattr(sparse_estimators, '__version__', '?')} "
         f"from `{Path(sparse_estimators.__file__).parent}` at git "
@@ -454,6 +509,15 @@ def write_report(df, out, args, grid, elapsed, rev, loads):
     ]
     summ = summary(df)
     lines += [to_markdown(summ, FMT), ""]
+    met, missed = targets(df)
+    lines += ["## Targets of the recommended estimator", "",
+              "`f1_met`: settings where its mean F1 is at least the best peer's minus 0.01; `time_met`: settings "
+              "(p >= 1000 only) where its median fit time is at most abess's; `peak_alloc_over_X`: largest "
+              "tracemalloc peak during a fit over the size of X (a copy of X would add 1).", "",
+              to_markdown(met, FMT), ""]
+    if len(missed):
+        lines += ["Settings that miss a target (`deficit`: best peer's F1 minus ours; `ratio`: time over "
+                  "abess's):", "", to_markdown(missed[["task"] + SETTING[1:] + ["deficit", "ratio"]], FMT), ""]
     by_size = aggregate(df, ["task", "n", "p", "s"])
     lines += ["## Per problem size (over rho, beta type, SNR)", "",
               to_markdown(by_size.drop(columns=["objective", "conv_warn"]), FMT), ""]
@@ -476,6 +540,9 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=1, help="BLAS / OpenMP threads for every method")
     parser.add_argument("--n-test", type=int, default=1000)
     parser.add_argument("--no-memory", action="store_true", help="skip the instrumented memory fits")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="CSV",
+                        help="write the report from the raw rows of earlier runs (e.g. one run per --task "
+                             "in two processes) instead of fitting")
     args = parser.parse_args(argv)
     grid = dict(QUICK if args.quick else FULL)
     if args.repeats is None:
@@ -484,6 +551,16 @@ def main(argv=None):
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
+
+    if args.merge:
+        df = pd.concat([pd.read_csv(path) for path in args.merge], ignore_index=True)
+        meta = [path.with_suffix(".meta").read_text().strip() for path in args.merge
+                if path.with_suffix(".meta").exists()]
+        write_report(df, args.out, args, grid, float("nan"), "; ".join(meta) or "see the merged runs",
+                     (os.getloadavg(), os.getloadavg()))
+        df.to_csv(args.out.with_suffix(".csv"), index=False)
+        print(to_markdown(targets(df)[0], FMT))
+        return
 
     rev = revision()
     load_start = os.getloadavg()
@@ -510,7 +587,12 @@ def main(argv=None):
     out = args.out
     summ, by_size = write_report(df, out, args, grid, time.perf_counter() - start, rev, (load_start, os.getloadavg()))
     df.to_csv(out.with_suffix(".csv"), index=False)
+    out.with_suffix(".meta").write_text(
+        f"{' '.join(sys.argv[1:])}: git {rev}, {(time.perf_counter() - start) / 60:.1f} min, load average "
+        f"{tuple(round(x, 1) for x in load_start)} -> {tuple(round(x, 1) for x in os.getloadavg())}\n")
     print(to_markdown(summ, FMT))
+    print()
+    print(to_markdown(targets(df)[0], FMT))
     print()
     print(to_markdown(by_size.drop(columns=["objective", "conv_warn"]), FMT))
     print(f"\nwrote {out} and {out.with_suffix('.csv')}", file=sys.stderr)

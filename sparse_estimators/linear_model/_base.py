@@ -21,6 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from ..solvers import splice
 from ..thresholding import get_operator
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
@@ -33,6 +34,7 @@ class _Fit(NamedTuple):
     support: np.ndarray
     n_iter: int
     loss_curve: np.ndarray
+    n_exchanges: int = 0
 
 
 def _check_int(name, value, minimum):
@@ -80,7 +82,7 @@ class _SparseLinearBase(BaseEstimator):
     _solver_params = ()
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, warm_start=False, verbose=0):
+                 fit_intercept=True, debias=True, splicing=True, warm_start=False, verbose=0):
         self.k = k
         self.thresholding = thresholding
         self.step_size = step_size
@@ -88,6 +90,7 @@ class _SparseLinearBase(BaseEstimator):
         self.tol = tol
         self.fit_intercept = fit_intercept
         self.debias = debias
+        self.splicing = splicing
         self.warm_start = warm_start
         self.verbose = verbose
 
@@ -104,7 +107,7 @@ class _SparseLinearBase(BaseEstimator):
         _check_int("max_iter", self.max_iter, 1)
         _check_real("tol", self.tol, low_open=False)
         _check_int("verbose", self.verbose, 0)
-        for name in ("fit_intercept", "debias", "warm_start"):
+        for name in ("fit_intercept", "debias", "splicing", "warm_start"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"The '{name}' parameter must be a bool, got {getattr(self, name)!r}.")
         self._validate_extra_params()
@@ -170,13 +173,18 @@ class _SparseLinearBase(BaseEstimator):
             warnings.warn(f"{name} did not converge in max_iter={self.max_iter} iterations; "
                           "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
         support = np.flatnonzero(np.any(W != 0, axis=1))
-        if self.debias and support.size:
+        n_exchanges = 0
+        if self.debias and self.splicing and support.size:
+            spliced = splice(loss, k, W, b)
+            W, b, n_exchanges = spliced.coef, spliced.intercept, spliced.n_iter
+        elif self.debias and support.size:
             W, b = loss.refit(support, W, b)
         if self.verbose:
-            print(f"[{name}] k={k}: {result.n_iter} iterations in {time.perf_counter() - start:.2f} s, "
+            print(f"[{name}] k={k}: {result.n_iter} iterations and {n_exchanges} exchanges in "
+                  f"{time.perf_counter() - start:.2f} s, "
                   f"objective {loss.value(W, b):.6g}, {support.size} features selected")
         return _Fit(W, b, loss.intercept(W, b), np.flatnonzero(np.any(W != 0, axis=1)), result.n_iter,
-                    np.asarray(result.objective, dtype=float))
+                    np.asarray(result.objective, dtype=float), n_exchanges)
 
     def _fit(self, X, y, sample_weight, coef_init):
         """Validate, set up the loss, solve, store: all or nothing.
@@ -194,6 +202,7 @@ class _SparseLinearBase(BaseEstimator):
 
     def _store(self, fit, info):
         self.n_iter_ = fit.n_iter
+        self.n_exchanges_ = fit.n_exchanges
         self.loss_curve_ = fit.loss_curve
         self.support_ = fit.support
         self.coef_, self.intercept_ = self._format_coef(fit.coef, fit.intercept, info)
@@ -282,10 +291,10 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
     """Logistic / multinomial classification with exactly ``k`` features."""
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, warm_start=False, verbose=0, alpha=1e-4,
+                 fit_intercept=True, debias=True, splicing=False, warm_start=False, verbose=0, alpha=1e-4,
                  class_weight=None):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter,
-                         tol=tol, fit_intercept=fit_intercept, debias=debias,
+                         tol=tol, fit_intercept=fit_intercept, debias=debias, splicing=splicing,
                          warm_start=warm_start, verbose=verbose)
         self.alpha = alpha
         self.class_weight = class_weight

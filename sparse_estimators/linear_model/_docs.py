@@ -1,5 +1,7 @@
 """Parameter and attribute descriptions shared by the estimators' docstrings."""
 
+import inspect
+
 _SHARED = {
     "k": """k : int or None, default=None
         Number of features the model uses. ``None`` means 10 % of the
@@ -54,6 +56,9 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         Sorted indices of the selected features.
     n_iter_ : int
         Number of iterations of the sparse solver.
+    n_exchanges_ : int
+        Number of accepted exchanges of the splicing search (0 when
+        ``splicing=False``).
     loss_curve_ : ndarray of shape (``n_iter_``,)
         Training objective (weighted mean loss) after each iteration.
     n_features_in_ : int
@@ -61,6 +66,22 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during :term:`fit`, when ``X`` has string
         column names."""
+
+
+_SPLICING = """splicing : bool, default={default}
+        After the sparse solver, improve the support by exchanging features
+        (the splicing search of abess; see
+        :func:`sparse_estimators.solvers.splice`): up to 5 selected features
+        are swapped for unselected ones when the refitted loss drops by more
+        than a noise-scaled threshold; the coefficients are refitted on the
+        final support. Part of the debiasing stage: ignored when
+        ``debias=False``. ``False`` keeps the solver's own support (the
+        papers' algorithms as published).{note}"""
+
+_SPLICING_CLASSIFIER_NOTE = """ Off by default for classifiers: every
+        candidate exchange is a Newton refit of the logistic loss, which made
+        fits 2-3 times slower for no measured gain in support recovery (the
+        designs of ``benchmarks/compare_peers.py`` at n = 100, p = 1000)."""
 
 
 def shared_params(*names):
@@ -78,10 +99,12 @@ def fill_doc(**extra):
 
     def decorate(cls):
         fields = {name: text for name, text in _SHARED.items()}
+        splicing = inspect.signature(cls.__init__).parameters["splicing"].default
+        fields["splicing"] = _SPLICING.format(default=splicing, note="" if splicing else _SPLICING_CLASSIFIER_NOTE)
         fields.update(extra)  # per-class descriptions replace the shared ones, also in the groups
         fields["solver_params"] = "\n\n    ".join(
             fields[name] for name in ("thresholding", "step_size", "max_iter", "tol", "fit_intercept", "debias",
-                                      "warm_start", "verbose"))
+                                      "splicing", "warm_start", "verbose"))
         fields["classifier_params"] = "\n\n    ".join(fields[name] for name in ("alpha", "class_weight"))
         cls.__doc__ = cls.__doc__.format(**fields)
         return cls

@@ -199,12 +199,34 @@ class BaseLoss:
         the adaptive step size. Costs one pass over ``X``.
         """
         if getattr(self, "_coordinate_lipschitz", None) is None:
-            second = self.design.column_moments(self.sample_weight / self.sw_sum)
-            top = float(second.max(initial=0.0))
+            top = float(self.coordinate_curvatures().max(initial=0.0) - self.alpha)
             if self.intercept_is_variable and self.fit_intercept:
-                top = max(top, 1.0)
-            self._coordinate_lipschitz = self.curvature * top + self.alpha
+                top = max(top, self.curvature)
+            self._coordinate_lipschitz = top + self.alpha
         return self._coordinate_lipschitz
+
+    def coordinate_curvatures(self):
+        """Smoothness constant of the loss along each feature, shape (n_features,) (cached).
+
+        ``curvature * (Xt^T S Xt)_jj / sum(S) + alpha``: exact for least
+        squares, an upper bound for the logistic and multinomial losses. The
+        splicing search (:func:`sparse_estimators.solvers.splice`) uses it to
+        rate adding or removing a feature. Costs one pass over ``X``.
+        """
+        if getattr(self, "_coordinate_curvatures", None) is None:
+            second = self.design.column_moments(self.sample_weight / self.sw_sum)
+            self._coordinate_curvatures = self.curvature * np.asarray(second, dtype=float) + self.alpha
+        return self._coordinate_curvatures
+
+    def noise_scale(self, value, k):
+        """Scale of the loss decrease that noise alone buys per added coefficient.
+
+        Twice the weighted number of samples times the decrease of the loss
+        from ``c`` spurious coefficients (per output) is about ``c`` times
+        this value: 1 for the logistic and multinomial deviances, the noise
+        variance for least squares (see :class:`SquaredLoss`).
+        """
+        return 1.0
 
     # -- restriction and refit -------------------------------------------------
     def restrict(self, support):

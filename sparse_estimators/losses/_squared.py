@@ -65,6 +65,15 @@ class SquaredLoss(BaseLoss):
             return np.zeros(self.n_outputs)
         return self.y_mean - self.x_mean @ W
 
+    def noise_scale(self, value, k):
+        """Noise variance estimated from the loss ``value`` of a fit with ``k`` features.
+
+        ``2 * value * N / (m * (N - k - 1))`` with ``N`` the weighted number
+        of samples and ``m`` the number of outputs (residual mean square).
+        """
+        dof = max(self.sw_sum - k - int(self.fit_intercept), 1.0)
+        return 2.0 * value * self.sw_sum / (self.n_outputs * dof)
+
     def restrict(self, support):  # noqa: D102
         sub = object.__new__(SquaredLoss)
         BaseLoss.__init__(sub, self.design.columns(support), self.sample_weight,

@@ -10,5 +10,7 @@ from ._base import IterationMonitor, SolverResult, backtracking_step
 from ._iht import iht
 from ._iobs import iobs
 from ._regularized import regularized_iht
+from ._splice import splice
 
-__all__ = ["accelerated_iht", "IterationMonitor", "SolverResult", "backtracking_step", "iht", "iobs", "regularized_iht"]
+__all__ = ["accelerated_iht", "IterationMonitor", "SolverResult", "backtracking_step", "iht", "iobs", "regularized_iht",
+           "splice"]
