@@ -353,6 +353,7 @@ def run(task, grid, repeats, n_test, threads, pool, log):
     return pd.DataFrame(rows)
 
 
+DEFAULT_OUT = ROOT / "doc" / "peers" / "comparison.md"
 SETTING = ["task", "n", "p", "s", "rho", "beta_type", "snr"]
 
 
@@ -394,37 +395,82 @@ RECOMMENDED = {"regression": ("IHT", ("abess", "OMP")), "classification": ("IHT"
 
 
 def targets(df):
-    """Per task and problem size: in how many settings the recommended estimator meets the issue's targets.
+    """Per task, problem size and estimator of ours: in how many settings it meets the issue's targets.
 
     F1: mean F1 >= the best peer's mean F1 - 0.01; time (settings with p >= 1000):
     median fit time <= abess's; memory: peak traced allocation over the size of X.
-    Returns the summary table and the rows of the settings that miss.
+    Returns the summary table and the settings where the recommended estimator misses.
     """
     per = aggregate(df, SETTING)
     rows, misses = [], []
-    for task, (ours, peers) in RECOMMENDED.items():
+    for task, (recommended, peers) in RECOMMENDED.items():
         sub = per[per.task == task]
         if sub.empty:
             continue
         wide = sub.pivot_table(index=SETTING, columns="method", values=["f1", "time", "tm_peak_mib"],
                                aggfunc="first")
         best_peer = wide["f1"][list(peers)].max(axis=1)
-        deficit = best_peer - wide["f1"][ours]
-        ratio = wide["time"][ours] / wide["time"]["abess"]
         x_mib = np.array([n * p * 8 / 2**20 for (_, n, p, *_rest) in wide.index])
-        mem = wide["tm_peak_mib"][ours] / x_mib
-        frame = pd.DataFrame({"deficit": deficit, "ratio": ratio, "mem": mem}).reset_index()
-        for (n, p, s_), g in frame.groupby(["n", "p", "s"], sort=False):
-            timed = g[g.p >= 1000]
-            rows.append({"task": task, "n": n, "p": p, "s": s_, "estimator": ours, "vs": "+".join(peers),
-                         "settings": len(g), "f1_met": int((g.deficit <= 0.01 + 1e-12).sum()),
-                         "worst_f1_deficit": g.deficit.max(),
-                         "time_met": int((timed.ratio <= 1.0).sum()) if len(timed) else np.nan,
-                         "median_time_vs_abess": g.ratio.median(), "worst_time_vs_abess": g.ratio.max(),
-                         "peak_alloc_over_X": g.mem.max()})
-        bad = frame[(frame.deficit > 0.01 + 1e-12) | ((frame.p >= 1000) & (frame.ratio > 1.0))]
-        misses.append(bad.assign(task=task))
-    return pd.DataFrame(rows), (pd.concat(misses, ignore_index=True) if misses else pd.DataFrame())
+        for ours in OURS[task]:
+            frame = pd.DataFrame({"deficit": best_peer - wide["f1"][ours],
+                                  "ratio": wide["time"][ours] / wide["time"]["abess"],
+                                  "mem": wide["tm_peak_mib"][ours] / x_mib}).reset_index()
+            for (n, p, s_), g in frame.groupby(["n", "p", "s"], sort=False):
+                timed = g[g.p >= 1000]
+                rows.append({"task": task, "n": n, "p": p, "s": s_,
+                             "estimator": ours + (" (recommended)" if ours == recommended else ""),
+                             "vs": "+".join(peers), "settings": len(g),
+                             "f1_met": int((g.deficit <= 0.01 + 1e-12).sum()),
+                             "worst_f1_deficit": g.deficit.max(),
+                             "time_met": int((timed.ratio <= 1.0).sum()) if len(timed) else np.nan,
+                             "median_time_vs_abess": g.ratio.median(), "worst_time_vs_abess": g.ratio.max(),
+                             "peak_alloc_over_X": g.mem.max()})
+            if ours == recommended:
+                bad = frame[(frame.deficit > 0.01 + 1e-12) | ((frame.p >= 1000) & (frame.ratio > 1.0))]
+                misses.append(bad.assign(task=task))
+    table = pd.DataFrame(rows).sort_values(["task", "n", "p"], kind="stable", ascending=[False, True, True])
+    return table, (pd.concat(misses, ignore_index=True) if misses else pd.DataFrame())
+
+
+README_MARKERS = ("<!-- peers-table -->", "<!-- /peers-table -->")
+
+
+def readme_table(df):
+    """Compact per-size table for the README: mean F1 of every exact-k method, and the recommended one's targets."""
+    by_size = aggregate(df, ["task", "n", "p", "s"])
+    f1 = by_size.pivot_table(index=["task", "n", "p", "s"], columns="method", values="f1", aggfunc="first")
+    met = targets(df)[0]
+    rows = []
+    f1 = f1.sort_index(level=[1, 2]).sort_index(level=0, ascending=False, sort_remaining=False)
+    for (task, n, p, s_), r in f1.iterrows():
+        ours, peers = RECOMMENDED[task]
+        t = met[(met.task == task) & (met.n == n) & (met.p == p) & met.estimator.str.endswith("(recommended)")].iloc[0]
+        row = {"task": task, "n, p, s": f"{n}, {p}, {s_}"}
+        row.update({f"F1 {m}": r[m] for m in list(OURS[task]) + list(peers)})
+        row.update({"F1 within 0.01 of best peer": f"{t.f1_met}/{t.settings}",
+                    "median time / abess": t.median_time_vs_abess,
+                    "time <= abess": "" if np.isnan(t.time_met) else f"{int(t.time_met)}/{t.settings}"})
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    first = [c for c in table.columns if not c.startswith("F1 ") or c == "F1 within 0.01 of best peer"]
+    table = table[first[:2] + [c for c in table.columns if c not in first] + first[2:]]
+    return to_markdown(table.fillna(np.nan), {c: ".3f" for c in table.columns if c.startswith("F1 ")}
+                       | {"median time / abess": ".2f"})
+
+
+def update_readme(df, readme, command):
+    """Replace the block between README_MARKERS in ``readme`` (if present) with :func:`readme_table`."""
+    text = readme.read_text()
+    start, end = README_MARKERS
+    if start not in text or end not in text:
+        return False
+    head, rest = text.split(start, 1)
+    tail = rest.split(end, 1)[1]
+    block = (f"{start}\n\nMean support F1 per problem size (over rho, beta type and SNR) and the targets of the "
+             f"recommended estimator (`IHT`: `IHTRegressor` / `IHTClassifier`), written by `{command}`; "
+             "every setting in `doc/peers/comparison.md`.\n\n" + readme_table(df) + f"\n\n{end}")
+    readme.write_text(head + block + tail)
+    return True
 
 
 def to_markdown(df, floatfmt):
@@ -481,8 +527,11 @@ def write_report(df, out, args, grid, elapsed, rev, loads):
          f"revision, duration, load): {rev}."),
         f"Python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
         f"abess {abess.__version__}, sparse_estimators {getattr(sparse_estimators, '__version__', '?')} "
-        f"from `{Path(sparse_estimators.__file__).parent}` at git "
-        f"{rev} (read when the run started); "
+        f"from `{Path(sparse_estimators.__file__).parent}` at "
+        + (f"git {rev} (read when the run started); " if np.isfinite(elapsed) else
+           "the revisions above (runs merged here may have run at the same time, one per core: their load "
+           "averages show it); ")
+        +
         f"{os.cpu_count()} CPUs; BLAS: {blas}; all fits run with BLAS and OpenMP pinned to "
         f"{args.threads} thread(s) by threadpoolctl (abess `thread={args.threads}`). Load average (1, 5, 15 min) "
         f"at start {tuple(round(x, 1) for x in loads[0])}, at end {tuple(round(x, 1) for x in loads[1])}: "
@@ -490,8 +539,10 @@ def write_report(df, out, args, grid, elapsed, rev, loads):
         "(ratios within a run less so; `cpu_time` is the CPU time of the fit).",
         "",
         f"Grid: rho {grid['rhos']}, (n, p, s) {grid['sizes']}, beta types {grid['beta_types']}, "
-        f"SNR {grid['snrs']}, {args.repeats} repeat(s) per setting, test sets of {args.n_test} rows; references "
-        f"with {grid['ref_cv']}-fold CV over {grid['ref_grid'][0]} alphas / {grid['ref_grid'][1]} Cs.",
+        f"SNR {grid['snrs']}, {args.repeats} repeat(s) per setting ({min(args.repeats, grid['largest_repeats'])} "
+        f"at the largest size), test sets of {args.n_test} rows; references (only where p <= "
+        f"{grid['reference_max_p']}) with {grid['ref_cv']}-fold CV over {grid['ref_grid'][0]} alphas / "
+        f"{grid['ref_grid'][1]} Cs.",
         "See the module docstring of `benchmarks/compare_peers.py` for the design, the classification scale and "
         "the exact definition of each metric. `f1`, `rel_risk`, `test`, `objective` are means over repeats, "
         "`time` is the median fit time in seconds (each the minimum of up to 5 fits within 0.2 s), "
@@ -510,14 +561,15 @@ def write_report(df, out, args, grid, elapsed, rev, loads):
     summ = summary(df)
     lines += [to_markdown(summ, FMT), ""]
     met, missed = targets(df)
-    lines += ["## Targets of the recommended estimator", "",
+    lines += ["## Targets, per estimator of ours", "",
               "`f1_met`: settings where its mean F1 is at least the best peer's minus 0.01; `time_met`: settings "
               "(p >= 1000 only) where its median fit time is at most abess's; `peak_alloc_over_X`: largest "
               "tracemalloc peak during a fit over the size of X (a copy of X would add 1).", "",
               to_markdown(met, FMT), ""]
     if len(missed):
-        lines += ["Settings that miss a target (`deficit`: best peer's F1 minus ours; `ratio`: time over "
-                  "abess's):", "", to_markdown(missed[["task"] + SETTING[1:] + ["deficit", "ratio"]], FMT), ""]
+        lines += ["Settings where the recommended estimator misses a target (`deficit`: best peer's F1 "
+                  "minus ours; `ratio`: time over abess's):", "",
+                  to_markdown(missed[["task"] + SETTING[1:] + ["deficit", "ratio"]], FMT), ""]
     by_size = aggregate(df, ["task", "n", "p", "s"])
     lines += ["## Per problem size (over rho, beta type, SNR)", "",
               to_markdown(by_size.drop(columns=["objective", "conv_warn"]), FMT), ""]
@@ -536,7 +588,8 @@ def main(argv=None):
     mode.add_argument("--full", action="store_true", help="the whole grid (default)")
     parser.add_argument("--repeats", type=int, default=None, help="data sets per setting")
     parser.add_argument("--task", choices=("regression", "classification", "both"), default="both")
-    parser.add_argument("--out", type=Path, default=ROOT / "doc" / "peers" / "comparison.md")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help="Markdown report (the README's table is updated only when this is the default)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS / OpenMP threads for every method")
     parser.add_argument("--n-test", type=int, default=1000)
     parser.add_argument("--no-memory", action="store_true", help="skip the instrumented memory fits")
@@ -559,6 +612,8 @@ def main(argv=None):
         write_report(df, args.out, args, grid, float("nan"), "; ".join(meta) or "see the merged runs",
                      (os.getloadavg(), os.getloadavg()))
         df.to_csv(args.out.with_suffix(".csv"), index=False)
+        if args.out == DEFAULT_OUT:
+            update_readme(df, ROOT / "README.md", f"python benchmarks/compare_peers.py {' '.join(sys.argv[1:])}")
         print(to_markdown(targets(df)[0], FMT))
         return
 
@@ -587,6 +642,8 @@ def main(argv=None):
     out = args.out
     summ, by_size = write_report(df, out, args, grid, time.perf_counter() - start, rev, (load_start, os.getloadavg()))
     df.to_csv(out.with_suffix(".csv"), index=False)
+    if out == DEFAULT_OUT:
+        update_readme(df, ROOT / "README.md", f"python benchmarks/compare_peers.py {' '.join(sys.argv[1:])}")
     out.with_suffix(".meta").write_text(
         f"{' '.join(sys.argv[1:])}: git {rev}, {(time.perf_counter() - start) / 60:.1f} min, load average "
         f"{tuple(round(x, 1) for x in load_start)} -> {tuple(round(x, 1) for x in os.getloadavg())}\n")

@@ -11,7 +11,8 @@ SNR 3):
 1. products counted by wrapping ``LinearDesign.matvec`` / ``rmatvec`` (monkeypatched,
    the package is not changed), split into validation / loss construction, the
    solver (its set-up, e.g. a Lipschitz constant, and its iterations; the per-
-   iteration column divides by the number of iterations) and the debiasing refit;
+   iteration column divides by the number of iterations) and the debiasing refit
+   with the splicing search (its refits and gradients);
 2. wall times (best of repeats, and medians for the headline): one iteration as the
    slope of the solver's time (prepared loss) between ``max_iter=2`` and the number
    of iterations it takes to converge, and separately past convergence (``tol < 0``,
@@ -119,7 +120,7 @@ def main():
             return original_solver(loss, *a, **kw)
 
         def refit(self, *a, **kw):
-            PHASE[0] = "refit"
+            PHASE[0] = "refit + splicing"
             return original_refit(self, *a, **kw)
 
         IHTRegressor._solver = staticmethod(solver)
@@ -160,6 +161,7 @@ def main():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit_nodebias, fit_med = best_time(lambda: IHTRegressor(k=args.k, debias=False).fit(X, y), args.repeats)
+            fit_nosplice, _ = best_time(lambda: IHTRegressor(k=args.k, splicing=False).fit(X, y), args.repeats)
             fit_full, _ = best_time(lambda: IHTRegressor(k=args.k).fit(X, y), args.repeats)
 
         # loop only: the solver on a prepared loss (Lipschitz cached). Per-iteration cost in the
@@ -266,7 +268,8 @@ def main():
             ("init + Lipschitz + coordinate Lipschitz (the fit with step_size='auto' skips Lipschitz)", setup_time),
             (f"solver run to convergence ({res.n_iter} its, prepared loss)", best_time(loop, args.repeats)[0]),
             ("whole fit, debias=False", fit_nodebias),
-            ("whole fit, debias=True (default)", fit_full),
+            ("whole fit, debias=True, splicing=False", fit_nosplice),
+            ("whole fit, debias=True, splicing=True (default)", fit_full),
         ]
         for name, t in rows:
             print(f"| {name} | {1e3 * t:.3f} | {t / pair:.2f}x |")

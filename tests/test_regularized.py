@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _problems import fig_1f_problem
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -286,12 +287,7 @@ def test_recovers_more_than_iht_fig_1f():
     regularized IHT succeeds where plain IHT at the same k and budget fails."""
     wins = {"iht": 0, "reg": 0}
     for seed in range(8):
-        rng = np.random.RandomState(seed)
-        A = rng.standard_normal((100, 800))
-        S = np.sort(rng.choice(800, 22, replace=False))
-        x = np.zeros(800)
-        x[S] = rng.standard_normal(22)
-        b = A @ x
+        A, b, S = fig_1f_problem(seed)
         # the papers' algorithms as published: no splicing search afterwards
         for name, est in (("iht", IHTRegressor(k=22, max_iter=240, splicing=False)),
                           ("reg", RegularizedIHTRegressor(k=22, max_iter=240, splicing=False))):

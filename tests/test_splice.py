@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _problems import fig_1f_problem
 from sklearn.exceptions import ConvergenceWarning
 
 from sparse_estimators import AcceleratedIHTRegressor, IHTClassifier, IHTRegressor, IOBSRegressor
@@ -93,15 +94,11 @@ def test_estimator_splicing_recovers_where_the_solver_stalls():
     miss the support in half of the draws; spliced, it recovers at least 2 more."""
     wins = {False: 0, True: 0}
     for seed in range(8):
-        rng = np.random.RandomState(seed)
-        A = rng.standard_normal((100, 800))
-        S = np.sort(rng.choice(800, 22, replace=False))
-        x = np.zeros(800)
-        x[S] = rng.standard_normal(22)
+        A, b, S = fig_1f_problem(seed)
         for splicing in wins:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                est = IHTRegressor(k=22, max_iter=240, splicing=splicing).fit(A, A @ x)
+                est = IHTRegressor(k=22, max_iter=240, splicing=splicing).fit(A, b)
             wins[splicing] += np.array_equal(est.support_, S)
             assert (est.n_exchanges_ == 0) if not splicing else est.n_exchanges_ >= 0
     assert wins[True] >= wins[False] + 2, wins
