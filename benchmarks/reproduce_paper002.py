@@ -257,8 +257,13 @@ def concavity(s=20, out_dir=OUT_DIR, small_s=4, n_starts=6, maxiter=500, jobs=No
 # --------------------------------------------------------------------------- Theorem 2
 
 
-class _Quadratic:
-    """``f(w) = <c, w - x> + 1/2 (w - x)^T A (w - x)`` with the loss interface the solvers use."""
+class QuadraticObjective:
+    """``f(w) = <c, w - x> + 1/2 (w - x)^T A (w - x)`` with the loss interface the solvers use.
+
+    Only what a first-order solver calls is implemented: the "linear
+    predictor" is the coefficient matrix itself, there is no intercept.
+    (The tests build their paper constructions from this class too.)
+    """
 
     intercept_is_variable = False
     fit_intercept = False
@@ -285,6 +290,15 @@ class _Quadratic:
         return self.value_from_z(W, W)
 
 
+def orthogonal_with_first_column(v, seed=0):
+    """An orthogonal matrix whose first column is ``v / ||v||``."""
+    v = v / np.linalg.norm(v)
+    M = np.column_stack([v, np.random.RandomState(seed).standard_normal((v.size, v.size - 1))])
+    U, _ = np.linalg.qr(M)
+    U[:, 0] *= np.sign(U[:, 0] @ v)
+    return U
+
+
 def theorem2_instance(kappa, d=40, s=10, s_prime=1, L=1.0, seed=0):
     """Proof of Theorem 2 (notes section 2): f, start x = 1_S and the s'-sparse y = rho^(-1/2) 1_S'."""
     rho = s_prime / s
@@ -293,13 +307,10 @@ def theorem2_instance(kappa, d=40, s=10, s_prime=1, L=1.0, seed=0):
     x[:s] = 1.0
     y = np.zeros(d)
     y[s:s + s_prime] = rho ** -0.5
-    u = (y - x) / np.linalg.norm(y - x)
-    M = np.column_stack([u, np.random.RandomState(seed).standard_normal((d, d - 1))])
-    U, _ = np.linalg.qr(M)
-    U[:, 0] *= np.sign(U[:, 0] @ u)
+    U = orthogonal_with_first_column(y - x, seed)
     D = np.full(d, L)
     D[0] = L / kappa
-    return _Quadratic((U * D) @ U.T, -L * (z - x), x, L), x, y
+    return QuadraticObjective((U * D) @ U.T, -L * (z - x), x, L), x, y
 
 
 def adversarial(kappas=(4, 5, 6, 8), out_dir=OUT_DIR, max_iter=3000):

@@ -2,10 +2,14 @@
 
 import numpy as np
 import pytest
-from _quadratic import QuadraticObjective, orthogonal_with_first_column
+from _benchmarks import load_benchmark
 
 from sparse_estimators.solvers import iht
 from sparse_estimators.thresholding import Hard, Lq, Reciprocal
+
+_paper002 = load_benchmark("reproduce_paper002")
+QuadraticObjective = _paper002.QuadraticObjective
+orthogonal_with_first_column = _paper002.orthogonal_with_first_column
 
 
 def _theorem2_instance(kappa, d=40, s=10, s_prime=1, L=1.0):

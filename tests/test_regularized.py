@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from _benchmarks import load_benchmark
 from _problems import fig_1f_problem
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
@@ -22,23 +22,8 @@ from sparse_estimators.thresholding import Hard, Soft
 # --------------------------------------------------------------------------- helpers
 
 
-def hard_instance(kappa=20, s=2, delta=1e-3):
-    """Lemma E.1's instance: diagonal A, n = s (kappa^2 + kappa + 1), planted s-sparse solution.
-
-    I1 = first s coordinates (A = 1, b = kappa sqrt(1 - 4 delta)), I2 = next
-    s kappa (A = sqrt(kappa), b = sqrt(kappa) sqrt(1 - 2 delta)), I3 = the
-    other s kappa^2 (A = 1, b = 1).
-    """
-    n = s * (kappa**2 + kappa + 1)
-    I1 = np.arange(s)
-    I2 = np.arange(s, s * (kappa + 1))
-    I3 = np.arange(s * (kappa + 1), n)
-    a = np.ones(n)
-    a[I2] = np.sqrt(kappa)
-    b = np.ones(n)
-    b[I1] = kappa * np.sqrt(1 - 4 * delta)
-    b[I2] = np.sqrt(kappa) * np.sqrt(1 - 2 * delta)
-    return sp.diags(a).tocsr(), b, I1, I2, I3
+#: Lemma E.1's instance, as the reproduction script of Fig. 1(e) builds it
+hard_instance = load_benchmark("reproduce_paper000").hard_instance
 
 
 # Lemma E.1 holds for any s' <= 0.6 s kappa^2; we take the largest, s' = 480

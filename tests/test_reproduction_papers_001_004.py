@@ -4,23 +4,15 @@ The scripts live in ``benchmarks/`` (not a package): they are imported by path.
 Each test writes into a temporary directory, never into ``doc/reproduction``.
 """
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from _benchmarks import BENCHMARKS, load_benchmark
 
 
 def _load(name):
-    path = BENCHMARKS / f"{name}.py"
-    if not path.exists():
-        pytest.skip(f"{path} not found")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    if not (BENCHMARKS / f"{name}.py").exists():
+        pytest.skip(f"{BENCHMARKS / name}.py not found")
+    return load_benchmark(name)
 
 
 @pytest.fixture(scope="module")

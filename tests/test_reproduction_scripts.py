@@ -6,19 +6,8 @@ tiny run can decide comes out as the paper says (these can fail: a wrong
 operator, step convention or instance would flip them).
 """
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _benchmarks import load_benchmark as _load
 
 
 @pytest.fixture(scope="module")
