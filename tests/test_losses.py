@@ -570,6 +570,53 @@ def test_squared_refit_empty_support():
     assert_allclose(pb.loss.intercept(W, b), [np.average(pb.y, weights=pb.sw)], rtol=1e-12)
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("kind", ["squared", "squared2"])
+def test_squared_refit_candidates_match_linear_regression(fmt, fit_intercept, weighted, kind):
+    # the batched normal equations against one LinearRegression per candidate
+    pb = Problem(kind, fmt, fit_intercept, weighted)
+    supports = [np.array([0, 2, 3]), np.array([1, 2, 5]), np.array([0, 4, 5])]
+    fits = pb.loss.refit_candidates(supports, pb.W, pb.b)
+    assert len(fits) == 3
+    for S, (W, _, value) in zip(supports, fits, strict=True):
+        assert np.all(np.delete(W, S, axis=0) == 0.0)
+        lr = LinearRegression(fit_intercept=fit_intercept).fit(pb.Xd[:, S], pb.y, sample_weight=pb.sw_arg)
+        coef = lr.coef_.T if pb.y.ndim == 2 else lr.coef_[:, None]
+        assert_allclose(W[S], coef, rtol=1e-8, atol=1e-10)
+        residual = (pb.y - lr.predict(pb.Xd[:, S])).reshape(N, -1)
+        expected = 0.5 * np.sum(pb.sw[:, None] * residual**2) / pb.sw.sum()
+        assert value == pytest.approx(expected, rel=1e-10)
+
+
+def test_squared_refit_candidates_fall_back_on_singular_and_mixed_sizes():
+    pb = Problem("squared")
+    X = np.column_stack([pb.Xd, pb.Xd[:, 2]])  # column 6 duplicates column 2
+    loss = SquaredLoss(X, pb.y, sample_weight=pb.sw)
+    W, b = loss.zeros()
+    for supports in ([np.array([1, 2, 6]), np.array([0, 1, 3])], [np.array([1, 2]), np.array([0, 1, 3])]):
+        fits = loss.refit_candidates(supports, W, b)
+        for S, (W_c, _, value) in zip(supports, fits, strict=True):
+            lr = LinearRegression().fit(X[:, S], pb.y, sample_weight=pb.sw)
+            residual = pb.y - lr.predict(X[:, S])
+            assert value == pytest.approx(0.5 * np.average(residual**2, weights=pb.sw), rel=1e-8)
+            # the minimum-norm solution: duplicated columns share their coefficient
+            assert_allclose(W_c[S, 0], lr.coef_, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["logistic_l2", "multinomial"])
+def test_glm_refit_candidates_are_refits(kind):
+    pb = Problem(kind)
+    supports = [np.array([1, 2, 4]), np.array([0, 3, 5])]
+    for S, (W, b, value) in zip(supports, pb.loss.refit_candidates(supports, pb.W, pb.b), strict=True):
+        start = np.where(np.isin(np.arange(P), S)[:, None], pb.W, 0.0)
+        W_ref, b_ref = pb.loss.refit(S, start, pb.b)
+        assert_allclose(W, W_ref, atol=1e-10)
+        assert_allclose(b, b_ref, atol=1e-10)
+        assert value == pytest.approx(pb.loss.value(W_ref, b_ref), rel=1e-12)
+
+
 GLM_KINDS = ["logistic", "logistic_l2", "multinomial", "multinomial_l2"]
 
 

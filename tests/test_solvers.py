@@ -14,7 +14,7 @@ from scipy.special import expit, softmax
 
 import sparse_estimators.solvers._iht as iht_module
 from sparse_estimators.losses import LogisticLoss, MultinomialLoss, SquaredLoss
-from sparse_estimators.solvers import IterationMonitor, SolverResult, backtracking_step, iht
+from sparse_estimators.solvers import IterationMonitor, SolverResult, accelerated_iht, backtracking_step, iht
 from sparse_estimators.thresholding import Hard, Lq, Reciprocal, Soft
 
 NON_HARD = [Soft(), Reciprocal(c=0.0), Reciprocal(c=0.5), Lq(q=2 / 3), Lq(q=0.3)]
@@ -410,3 +410,54 @@ def test_monitor_starting_point_is_best_when_nothing_improves():
     res = mon.result(W1, b0, np.array([0]), 1, 1.0)
     assert_array_equal(res.coef, W0)
     assert res.support.size == 0
+
+
+# --------------------------------------------------------------------------
+# support_refit: jump to the minimiser on a settled support
+# --------------------------------------------------------------------------
+def _logistic_problem(seed=3, n=300, p=60):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    w = np.zeros(p)
+    w[[4, 17, 33, 50]] = [2.0, -1.5, 1.0, -2.5]
+    y = (rng.rand(n) < expit(X @ w + 0.3)).astype(float)
+    return LogisticLoss(X, y, alpha=1e-3)
+
+
+@pytest.mark.parametrize("solver", [iht, accelerated_iht], ids=["iht", "accelerated"])
+@pytest.mark.parametrize("patience", [1, 3])
+@pytest.mark.parametrize("family", ["squared", "logistic"])
+def test_support_refit_ends_at_the_limit_of_plain_iht(family, patience, solver):
+    # while the support stays S, hard-thresholding IHT is gradient descent on
+    # the loss restricted to S: its limit is the minimiser on S, a fixed point
+    if family == "squared":
+        X, y, _, _ = planted_regression(noise=0.5, seed=4)
+        loss = SquaredLoss(X, y)
+    else:
+        loss = _logistic_problem()
+    k = 4 if family == "logistic" else 5
+    W0, b0 = loss.zeros()
+    options = dict(W0=W0, b0=b0, step_size=1.0, max_iter=20000, tol=1e-13)
+    plain = solver(loss, Hard(), k, **options)
+    jump = solver(loss, Hard(), k, **options, support_refit=patience)
+    assert plain.converged and jump.converged
+    assert_array_equal(jump.support, plain.support)
+    assert_allclose(jump.coef, plain.coef, rtol=1e-7, atol=1e-9)
+    assert jump.n_iter < plain.n_iter / 5
+    assert len(jump.objective) == jump.n_iter
+    # a fixed point: zero gradient on the support, and the step keeps the support
+    _, gW, gb = loss.value_and_gradient(jump.coef, jump.intercept)
+    assert np.max(np.abs(gW[jump.support])) < 1e-8
+    eta = 1.0 / loss.lipschitz()
+    assert_array_equal(Hard().support(jump.coef - eta * gW, k), jump.support)
+
+
+@pytest.mark.parametrize("op", NON_HARD, ids=NON_HARD_IDS)
+def test_support_refit_only_for_hard_thresholding(op):
+    # other operators' fixed points are not minimisers on the support
+    X, y, _, _ = planted_regression(noise=0.5, seed=5)
+    loss = SquaredLoss(X, y)
+    plain = run(loss, op, 5, max_iter=300)
+    jump = run(loss, op, 5, max_iter=300, support_refit=1)
+    assert_array_equal(jump.coef, plain.coef)
+    assert jump.n_iter == plain.n_iter

@@ -242,6 +242,36 @@ class BaseLoss:
         """
         raise NotImplementedError
 
+    def refit_candidates(self, supports, W, b):
+        """Refit on each of several supports and evaluate the loss there.
+
+        The candidate evaluation of the splicing search
+        (:func:`sparse_estimators.solvers.splice`). Each refit starts from
+        ``W`` with the rows outside its support set to zero. Losses with a
+        closed-form refit evaluate all candidates at once (see
+        :meth:`SquaredLoss.refit_candidates`).
+
+        Parameters
+        ----------
+        supports : list of ndarrays
+            Sorted feature indices, one array per candidate.
+        W, b : ndarrays of shape (n_features, n_outputs) and (n_outputs,)
+            The current point (warm start).
+
+        Returns
+        -------
+        list of tuples ``(W_c, b_c, value_c)``
+            Refitted coefficients (zero outside the support), intercept
+            variable and loss value, one per candidate.
+        """
+        out = []
+        for support in supports:
+            start = np.zeros_like(W)
+            start[support] = W[support]
+            W_c, b_c = self.refit(support, start, b)
+            out.append((W_c, b_c, self.value(W_c, b_c)))
+        return out
+
     def refit(self, support, W, b, *, max_iter=100):
         """Minimise the loss over the coefficients in ``support`` (debiasing).
 

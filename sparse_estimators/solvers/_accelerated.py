@@ -2,7 +2,14 @@
 
 import numpy as np
 
-from ._base import IterationMonitor, backtracking_step, gradient_step, initial_step, project
+from ._base import (
+    IterationMonitor,
+    backtracking_step,
+    gradient_step,
+    initial_step,
+    jump_to_support_minimiser,
+    project,
+)
 
 
 def _expand_support(g, U, k):
@@ -18,7 +25,7 @@ def _expand_support(g, U, k):
 
 
 def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4, verbose=0,
-                    momentum=0.25, restart=True):
+                    momentum=0.25, restart=True, support_refit=0):
     """Accelerated IHT: a thresholded gradient step taken at an extrapolated point.
 
     With ``x_0 = u_0 = P_k(W0)`` and ``U_0 = supp(u_0)``, each iteration
@@ -61,6 +68,12 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         The paper's ``tau``; 1/4 is its universal choice.
     restart : bool, default=True
         Discard momentum steps that increase the objective.
+    support_refit : int, default=0
+        As in :func:`~sparse_estimators.solvers.iht`: with hard thresholding,
+        once the support of ``x`` has been unchanged for this many
+        iterations, jump to the minimiser on it (the limit of the iteration
+        while the support stays) and stop if it is a fixed point of the
+        thresholded step; otherwise go on from it without momentum.
 
     Returns
     -------
@@ -76,7 +89,7 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     u, bu, Zu = x.copy(), b.copy(), Z_x
     support = operator.support(x, k)
     extrapolated = False
-    it = 0
+    stable, it = 0, 0
     for it in range(1, max_iter + 1):
         f_u = loss.value_from_z(Zu, u)
         gW, gb = loss.gradient_from_z(Zu, u)
@@ -99,7 +112,19 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         bu = b_new + momentum * (b_new - b)
         Zu = Z_new + momentum * (Z_new - Z_x)
         extrapolated = momentum != 0 and not np.array_equal(u, x_new)
+        # a settled support, and a step that did not raise the objective (see iht)
+        stable = stable + 1 if np.array_equal(support_new, support) and f_new <= f_x else 0
         x, b, Z_x, f_x, support = x_new, b_new, Z_new, f_new, support_new
         if stop:
             break
+        if support_refit and operator.is_hard and stable >= support_refit:
+            stable = 0
+            jump = jump_to_support_minimiser(loss, operator, k, x, b, f_x, support, eta)
+            if jump is not None:
+                x, b, Z_x, f_x, fixed = jump
+                monitor.objective[-1] = f_x  # the jump completes iteration it
+                u, bu, Zu, extrapolated = x.copy(), b.copy(), Z_x, False
+                if fixed:
+                    monitor.converged = True
+                    break
     return monitor.result(x, b, support, it, eta)

@@ -256,3 +256,32 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L):
             break
         eta = max(0.5 * eta, floor)
     return Wn, bn, Z, fn, support, eta, next_step(operator, W, support, eta, ratio)
+
+
+def jump_to_support_minimiser(loss, operator, k, W, b, f, support, eta):
+    """Jump to the limit of hard-thresholding IHT once its support has settled.
+
+    While the support of hard-thresholding iterates stays ``S``, the
+    iteration is gradient descent on the loss restricted to ``S``, whose
+    limit is the minimiser on ``S`` (:meth:`BaseLoss.refit`). This computes
+    that point directly and checks that it is a fixed point of the
+    thresholded step with step ``eta``: ``P_k(W - eta grad f(W))`` keeps
+    the support ``S`` (its gradient on ``S`` is zero, so the step then
+    returns the same point). A fixed point is where iterating would have
+    converged; otherwise the iteration continues from the minimiser, whose
+    loss is no higher.
+
+    Returns
+    -------
+    W, b, Z, f, fixed
+        The minimiser, its linear predictor and loss, and whether it is a
+        fixed point; ``None`` when the refit does not lower the loss.
+    """
+    Wr, br = loss.refit(support, W, b)
+    Z = loss.linear_predictor(Wr, br)
+    fr = loss.value_from_z(Z, Wr)
+    if not fr <= f:
+        return None
+    gW = loss.gradient_from_z(Z, Wr)[0]
+    fixed = np.array_equal(operator.support(Wr - eta * gW, k), support)
+    return Wr, br, Z, fr, fixed

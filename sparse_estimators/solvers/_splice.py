@@ -90,6 +90,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, screening
                 best = other
     best.objective = best.objective[1:]
     best.n_iter = len(best.objective)
+    if best.n_iter:  # candidates may be evaluated approximately (batched normal equations)
+        best.coef, best.intercept = loss.refit(best.support, best.coef, best.intercept)
     return best
 
 
@@ -107,15 +109,13 @@ def _exchange(loss, k, support, W, b, f, h, usable, unit, max_exchange, max_roun
         forward = _forward_gain(loss, W, b, h, usable)
         forward[support] = -np.inf
         n_out = min(max_exchange, k, int(np.isfinite(forward).sum()))
-        drops, adds = _top(-backward, n_out), _top(forward, n_out)
+        kept = support[np.argsort(backward, kind="stable")]  # least useful first (ties: lower index)
+        adds = _top(forward, n_out)
         threshold = gate * unit * loss.noise_scale(f, k)
+        candidates = [np.sort(np.concatenate([kept[c:], adds[:c]])) for c in range(1, n_out + 1)]
         best = None
-        for c in range(1, n_out + 1):
-            candidate = np.sort(np.concatenate([np.delete(support, drops[:c]), adds[:c]]))
-            start = W.copy()
-            start[support[drops[:c]]] = 0.0
-            W_c, b_c = loss.refit(candidate, start, b)
-            f_c = loss.value(W_c, b_c)
+        for c, candidate, (W_c, b_c, f_c) in zip(range(1, n_out + 1), candidates,
+                                                 loss.refit_candidates(candidates, W, b), strict=True):
             if f - f_c > c * threshold and (best is None or f_c < best[3]):
                 best = (candidate, W_c, b_c, f_c)
         if best is None:
