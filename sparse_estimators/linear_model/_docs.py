@@ -32,7 +32,13 @@ default='hard'
     "debias": """debias : bool, default=True
         Refit the loss on the selected support after the sparse solver (least
         squares in closed form; logistic by Newton's method). The support, and
-        hence ``k``, is unchanged.""",
+        hence ``k``, is unchanged. With hard thresholding, IHT and accelerated
+        IHT then jump to that refit as soon as their support has settled
+        (unchanged for 3 iterations for regressors, 1 for classifiers) and
+        stop there when it is a fixed point of the thresholded step, which is
+        where the iteration converges while the support stays: fewer
+        iterations, and ``n_iter_`` counts those up to the jump.
+        ``debias=False`` runs the papers' iteration until ``tol``.""",
     "warm_start": """warm_start : bool, default=False
         Start from the previous fit's coefficients when refitting.""",
     "verbose": """verbose : int, default=0

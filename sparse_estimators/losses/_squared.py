@@ -126,11 +126,12 @@ class SquaredLoss(BaseLoss):
             # nearly collinear columns: the normal equations would lose too many digits
             return super().refit_candidates(supports, W, b)
         coef = np.linalg.solve(G, rhs[pos])  # (C, k, m)
-        R = Yr[:, None, :] - np.einsum("ncj,cjm->ncm", A[:, pos], coef)  # residuals, (n, C, m)
-        values = 0.5 * np.einsum("ncm,ncm->c", R, R) / self.sw_sum
         out = []
-        for support, coef_c, value in zip(supports, coef, values, strict=True):
+        for support, cols, coef_c in zip(supports, pos, coef, strict=True):
+            on_union = np.zeros((union.size, coef_c.shape[1]))
+            on_union[cols] = coef_c
+            R = Yr - A @ on_union  # no (n, C k) gather: temporaries of the size of A
             W_c = np.zeros_like(W)
             W_c[support] = coef_c
-            out.append((W_c, b, float(value)))
+            out.append((W_c, b, 0.5 * float(np.vdot(R, R)) / self.sw_sum))
         return out
