@@ -126,12 +126,13 @@ class SquaredLoss(BaseLoss):
             # nearly collinear columns: the normal equations would lose too many digits
             return super().refit_candidates(supports, W, b)
         coef = np.linalg.solve(G, rhs[pos])  # (C, k, m)
+        on_union = np.zeros((len(supports), union.size, coef.shape[2]))
+        np.put_along_axis(on_union, pos[:, :, None], coef, axis=1)
+        R = Yr - A @ on_union  # (C, n, m): no (n, C k) gather of columns
+        values = 0.5 * np.einsum("cnm,cnm->c", R, R) / self.sw_sum
         out = []
-        for support, cols, coef_c in zip(supports, pos, coef, strict=True):
-            on_union = np.zeros((union.size, coef_c.shape[1]))
-            on_union[cols] = coef_c
-            R = Yr - A @ on_union  # no (n, C k) gather: temporaries of the size of A
+        for support, coef_c, value in zip(supports, coef, values, strict=True):
             W_c = np.zeros_like(W)
             W_c[support] = coef_c
-            out.append((W_c, b, 0.5 * float(np.vdot(R, R)) / self.sw_sum))
+            out.append((W_c, b, float(value)))
         return out
