@@ -6,6 +6,7 @@ estimator pair is two short subclasses of :class:`SparseRegressorBase` and
 hyperparameters (``_solver_params``).
 """
 
+import functools
 import inspect
 import numbers
 import time
@@ -36,6 +37,12 @@ class _Fit(NamedTuple):
     n_iter: int
     loss_curve: np.ndarray
     n_exchanges: int = 0
+
+
+@functools.cache
+def _takes(solver, name):
+    """Whether the solver function has the keyword parameter ``name`` (looked up once)."""
+    return name in inspect.signature(solver).parameters
 
 
 def _check_int(name, value, minimum):
@@ -166,7 +173,7 @@ class _SparseLinearBase(BaseEstimator):
         """
         start = time.perf_counter()
         options = self._solver_options()
-        if self.debias and "support_refit" in inspect.signature(type(self)._solver).parameters:
+        if self.debias and _takes(type(self)._solver, "support_refit"):
             # the fit ends with a refit on the support: jump there once the support settles
             options["support_refit"] = self._support_refit_patience
         result = type(self)._solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,

@@ -4,10 +4,10 @@ import numpy as np
 
 from ._base import (
     IterationMonitor,
+    SupportJump,
     backtracking_step,
     gradient_step,
     initial_step,
-    jump_to_support_minimiser,
     project,
 )
 
@@ -89,7 +89,8 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     u, bu, Zu = x.copy(), b.copy(), Z_x
     support = operator.support(x, k)
     extrapolated = False
-    stable, it = 0, 0
+    jump = SupportJump(loss, operator, k, support_refit, support, f_x)
+    it = 0
     for it in range(1, max_iter + 1):
         f_u = loss.value_from_z(Zu, u)
         gW, gb = loss.gradient_from_z(Zu, u)
@@ -112,19 +113,13 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         bu = b_new + momentum * (b_new - b)
         Zu = Z_new + momentum * (Z_new - Z_x)
         extrapolated = momentum != 0 and not np.array_equal(u, x_new)
-        # a settled support, and a step that did not raise the objective (see iht)
-        stable = stable + 1 if np.array_equal(support_new, support) and f_new <= f_x else 0
         x, b, Z_x, f_x, support = x_new, b_new, Z_new, f_new, support_new
         if stop:
             break
-        if support_refit and operator.is_hard and stable >= support_refit:
-            stable = 0
-            jump = jump_to_support_minimiser(loss, operator, k, x, b, f_x, support, eta)
-            if jump is not None:
-                x, b, Z_x, f_x, fixed = jump
-                monitor.objective[-1] = f_x  # the jump completes iteration it
-                u, bu, Zu, extrapolated = x.copy(), b.copy(), Z_x, False
-                if fixed:
-                    monitor.converged = True
-                    break
+        jumped = jump(x, b, f_x, support, eta, monitor)
+        if jumped is not None:
+            x, b, Z_x, f_x = jumped
+            u, bu, Zu, extrapolated = x.copy(), b.copy(), Z_x, False
+            if monitor.converged:
+                break
     return monitor.result(x, b, support, it, eta)

@@ -258,30 +258,63 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L):
     return Wn, bn, Z, fn, support, eta, next_step(operator, W, support, eta, ratio)
 
 
-def jump_to_support_minimiser(loss, operator, k, W, b, f, support, eta):
+class SupportJump:
     """Jump to the limit of hard-thresholding IHT once its support has settled.
 
     While the support of hard-thresholding iterates stays ``S``, the
     iteration is gradient descent on the loss restricted to ``S``, whose
-    limit is the minimiser on ``S`` (:meth:`BaseLoss.refit`). This computes
-    that point directly and checks that it is a fixed point of the
-    thresholded step with step ``eta``: ``P_k(W - eta grad f(W))`` keeps
-    the support ``S`` (its gradient on ``S`` is zero, so the step then
-    returns the same point). A fixed point is where iterating would have
-    converged; otherwise the iteration continues from the minimiser, whose
-    loss is no higher.
+    limit is the minimiser on ``S`` (:meth:`BaseLoss.refit`). After
+    ``patience`` consecutive iterations that keep the support and do not
+    raise the objective (a fixed step too large for the loss must still be
+    reported as divergent), this computes that point directly and checks
+    that it is a fixed point of the thresholded step with step ``eta``:
+    ``P_k(W - eta grad f(W))`` keeps ``S`` (the gradient on ``S`` is zero, so
+    the step then returns the same point). A fixed point is where iterating
+    would have converged; otherwise the iteration continues from the
+    minimiser, whose loss is no higher.
 
-    Returns
-    -------
-    W, b, Z, f, fixed
-        The minimiser, its linear predictor and loss, and whether it is a
-        fixed point; ``None`` when the refit does not lower the loss.
+    Parameters
+    ----------
+    loss : BaseLoss
+    operator : ThresholdingOperator
+        Only hard thresholding jumps (the fixed points of the others are not
+        minimisers on their support).
+    k : int
+    patience : int
+        0 never jumps.
+    support : ndarray
+        Support of the starting point.
+    f : float
+        Objective at the starting point.
     """
-    Wr, br = loss.refit(support, W, b)
-    Z = loss.linear_predictor(Wr, br)
-    fr = loss.value_from_z(Z, Wr)
-    if not fr <= f:
-        return None
-    gW = loss.gradient_from_z(Z, Wr)[0]
-    fixed = np.array_equal(operator.support(Wr - eta * gW, k), support)
-    return Wr, br, Z, fr, fixed
+
+    def __init__(self, loss, operator, k, patience, support, f):
+        self.loss, self.operator, self.k = loss, operator, k
+        self.patience = patience if operator.is_hard else 0
+        self.support, self.f, self.count = support, f, 0
+
+    def __call__(self, W, b, f, support, eta, monitor):
+        """Record an iteration's result; jump when the support has settled.
+
+        Returns ``None`` (no jump) or ``(W, b, Z, f)`` at the minimiser; the
+        jump completes the iteration (it replaces the last entry of
+        ``monitor.objective``) and sets ``monitor.converged`` to whether the
+        minimiser is a fixed point.
+        """
+        settled = np.array_equal(support, self.support) and f <= self.f
+        self.count = self.count + 1 if settled else 0
+        self.support, self.f = support, f
+        if not self.patience or self.count < self.patience:
+            return None
+        self.count = 0
+        loss = self.loss
+        Wr, br = loss.refit(support, W, b)
+        Z = loss.linear_predictor(Wr, br)
+        fr = loss.value_from_z(Z, Wr)
+        if not fr <= f:
+            return None
+        gW = loss.gradient_from_z(Z, Wr)[0]
+        self.f = fr
+        monitor.objective[-1] = fr
+        monitor.converged = np.array_equal(self.operator.support(Wr - eta * gW, self.k), support)
+        return Wr, br, Z, fr

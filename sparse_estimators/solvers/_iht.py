@@ -1,13 +1,11 @@
 """Iterative hard (or any-operator) thresholding: projected gradient descent."""
 
-import numpy as np
-
 from ._base import (
     IterationMonitor,
+    SupportJump,
     backtracking_step,
     gradient_step,
     initial_step,
-    jump_to_support_minimiser,
     project,
 )
 
@@ -41,7 +39,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
         With hard thresholding, once the support has been unchanged for this
         many iterations, jump to the minimiser of the loss on it and stop if
         that is a fixed point of the thresholded step (where the iteration
-        would converge; see :func:`jump_to_support_minimiser`), else go on
+        would converge; see :class:`SupportJump`), else go on
         from it. 0 never jumps (the papers' iteration, stopped by ``tol``).
         Estimators that refit on the support anyway (``debias=True``) use
         3 (regressors) or 1 (classifiers).
@@ -56,11 +54,12 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     eta_next = eta
     W, b = project(operator, k, W0)[0], b0.copy()
     Z = loss.linear_predictor(W, b)
-    f = f_previous = loss.value_from_z(Z, W)
+    f = loss.value_from_z(Z, W)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard,
                                verbose=verbose, name="IHT")
-    support = previous = operator.support(W, k)
-    stable, it = 0, 0
+    support = operator.support(W, k)
+    jump = SupportJump(loss, operator, k, support_refit, support, f)
+    it = 0
     for it in range(1, max_iter + 1):
         gW, gb = loss.gradient_from_z(Z, W)
         if step_size == "auto":
@@ -71,20 +70,12 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
         stop = monitor.update(it, W, b, Wn, bn, f, support)
         if monitor.diverged:
             break
-        # a settled support, and a step that did not raise the objective (a fixed step
-        # too large for the loss must still be reported as divergent)
-        stable = stable + 1 if np.array_equal(support, previous) and f <= f_previous else 0
-        W, b, previous, f_previous = Wn, bn, support, f
+        W, b = Wn, bn
         if stop:
             break
-        if support_refit and operator.is_hard and stable >= support_refit:
-            stable = 0
-            jump = jump_to_support_minimiser(loss, operator, k, W, b, f, support, eta)
-            if jump is not None:
-                W, b, Z, f, fixed = jump
-                f_previous = f
-                monitor.objective[-1] = f  # the jump completes iteration it
-                if fixed:
-                    monitor.converged = True
-                    break
+        jumped = jump(W, b, f, support, eta, monitor)
+        if jumped is not None:
+            W, b, Z, f = jumped
+            if monitor.converged:
+                break
     return monitor.result(W, b, support, it, eta)
