@@ -56,9 +56,9 @@ PHASE = ["setup"]
 def _wrap(name):
     original = getattr(LinearDesign, name)
 
-    def counted(self, M):
+    def counted(self, M, *args):
         COUNTS[(PHASE[0], name, M.shape[1] if M.ndim == 2 else 1, self.shape[1])] += 1
-        return original(self, M)
+        return original(self, M, *args)
 
     counted.original = original
     return counted

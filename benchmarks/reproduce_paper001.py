@@ -82,9 +82,9 @@ def count_passes(loss):
     design = loss.design
     matvec, rmatvec = design.matvec, design.rmatvec
 
-    def counted_matvec(W):
+    def counted_matvec(W, rows=None):
         counter["passes"] += 1
-        return matvec(W)
+        return matvec(W, rows)
 
     def counted_rmatvec(R):
         counter["passes"] += 1

@@ -276,7 +276,7 @@ class QuadraticObjective:
     def lipschitz(self):
         return self.L
 
-    def linear_predictor(self, W, b):
+    def linear_predictor(self, W, b, rows=None):
         return W
 
     def value_from_z(self, Z, W):

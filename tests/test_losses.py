@@ -580,7 +580,8 @@ def test_squared_refit_candidates_match_linear_regression(fmt, fit_intercept, we
     supports = [np.array([0, 2, 3]), np.array([1, 2, 5]), np.array([0, 4, 5])]
     fits = pb.loss.refit_candidates(supports, pb.W, pb.b)
     assert len(fits) == 3
-    for S, (W, _, value) in zip(supports, fits, strict=True):
+    for S, (W, b, value, Z) in zip(supports, fits, strict=True):
+        assert_allclose(Z, pb.loss.linear_predictor(W, b), rtol=1e-10, atol=1e-10)
         assert np.all(np.delete(W, S, axis=0) == 0.0)
         lr = LinearRegression(fit_intercept=fit_intercept).fit(pb.Xd[:, S], pb.y, sample_weight=pb.sw_arg)
         coef = lr.coef_.T if pb.y.ndim == 2 else lr.coef_[:, None]
@@ -590,6 +591,20 @@ def test_squared_refit_candidates_match_linear_regression(fmt, fit_intercept, we
         assert value == pytest.approx(expected, rel=1e-10)
 
 
+def test_squared_refit_candidates_equal_weights_are_no_weights():
+    # equal weights take the unweighted products; the mean they define is the same
+    pb = Problem("squared2")
+    supports = [np.array([0, 2, 3]), np.array([1, 2, 5])]
+    plain = SquaredLoss(pb.Xd, pb.y).refit_candidates(supports, pb.W, pb.b)
+    weighted = SquaredLoss(pb.Xd, pb.y, sample_weight=np.full(N, 3.0)).refit_candidates(supports, pb.W, pb.b)
+    assert SquaredLoss(pb.Xd, pb.y, sample_weight=np.full(N, 3.0)).uniform_weights
+    assert not SquaredLoss(pb.Xd, pb.y, sample_weight=np.arange(1.0, N + 1)).uniform_weights
+    for (W1, _, v1, Z1), (W2, _, v2, Z2) in zip(plain, weighted, strict=True):
+        assert_allclose(W2, W1, rtol=1e-12, atol=1e-14)
+        assert v2 == pytest.approx(v1, rel=1e-12)
+        assert_allclose(Z2, Z1, rtol=1e-12, atol=1e-14)
+
+
 def test_squared_refit_candidates_fall_back_on_singular_and_mixed_sizes():
     pb = Problem("squared")
     X = np.column_stack([pb.Xd, pb.Xd[:, 2]])  # column 6 duplicates column 2
@@ -597,7 +612,8 @@ def test_squared_refit_candidates_fall_back_on_singular_and_mixed_sizes():
     W, b = loss.zeros()
     for supports in ([np.array([1, 2, 6]), np.array([0, 1, 3])], [np.array([1, 2]), np.array([0, 1, 3])]):
         fits = loss.refit_candidates(supports, W, b)
-        for S, (W_c, _, value) in zip(supports, fits, strict=True):
+        for S, (W_c, b_c, value, Z_c) in zip(supports, fits, strict=True):
+            assert_allclose(Z_c, loss.linear_predictor(W_c, b_c), rtol=1e-10, atol=1e-10)
             lr = LinearRegression().fit(X[:, S], pb.y, sample_weight=pb.sw)
             residual = pb.y - lr.predict(X[:, S])
             assert value == pytest.approx(0.5 * np.average(residual**2, weights=pb.sw), rel=1e-8)
@@ -609,7 +625,8 @@ def test_squared_refit_candidates_fall_back_on_singular_and_mixed_sizes():
 def test_glm_refit_candidates_are_refits(kind):
     pb = Problem(kind)
     supports = [np.array([1, 2, 4]), np.array([0, 3, 5])]
-    for S, (W, b, value) in zip(supports, pb.loss.refit_candidates(supports, pb.W, pb.b), strict=True):
+    for S, (W, b, value, Z) in zip(supports, pb.loss.refit_candidates(supports, pb.W, pb.b), strict=True):
+        assert_allclose(Z, pb.loss.linear_predictor(W, b), rtol=1e-12, atol=1e-12)
         start = np.where(np.isin(np.arange(P), S)[:, None], pb.W, 0.0)
         W_ref, b_ref = pb.loss.refit(S, start, pb.b)
         assert_allclose(W, W_ref, atol=1e-10)

@@ -441,6 +441,8 @@ def test_support_refit_ends_at_the_limit_of_plain_iht(family, patience, solver):
     plain = solver(loss, Hard(), k, **options)
     jump = solver(loss, Hard(), k, **options, support_refit=patience)
     assert plain.converged and jump.converged
+    # only the jump's result is flagged as the minimiser on its support
+    assert jump.refitted and not plain.refitted
     assert_array_equal(jump.support, plain.support)
     assert_allclose(jump.coef, plain.coef, rtol=1e-7, atol=1e-9)
     assert jump.n_iter < plain.n_iter / 5
@@ -461,3 +463,4 @@ def test_support_refit_only_for_hard_thresholding(op):
     jump = run(loss, op, 5, max_iter=300, support_refit=1)
     assert_array_equal(jump.coef, plain.coef)
     assert jump.n_iter == plain.n_iter
+    assert not jump.refitted

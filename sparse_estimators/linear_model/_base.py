@@ -190,9 +190,9 @@ class _SparseLinearBase(BaseEstimator):
         support = np.flatnonzero(np.any(W != 0, axis=1))
         n_exchanges = 0
         if self.debias and self.splicing and support.size:
-            spliced = splice(loss, k, W, b)
+            spliced = splice(loss, k, W, b, refitted=result.refitted)
             W, b, n_exchanges = spliced.coef, spliced.intercept, spliced.n_iter
-        elif self.debias and support.size:
+        elif self.debias and support.size and not result.refitted:
             W, b = loss.refit(support, W, b)
         if self.verbose:
             print(f"[{name}] k={k}: {result.n_iter} iterations and {n_exchanges} exchanges in "

@@ -114,6 +114,8 @@ class BaseLoss:
         sw = np.ones(self.n_samples) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self.sample_weight = sw
         self.sw_sum = float(sw.sum())
+        #: all weights equal: a weighted mean is a plain mean (cheaper products)
+        self.uniform_weights = bool(sw.size == 0 or np.all(sw == sw[0]))
         self._lipschitz = None
 
     # -- shapes ---------------------------------------------------------------
@@ -122,9 +124,13 @@ class BaseLoss:
         return np.zeros((self.n_features, self.n_outputs)), np.zeros(self.n_outputs)
 
     # -- values and gradients ------------------------------------------------
-    def linear_predictor(self, W, b):
-        """``Z = X W + b`` (centered ``X`` for least squares)."""
-        Z = self.design.matvec(W)
+    def linear_predictor(self, W, b, rows=None):
+        """``Z = X W + b`` (centered ``X`` for least squares).
+
+        ``rows``, when given, includes the index of every non-zero row of
+        ``W`` (see :meth:`LinearDesign.matvec`).
+        """
+        Z = self.design.matvec(W, rows)
         if self.intercept_is_variable and self.fit_intercept:
             Z = Z + b
         return Z
@@ -260,16 +266,19 @@ class BaseLoss:
 
         Returns
         -------
-        list of tuples ``(W_c, b_c, value_c)``
+        list of tuples ``(W_c, b_c, value_c, Z_c)``
             Refitted coefficients (zero outside the support), intercept
-            variable and loss value, one per candidate.
+            variable, loss value and linear predictor
+            (:meth:`linear_predictor`, from which the next gradient follows
+            without another product), one per candidate.
         """
         out = []
         for support in supports:
             start = np.zeros_like(W)
             start[support] = W[support]
             W_c, b_c = self.refit(support, start, b)
-            out.append((W_c, b_c, self.value(W_c, b_c)))
+            Z_c = self.linear_predictor(W_c, b_c)
+            out.append((W_c, b_c, self.value_from_z(Z_c, W_c), Z_c))
         return out
 
     def refit(self, support, W, b, *, max_iter=100):

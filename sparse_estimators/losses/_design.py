@@ -29,19 +29,28 @@ class LinearDesign:
     def _cast(self, A):
         return A if A.dtype == self.dtype else A.astype(self.dtype)
 
-    def matvec(self, W):
+    def matvec(self, W, rows=None):
         """``(X - 1 offset^T) @ W`` for ``W`` of shape (p, m).
 
         When at most a quarter of the rows of ``W`` are non-zero (the sparse
         iterates of every solver here), only those columns of ``X`` are
         multiplied: O(n k) instead of O(n p). Not for CSR input, whose
         column selection costs a pass over ``X``.
+
+        Parameters
+        ----------
+        W : ndarray of shape (p, m)
+        rows : ndarray of int, optional
+            Indices that include every non-zero row of ``W`` (a thresholding
+            operator's support), when the caller knows them: saves searching.
         """
-        rows = None
         if self.shape[1] >= 8 and not (self.is_sparse and self.X.format == "csr"):
-            nonzero = np.flatnonzero(np.any(W != 0, axis=1))
-            if nonzero.size <= self.shape[1] // 4:
-                rows = nonzero
+            if rows is None:
+                rows = np.flatnonzero(W[:, 0] if W.shape[1] == 1 else np.any(W != 0, axis=1))
+            if rows.size > self.shape[1] // 4:
+                rows = None
+        else:
+            rows = None
         if rows is None:
             Z = np.asarray(self.X @ self._cast(W), dtype=float)
         elif rows.size:
@@ -56,7 +65,7 @@ class LinearDesign:
         """``(X - 1 offset^T)^T @ R`` for ``R`` of shape (n, m)."""
         G = np.asarray(self.X.T @ self._cast(R), dtype=float)
         if self.offset is not None:
-            G = G - np.outer(self.offset, R.sum(axis=0))
+            G -= self.offset[:, None] * R.sum(axis=0)
         return G
 
     def columns(self, support):

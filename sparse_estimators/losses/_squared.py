@@ -112,10 +112,9 @@ class SquaredLoss(BaseLoss):
         if k == 0 or any(s.size != k for s in supports):
             return super().refit_candidates(supports, W, b)
         union = np.unique(np.concatenate(supports))
-        root = np.sqrt(self.sample_weight)[:, None]
-        A = self.design.columns(union).dense() * root
-        Yr = self.Y * root
-        gram, rhs = A.T @ A, A.T @ Yr
+        A = self.design.columns(union).dense()  # centered columns of the union
+        Aw = A if self.uniform_weights else A * self.sample_weight[:, None]
+        gram, rhs = Aw.T @ A, Aw.T @ self.Y
         pos = np.searchsorted(union, np.stack(supports))  # (C, k) columns of A
         G = gram[pos[:, :, None], pos[:, None, :]]
         try:
@@ -126,13 +125,13 @@ class SquaredLoss(BaseLoss):
             # nearly collinear columns: the normal equations would lose too many digits
             return super().refit_candidates(supports, W, b)
         coef = np.linalg.solve(G, rhs[pos])  # (C, k, m)
-        on_union = np.zeros((len(supports), union.size, coef.shape[2]))
-        np.put_along_axis(on_union, pos[:, :, None], coef, axis=1)
-        R = Yr - A @ on_union  # (C, n, m): no (n, C k) gather of columns
-        values = 0.5 * np.einsum("cnm,cnm->c", R, R) / self.sw_sum
-        out = []
-        for support, coef_c, value in zip(supports, coef, values, strict=True):
-            W_c = np.zeros_like(W)
-            W_c[support] = coef_c
-            out.append((W_c, b, float(value)))
-        return out
+        C = len(supports)
+        on_union = np.zeros((C, union.size, coef.shape[2]))
+        on_union[np.arange(C)[:, None], pos] = coef
+        Z = A @ on_union  # (C, n, m) linear predictors: no (n, C k) gather of columns
+        R = self.Y - Z
+        squares = np.einsum("cnm,cnm->cn", R, R)
+        sums = squares.sum(axis=1) / self.n_samples if self.uniform_weights else squares @ self.sample_weight / self.sw_sum
+        W_all = np.zeros((C,) + W.shape)
+        W_all[np.arange(C)[:, None], np.stack(supports)] = coef
+        return [(W_all[c], b, 0.5 * float(sums[c]), Z[c]) for c in range(C)]

@@ -27,6 +27,10 @@ class SolverResult:
     weights : ndarray of shape (n_features,) or None
         Per-feature regularization weights at the end of the run, for
         solvers that learn them (regularized IHT); None otherwise.
+    refitted : bool
+        ``coef`` and ``intercept`` minimise the loss on ``support`` (the run
+        ended with a :class:`SupportJump`): a debiasing refit would return
+        them unchanged.
     """
 
     coef: np.ndarray
@@ -38,6 +42,7 @@ class SolverResult:
     diverged: bool = False
     step_size: float = float("nan")
     weights: np.ndarray | None = None
+    refitted: bool = False
 
 
 class IterationMonitor:
@@ -75,6 +80,7 @@ class IterationMonitor:
         self.best_step = None  # best finite iterate after at least one step
         self.diverged = False
         self.converged = False
+        self.refitted = False  # the last iterate is a SupportJump's minimiser
         self.scale = abs(f0)
         self._support = None
 
@@ -122,7 +128,8 @@ class IterationMonitor:
             W, b = self.best[1], self.best[2]
             support = np.flatnonzero(np.any(W != 0, axis=1))
         return SolverResult(W, b, np.asarray(support), n_iter, self.objective,
-                            self.converged, self.diverged, float(step))
+                            self.converged, self.diverged, float(step),
+                            refitted=self.refitted and not (self.diverged or self.keep_best))
 
 
 def project(operator, k, W):
@@ -141,7 +148,7 @@ def gradient_step(loss, operator, k, W, b, gW, gb, eta):
     """
     Wn, support = project(operator, k, W - eta * gW)
     bn = b if gb is None else b - eta * gb
-    Z = loss.linear_predictor(Wn, bn)
+    Z = loss.linear_predictor(Wn, bn, support)
     return Wn, bn, Z, loss.value_from_z(Z, Wn), support
 
 
@@ -298,8 +305,8 @@ class SupportJump:
 
         Returns ``None`` (no jump) or ``(W, b, Z, f)`` at the minimiser; the
         jump completes the iteration (it replaces the last entry of
-        ``monitor.objective``) and sets ``monitor.converged`` to whether the
-        minimiser is a fixed point.
+        ``monitor.objective``) and sets ``monitor.converged`` (and
+        ``monitor.refitted``) to whether the minimiser is a fixed point.
         """
         settled = np.array_equal(support, self.support) and f <= self.f
         self.count = self.count + 1 if settled else 0
@@ -309,7 +316,7 @@ class SupportJump:
         self.count = 0
         loss = self.loss
         Wr, br = loss.refit(support, W, b)
-        Z = loss.linear_predictor(Wr, br)
+        Z = loss.linear_predictor(Wr, br, support)
         fr = loss.value_from_z(Z, Wr)
         if not fr <= f:
             return None
@@ -317,4 +324,5 @@ class SupportJump:
         self.f = fr
         monitor.objective[-1] = fr
         monitor.converged = np.array_equal(self.operator.support(Wr - eta * gW, self.k), support)
+        monitor.refitted = monitor.converged  # solvers stop at a fixed point, else move on
         return Wr, br, Z, fr

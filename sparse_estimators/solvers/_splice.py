@@ -23,7 +23,8 @@ def _top(scores, c):
     return idx[np.lexsort((idx, -scores[idx]))]
 
 
-def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, screening_start=True):
+def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, screening_start=True,
+           refitted=False):
     """Improve a support of ``k`` features by exchanging features (abess's splicing).
 
     Parameters
@@ -58,6 +59,9 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, screening
         marginal gain at zero, and keep that result instead if its loss is
         lower by more than the gate for the number of features in which the
         two supports differ.
+    refitted : bool, default=False
+        ``W, b`` already minimise the loss on their support (a solver's
+        :attr:`SolverResult.refitted`): the first refit is skipped.
 
     Returns
     -------
@@ -67,46 +71,48 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, screening
         after each of them.
     """
     support = np.flatnonzero(np.any(W != 0, axis=1))
-    W, b = loss.refit(support, W, b)
-    f = loss.value(W, b)
+    if not refitted:
+        W, b = loss.refit(support, W, b)
+    Z = loss.linear_predictor(W, b, support)
+    f = loss.value_from_z(Z, W)
     if support.size != k or k >= loss.n_features:
         return SolverResult(W, b, support, 0, [], converged=True)
     h = loss.coordinate_curvatures()
     usable = h > loss.alpha  # constant columns can never help
     unit = loss.n_outputs * np.log(loss.n_features) / loss.sw_sum
     options = (h, usable, unit, max_exchange, max_rounds, gate)
-    best = _exchange(loss, k, support, W, b, f, *options)
+    best = _exchange(loss, k, support, W, b, f, Z, *options)
+    exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
     if screening_start:
-        W0, b0 = loss.zeros()
+        W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
-        forward = _forward_gain(loss, W0, b0, h, usable)
+        forward = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
         start = np.sort(_top(forward, k))
         if not np.array_equal(start, support):
-            W1, b1 = loss.refit(start, W0, b0)
-            other = _exchange(loss, k, start, W1, b1, loss.value(W1, b1), *options)
+            other = _exchange(loss, k, start, *loss.refit_candidates([start], W0, b0)[0], *options)
             differ = np.setdiff1d(other.support, best.support).size
             f_best, f_other = best.objective[-1], other.objective[-1]
             if f_best - f_other > gate * differ * unit * loss.noise_scale(f_best, k):
-                best = other
+                best, exact = other, False
     best.objective = best.objective[1:]
     best.n_iter = len(best.objective)
-    if best.n_iter:  # candidates may be evaluated approximately (batched normal equations)
+    if not exact:  # candidates may be evaluated approximately (batched normal equations)
         best.coef, best.intercept = loss.refit(best.support, best.coef, best.intercept)
     return best
 
 
-def _forward_gain(loss, W, b, h, usable):
-    """Loss decrease from adding each feature alone (one coordinate Newton step)."""
-    gW = loss.value_and_gradient(W, b)[1]
+def _forward_gain(loss, Z, W, h, usable):
+    """Loss decrease from adding each feature alone (one coordinate Newton step) at ``Z``."""
+    gW = loss.gradient_from_z(Z, W)[0]
     return np.where(usable, 0.5 * np.einsum("ij,ij->i", gW, gW) / np.where(usable, h, 1.0), -np.inf)
 
 
-def _exchange(loss, k, support, W, b, f, h, usable, unit, max_exchange, max_rounds, gate):
-    """Splicing from one refitted start; ``objective`` starts with the start's loss."""
+def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate):
+    """Splicing from one refitted start (``Z`` its linear predictor); ``objective`` starts with its loss."""
     objective = [f]
     for _ in range(max_rounds):
         backward = 0.5 * h[support] * np.einsum("ij,ij->i", W[support], W[support])
-        forward = _forward_gain(loss, W, b, h, usable)
+        forward = _forward_gain(loss, Z, W, h, usable)
         forward[support] = -np.inf
         n_out = min(max_exchange, k, int(np.isfinite(forward).sum()))
         kept = support[np.argsort(backward, kind="stable")]  # least useful first (ties: lower index)
@@ -114,12 +120,12 @@ def _exchange(loss, k, support, W, b, f, h, usable, unit, max_exchange, max_roun
         threshold = gate * unit * loss.noise_scale(f, k)
         candidates = [np.sort(np.concatenate([kept[c:], adds[:c]])) for c in range(1, n_out + 1)]
         best = None
-        for c, candidate, (W_c, b_c, f_c) in zip(range(1, n_out + 1), candidates,
-                                                 loss.refit_candidates(candidates, W, b), strict=True):
+        for c, candidate, (W_c, b_c, f_c, Z_c) in zip(range(1, n_out + 1), candidates,
+                                                      loss.refit_candidates(candidates, W, b), strict=True):
             if f - f_c > c * threshold and (best is None or f_c < best[3]):
-                best = (candidate, W_c, b_c, f_c)
+                best = (candidate, W_c, b_c, f_c, Z_c)
         if best is None:
             break
-        support, W, b, f = best
+        support, W, b, f, Z = best
         objective.append(f)
     return SolverResult(W, b, support, len(objective) - 1, objective, converged=True)

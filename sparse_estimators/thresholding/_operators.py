@@ -92,6 +92,9 @@ class ThresholdingOperator:
         mags = _magnitudes(z)
         support, tau = select_top_k(mags, k)
         out = np.zeros_like(z)
+        if self.is_hard:
+            out[support] = z[support]
+            return (out, support) if return_support else out
         kept = mags[support]
         if z.ndim == 1:
             new = self.shrink(kept, tau) if tau > 0 else kept

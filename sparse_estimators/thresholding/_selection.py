@@ -31,15 +31,10 @@ def select_top_k(magnitudes, k):
         return np.arange(p), 0.0
     if k <= 0:
         return np.empty(0, dtype=np.intp), float(magnitudes.max(initial=0.0))
-    kth = np.partition(magnitudes, p - k)[p - k]
+    # one partition places both the k-th largest value and the (k+1)-th, which
+    # is the largest magnitude left out whether or not the k-th one is tied
+    below, kth = np.partition(magnitudes, (p - k - 1, p - k))[p - k - 1:p - k + 1]
     greater = np.flatnonzero(magnitudes > kth)
-    equal = np.flatnonzero(magnitudes == kth)
-    support = np.concatenate([greater, equal[: k - greater.size]])
+    support = np.concatenate([greater, np.flatnonzero(magnitudes == kth)[: k - greater.size]])
     support.sort()
-    if greater.size + equal.size > k:
-        tau = float(kth)
-    else:
-        mask = np.ones(p, dtype=bool)
-        mask[support] = False
-        tau = float(magnitudes[mask].max())
-    return support, tau
+    return support, float(below)
