@@ -130,8 +130,11 @@ class SquaredLoss(BaseLoss):
         on_union[np.arange(C)[:, None], pos] = coef
         Z = A @ on_union  # (C, n, m) linear predictors: no (n, C k) gather of columns
         R = self.Y - Z
-        squares = np.einsum("cnm,cnm->cn", R, R)
-        sums = squares.sum(axis=1) / self.n_samples if self.uniform_weights else squares @ self.sample_weight / self.sw_sum
+        squares = np.einsum("cnm,cnm->cn", R, R)  # per candidate and sample
+        if self.uniform_weights:
+            mean_squares = squares.mean(axis=1)
+        else:
+            mean_squares = squares @ self.sample_weight / self.sw_sum
         W_all = np.zeros((C,) + W.shape)
         W_all[np.arange(C)[:, None], np.stack(supports)] = coef
-        return [(W_all[c], b, 0.5 * float(sums[c]), Z[c]) for c in range(C)]
+        return [(W_all[c], b, 0.5 * float(mean_squares[c]), Z[c]) for c in range(C)]
