@@ -144,3 +144,42 @@ def test_classifier_splicing_never_worse_in_training_loss():
     plain = IHTClassifier(k=3, splicing=False).fit(X, y)
     spliced = IHTClassifier(k=3).fit(X, y)
     assert log_loss(y, spliced.predict_proba(X)) <= log_loss(y, plain.predict_proba(X)) + 1e-9
+
+
+def test_a_search_joining_an_earlier_path_ends_where_it_did():
+    """The search from a support depends only on the support: from any support an earlier
+    search passed through it ends at that search's result, so the second start stops there."""
+    from sparse_estimators.solvers._splice import _exchange
+
+    rng = np.random.RandomState(2)  # weak signal: several local optima of the exchange search
+    X = rng.standard_normal((40, 30))
+    y = X[:, [0, 5, 9, 14]] @ np.array([1.0, -0.8, 0.6, 0.7]) + rng.standard_normal(40)
+    loss = SquaredLoss(X, y)
+    h = loss.coordinate_curvatures()
+    options = (h, h > 0, np.log(30) / 40, 5, 20, 0.25)
+
+    def search(support, known=frozenset()):
+        W, b = _start_on(loss, support)
+        return _exchange(loss, 4, support, W, b, loss.value(W, b), loss.linear_predictor(W, b), *options,
+                         known=known)
+
+    first, visited = search(np.array([20, 21, 22, 23]))
+    assert first.n_iter >= 2 and len(visited) == first.n_iter + 1
+    path = [np.frombuffer(key, dtype=np.intp) for key in visited]
+    for support in path:
+        again, _ = search(support)
+        np.testing.assert_array_equal(again.support, first.support)
+        assert again.objective[-1] == pytest.approx(first.objective[-1], rel=1e-12)
+        assert search(support, known=visited)[0] is None
+    # other starts stop exactly when their own search would cross the path
+    outcomes = set()
+    for seed in range(12):
+        start = np.sort(np.random.RandomState(seed).choice(30, 4, replace=False))
+        alone, own = search(start)
+        joined = search(start, known=visited)[0]
+        crosses = bool(own & visited)
+        assert (joined is None) == crosses
+        if not crosses:
+            np.testing.assert_array_equal(joined.support, alone.support)
+        outcomes.add(crosses)
+    assert outcomes == {True, False}

@@ -81,15 +81,18 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, screening
     usable = h > loss.alpha  # constant columns can never help
     unit = loss.n_outputs * np.log(loss.n_features) / loss.sw_sum
     options = (h, usable, unit, max_exchange, max_rounds, gate)
-    best = _exchange(loss, k, support, W, b, f, Z, *options)
+    best, visited = _exchange(loss, k, support, W, b, f, Z, *options)
     exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
     if screening_start:
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
         forward = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
         start = np.sort(_top(forward, k))
-        if not np.array_equal(start, support):
-            other = _exchange(loss, k, start, *loss.refit_candidates([start], W0, b0)[0], *options)
+        other = None
+        if start.tobytes() not in visited:
+            other = _exchange(loss, k, start, *loss.refit_candidates([start], W0, b0)[0], *options,
+                              known=visited)[0]
+        if other is not None:
             differ = np.setdiff1d(other.support, best.support).size
             f_best, f_other = best.objective[-1], other.objective[-1]
             if f_best - f_other > gate * differ * unit * loss.noise_scale(f_best, k):
@@ -107,10 +110,23 @@ def _forward_gain(loss, Z, W, h, usable):
     return np.where(usable, 0.5 * np.einsum("ij,ij->i", gW, gW) / np.where(usable, h, 1.0), -np.inf)
 
 
-def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate):
-    """Splicing from one refitted start (``Z`` its linear predictor); ``objective`` starts with its loss."""
+def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate, known=frozenset()):
+    """Splicing from one refitted start (``Z`` its linear predictor).
+
+    Returns ``(result, visited)``: ``result.objective`` starts with the
+    start's loss, ``visited`` holds the supports passed through (as bytes).
+    The search from a support depends on nothing else (the point is the
+    refit on it), so one that reaches a support of ``known`` (visited by an
+    earlier search) would end where that search did: it stops and
+    ``result`` is None.
+    """
     objective = [f]
+    visited = set()
     for _ in range(max_rounds):
+        key = support.tobytes()
+        if key in known:
+            return None, visited
+        visited.add(key)
         backward = 0.5 * h[support] * np.einsum("ij,ij->i", W[support], W[support])
         forward = _forward_gain(loss, Z, W, h, usable)
         forward[support] = -np.inf
@@ -128,4 +144,5 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
             break
         support, W, b, f, Z = best
         objective.append(f)
-    return SolverResult(W, b, support, len(objective) - 1, objective, converged=True)
+    visited.add(support.tobytes())
+    return SolverResult(W, b, support, len(objective) - 1, objective, converged=True), visited
