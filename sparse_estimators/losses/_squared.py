@@ -115,7 +115,8 @@ class SquaredLoss(BaseLoss):
         A = self.design.columns(union).dense()  # centered columns of the union
         Aw = A if self.uniform_weights else A * self.sample_weight[:, None]
         gram, rhs = Aw.T @ A, Aw.T @ self.Y
-        pos = np.searchsorted(union, np.stack(supports))  # (C, k) columns of A
+        rows = np.stack(supports)  # (C, k) features of each candidate
+        pos = np.searchsorted(union, rows)  # their columns in A
         G = gram[pos[:, :, None], pos[:, None, :]]
         try:
             pivots = np.diagonal(np.linalg.cholesky(G), axis1=1, axis2=2) ** 2
@@ -136,5 +137,5 @@ class SquaredLoss(BaseLoss):
         else:
             mean_squares = squares @ self.sample_weight / self.sw_sum
         W_all = np.zeros((C,) + W.shape)
-        W_all[np.arange(C)[:, None], np.stack(supports)] = coef
+        W_all[np.arange(C)[:, None], rows] = coef
         return [(W_all[c], b, 0.5 * float(mean_squares[c]), Z[c]) for c in range(C)]
