@@ -196,6 +196,20 @@ def test_hessp_matches_finite_differences_of_gradient(problem):
         assert rel_err(hv, hv_fd) < 1e-6
 
 
+def test_feature_curvatures_are_the_hessian_diagonal(problem):
+    """feature_curvatures(Z, features) is the diagonal of the Hessian (from hessp) in those coefficients."""
+    pb = problem
+    theta = pb.pack(pb.W, pb.b)
+    features = np.array([0, 2, P - 1])
+    got = pb.loss.feature_curvatures(pb.loss.linear_predictor(pb.W, pb.b), features)
+    assert got.shape == (features.size, pb.m)
+    for i, j in enumerate(features):
+        for a in range(pb.m):
+            e = np.zeros(theta.size)
+            e[j * pb.m + a] = 1.0
+            assert_allclose(got[i, a], pb.packed_hessp(theta, e)[j * pb.m + a], rtol=1e-10)
+
+
 # (the multi-output squared Hessian is the shared per-output (p, p) block: tested separately)
 @pytest.mark.parametrize("case", [c for c in ALL_CASES if c[0] != "squared2"],
                          ids=[i for c, i in zip(ALL_CASES, ALL_IDS, strict=True) if c[0] != "squared2"])

@@ -89,6 +89,51 @@ def test_gate_refuses_exchanges_that_fit_noise():
     assert accepted[0.0] >= 10 and accepted[1.0] <= accepted[0.0] / 10, accepted
 
 
+def test_add_gate_refuses_exchanges_that_fit_noise_in_the_logistic_loss():
+    """Labels independent of X: every exchange that lowers the deviance fits noise.
+    Plain splicing (gate=0) accepts many; add_gate=1 (each added feature must be as
+    significant as the best of p noise features typically is) refuses nearly all."""
+    accepted = {0.0: 0, 1.0: 0}
+    for seed in range(10):
+        rng = np.random.RandomState(seed)
+        X, y = rng.standard_normal((200, 200)), rng.randint(0, 2, 200)
+        loss = LogisticLoss(X, y[:, None], None, True, 1e-4)
+        W, b = _start_on(loss, np.arange(5))
+        for add_gate in accepted:
+            accepted[add_gate] += splice(loss, 5, W, b, gate=0.0, add_gate=add_gate, screening_start=False).n_iter
+    assert accepted[0.0] >= 10 and accepted[1.0] <= accepted[0.0] / 10, accepted
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_add_gate_still_swaps_noise_for_strong_features(seed):
+    """From a support holding two noise features in place of two true ones, the gated
+    search (the classifiers' setting) exchanges them for the true ones."""
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((300, 100))
+    z = X[:, :4] @ np.array([1.5, -1.5, 1.2, 1.0])
+    y = (rng.uniform(size=300) < 1 / (1 + np.exp(-z))).astype(int)
+    loss = LogisticLoss(X, y[:, None], None, True, 1e-4)
+    W, b = _start_on(loss, np.array([0, 1, 50, 60]))
+    result = splice(loss, 4, W, b, gate=0.0, add_gate=1.0, screening_start=False)
+    np.testing.assert_array_equal(result.support, np.arange(4))
+
+
+def test_classifier_splicing_auto_follows_the_sample_size():
+    """splicing='auto' (the classifiers' default) splices only when n > 2 k log(p - k):
+    below, it is splicing=False; above, splicing=True."""
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((300, 200))
+    z = X[:, [0, 40, 80, 120, 160]] @ np.array([1.5, -1.5, 1.2, 1.0, 0.8])
+    y = (rng.uniform(size=300) < 1 / (1 + np.exp(-z))).astype(int)
+    k = 5
+    for n in (50, 300):  # 2 k log(p - k) = 52.7
+        auto = IHTClassifier(k=k).fit(X[:n], y[:n])
+        same = IHTClassifier(k=k, splicing=n > 2 * k * np.log(200 - k)).fit(X[:n], y[:n])
+        np.testing.assert_array_equal(auto.coef_, same.coef_)
+        assert auto.n_exchanges_ == same.n_exchanges_
+    assert IHTClassifier(k=k, splicing=False).fit(X[:50], y[:50]).n_exchanges_ == 0
+
+
 def test_estimator_splicing_recovers_where_the_solver_stalls():
     """Paper 000's Fig. 1(f) problem (100 x 800, k* = 22, noiseless): IHT's fixed points
     miss the support in half of the draws; spliced, it recovers at least 2 more."""
@@ -142,7 +187,7 @@ def test_classifier_splicing_never_worse_in_training_loss():
     z = X[:, [3, 30, 300]] @ np.array([2.0, -2.0, 1.5])
     y = (rng.uniform(size=150) < 1 / (1 + np.exp(-z))).astype(int)
     plain = IHTClassifier(k=3, splicing=False).fit(X, y)
-    spliced = IHTClassifier(k=3).fit(X, y)
+    spliced = IHTClassifier(k=3, splicing=True).fit(X, y)
     assert log_loss(y, spliced.predict_proba(X)) <= log_loss(y, plain.predict_proba(X)) + 1e-9
 
 
@@ -156,7 +201,7 @@ def test_a_search_joining_an_earlier_path_ends_where_it_did():
     y = X[:, [0, 5, 9, 14]] @ np.array([1.0, -0.8, 0.6, 0.7]) + rng.standard_normal(40)
     loss = SquaredLoss(X, y)
     h = loss.coordinate_curvatures()
-    options = (h, h > 0, np.log(30) / 40, 5, 20, 0.25)
+    options = (h, h > 0, np.log(30) / 40, 5, 20, 0.25, 0.0)
 
     def search(support, known=frozenset()):
         W, b = _start_on(loss, support)

@@ -105,7 +105,7 @@ BAD_PARAMS = [
     ("max_iter", 0), ("max_iter", -5), ("max_iter", 10.5),
     ("tol", -1), ("tol", np.nan),
     ("fit_intercept", "yes"), ("fit_intercept", 1), ("fit_intercept", None),
-    ("debias", "no"), ("warm_start", 0),
+    ("debias", "no"), ("warm_start", 0), ("splicing", "always"), ("splicing", 1), ("splicing", None),
     ("verbose", -1),
 ]
 

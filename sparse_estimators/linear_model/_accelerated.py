@@ -106,7 +106,7 @@ class AcceleratedIHTClassifier(_MomentumMixin, SparseClassifierBase):
     """
 
     def __init__(self, k=None, *, momentum=0.25, thresholding="hard", step_size="auto", max_iter=1000,
-                 tol=1e-4, fit_intercept=True, debias=True, splicing=False, warm_start=False, verbose=0, alpha=1e-4,
+                 tol=1e-4, fit_intercept=True, debias=True, splicing="auto", warm_start=False, verbose=0, alpha=1e-4,
                  class_weight=None):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing,

@@ -74,7 +74,7 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         column names."""
 
 
-_SPLICING = """splicing : bool, default={default}
+_SPLICING = """splicing : bool or 'auto', default={default}
         After the sparse solver, improve the support by exchanging features
         (the splicing search of abess; see
         :func:`sparse_estimators.solvers.splice`): up to 5 selected features
@@ -84,16 +84,22 @@ _SPLICING = """splicing : bool, default={default}
         ``debias=False``. ``False`` keeps the solver's own support (the
         papers' algorithms as published).{note}"""
 
-_SPLICING_CLASSIFIER_NOTE = """ Off by default for classifiers: every
-        candidate exchange is a Newton refit of the logistic loss (fits 3.5-11
-        times slower), and on the designs of ``benchmarks/compare_peers.py``
-        (n = 100 and 500, p = 100 and 1000) it lowered the mean support F1 by
-        0.04-0.06 even at SNR 6. Exchanges that lower the deviance do not
-        find the true support more often there: with correlated neighbouring
+_SPLICING_REGRESSOR_NOTE = """ ``'auto'`` is the same as
+        ``True`` for regressors."""
+
+_SPLICING_CLASSIFIER_NOTE = """ For classifiers an exchange
+        is accepted when it lowers the training deviance and every feature
+        it adds is itself significant: removing it from the new fit would
+        raise the deviance by more than the best of ``n_features`` noise
+        features typically lowers it (``add_gate=1`` of ``splice``). The
+        deviance alone is a poor guide here: with correlated neighbouring
         features, supports holding a few noise features often have a lower
-        training deviance than the true one. A stricter threshold (4 or 8
-        times the default) gave the F1 of no splicing or lower, at 2.6-5
-        times the time."""
+        training deviance than the true one. ``'auto'`` splices when
+        ``n_samples > 2 k log(n_features - k)`` (about the sample size
+        below which no method recovers the support, Wainwright 2009): on the
+        designs of ``benchmarks/compare_peers.py`` splicing raised the mean
+        support F1 at n = 500 and lowered it at n = 100, p = 1000, where it
+        also made fits about 7 times slower. ``True`` always splices."""
 
 
 def shared_params(*names):
@@ -112,7 +118,9 @@ def fill_doc(**extra):
     def decorate(cls):
         fields = {name: text for name, text in _SHARED.items()}
         splicing = inspect.signature(cls.__init__).parameters["splicing"].default
-        fields["splicing"] = _SPLICING.format(default=splicing, note="" if splicing else _SPLICING_CLASSIFIER_NOTE)
+        fields["splicing"] = _SPLICING.format(default=repr(splicing),
+                                              note=_SPLICING_REGRESSOR_NOTE if splicing is True
+                                              else _SPLICING_CLASSIFIER_NOTE)
         fields.update(extra)  # per-class descriptions replace the shared ones, also in the groups
         fields["solver_params"] = "\n\n    ".join(
             fields[name] for name in ("thresholding", "step_size", "max_iter", "tol", "fit_intercept", "debias",

@@ -207,7 +207,7 @@ class IOBSClassifier(_IOBSMixin, SparseClassifierBase):
     """
 
     def __init__(self, k=None, *, damping=1e-2, correction=True, hessian="auto", thresholding="hard",
-                 step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=False,
+                 step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing="auto",
                  warm_start=False,
                  verbose=0, alpha=1e-4, class_weight=None):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,

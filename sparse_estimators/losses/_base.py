@@ -224,6 +224,19 @@ class BaseLoss:
             self._coordinate_curvatures = self.curvature * np.asarray(second, dtype=float) + self.alpha
         return self._coordinate_curvatures
 
+    def feature_curvatures(self, Z, features):
+        """Curvature of the loss along each coefficient of ``features`` at linear predictor ``Z``.
+
+        The diagonal of the Hessian in those coefficients, shape
+        ``(len(features), n_outputs)``. Here the constant
+        :meth:`coordinate_curvatures` (exact for least squares); losses
+        whose curvature varies (logistic, multinomial) evaluate it at ``Z``.
+        The splicing search uses it to rate a feature it would add (see
+        ``add_gate`` in :func:`sparse_estimators.solvers.splice`).
+        """
+        h = self.coordinate_curvatures()[np.asarray(features)]
+        return np.repeat(h[:, None], self.n_outputs, axis=1)
+
     def noise_scale(self, value, k):
         """Scale of the loss decrease that noise alone buys per added coefficient.
 
@@ -315,6 +328,19 @@ class BaseLoss:
             # gradient is orthogonal to.
             step = -scipy.linalg.lstsq(H, g, lapack_driver="gelsd")[0]
             t, slope = 1.0, float(g @ step)
+            if -slope <= 1e-12 * (1.0 + abs(f)):
+                # within rounding of the minimum in f (the decrement is what a
+                # full step would gain), but theta may still be ~sqrt(eps)
+                # away: full Newton steps (quadratic convergence here) until
+                # the step is at the level of rounding in theta
+                f_new, g_new = fun(theta + step)
+                if not f_new <= f + 1e-12 * (1.0 + abs(f)):
+                    break
+                theta = theta + step
+                f, g = f_new, g_new
+                if np.linalg.norm(step) <= 1e-12 * (1.0 + np.linalg.norm(theta)):
+                    break
+                continue
             while True:
                 f_new, g_new = fun(theta + t * step)
                 if f_new <= f + 1e-4 * t * slope or t < 1e-10:

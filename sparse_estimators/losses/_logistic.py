@@ -55,6 +55,14 @@ class _GLMLoss(BaseLoss):
         """Pointwise second derivatives in z, shape (n, m, m)."""
         raise NotImplementedError
 
+    def _hess_diag(self, Z):
+        """Diagonal of the pointwise second derivatives in z, shape (n, m)."""
+        return np.einsum("iaa->ia", self._hess_weights(Z))
+
+    def feature_curvatures(self, Z, features):  # noqa: D102 - documented in BaseLoss
+        weights = self._hess_diag(Z) * (self.sample_weight / self.sw_sum)[:, None]
+        return self.design.columns(np.asarray(features)).column_moments(weights) + self.alpha
+
     def hessian(self, W, b):  # noqa: D102 - documented in BaseLoss
         m, p = self.n_outputs, self.n_features
         Hw = self._hess_weights(self.linear_predictor(W, b)) * (self.sample_weight / self.sw_sum)[:, None, None]
@@ -118,8 +126,11 @@ class LogisticLoss(_GLMLoss):
         return p * (1.0 - p) * Zv
 
     def _hess_weights(self, Z):
+        return self._hess_diag(Z)[:, :, None]
+
+    def _hess_diag(self, Z):
         p = expit(Z)
-        return (p * (1.0 - p))[:, :, None]
+        return p * (1.0 - p)
 
     def initial_intercept(self):  # noqa: D102
         if not self.fit_intercept:
@@ -168,6 +179,10 @@ class MultinomialLoss(_GLMLoss):
     def _hess_weights(self, Z):
         P = softmax(Z, axis=1)
         return np.einsum("ia,ac->iac", P, np.eye(P.shape[1])) - P[:, :, None] * P[:, None, :]
+
+    def _hess_diag(self, Z):
+        P = softmax(Z, axis=1)
+        return P * (1.0 - P)
 
     def intercept(self, W, b):
         """The intercept, shifted to mean zero (softmax is invariant to the shift)."""

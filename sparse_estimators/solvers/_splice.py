@@ -7,8 +7,9 @@ selection problem*, the algorithm behind abess) improves it by exchanging
 features: the ``c`` selected features whose removal costs least are swapped
 for the ``c`` unselected features whose addition gains most, for
 ``c = 1, ..., max_exchange``; the best exchange is kept if the refitted loss
-drops by more than noise alone would explain, and the search repeats until no
-exchange is accepted.
+drops by more than noise alone would explain (and, where asked, if every added
+feature is itself more significant than the best of ``p`` noise features would
+be), and the search repeats until no exchange is accepted.
 """
 
 import numpy as np
@@ -23,7 +24,7 @@ def _top(scores, c):
     return idx[np.lexsort((idx, -scores[idx]))]
 
 
-def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, screening_start=True,
+def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, screening_start=True,
            refitted=False):
     """Improve a support of ``k`` features by exchanging features (abess's splicing).
 
@@ -54,6 +55,22 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, screening
         small). The default 0.25 was chosen on the peer benchmark
         (``benchmarks/compare_peers.py``): it keeps the large gains that
         rescue the solver from a poor fixed point and refuses small ones.
+    add_gate : float, default=0.0
+        An exchange is accepted only if, in the refit on the new support,
+        removing any one of the added features would raise the loss by more
+        than ``add_gate * m * log(p) * s / N`` (estimated from the diagonal
+        of the Hessian there, :meth:`~sparse_estimators.losses.BaseLoss.feature_curvatures`:
+        ``sum_a h_ja w_ja^2 / 2``, half the Wald statistic over ``N``). At 1,
+        each added feature must be as significant as the best of ``p`` noise
+        features would typically be (the risk-inflation level). Unlike
+        ``gate``, which tests the net decrease, this accepts the exchange of
+        a weak selected feature for a strong unselected one even when the
+        net gain is small, and refuses the exchange of a selected feature
+        that its correlated neighbours make redundant for a noise feature
+        that only fits noise. 0 (the default) does not test. The classifiers
+        use ``gate=0, add_gate=1`` (chosen on ``benchmarks/compare_peers.py``'s
+        logistic designs, where the net decrease alone could not separate
+        the two cases).
     screening_start : bool, default=True
         Also splice from abess's start, the ``k`` features of largest
         marginal gain at zero, and keep that result instead if its loss is
@@ -80,7 +97,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, screening
     h = loss.coordinate_curvatures()
     usable = h > loss.alpha  # constant columns can never help
     unit = loss.n_outputs * np.log(loss.n_features) / loss.sw_sum
-    options = (h, usable, unit, max_exchange, max_rounds, gate)
+    options = (h, usable, unit, max_exchange, max_rounds, gate, add_gate)
     best, visited = _exchange(loss, k, support, W, b, f, Z, *options)
     exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
     if screening_start:
@@ -110,7 +127,19 @@ def _forward_gain(loss, Z, W, h, usable):
     return np.where(usable, 0.5 * np.einsum("ij,ij->i", gW, gW) / np.where(usable, h, 1.0), -np.inf)
 
 
-def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate, known=frozenset()):
+def _significant(loss, added, W, Z, level, k, f):
+    """Whether removing any one of the ``added`` features from the fit ``(W, Z)`` would cost more than ``level``.
+
+    The cost of feature ``j`` is estimated by ``sum_a h_ja w_ja^2 / 2`` with
+    ``h`` the loss's curvature along its coefficients at ``Z``; ``level`` is
+    in units of the loss's noise scale.
+    """
+    cost = 0.5 * np.einsum("ij,ij->i", loss.feature_curvatures(Z, added), W[added] ** 2)
+    return bool(cost.min() > level * loss.noise_scale(f, k))
+
+
+def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate, add_gate,
+              known=frozenset()):
     """Splicing from one refitted start (``Z`` its linear predictor).
 
     Returns ``(result, visited)``: ``result.objective`` starts with the
@@ -138,7 +167,8 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         best = None
         for c, candidate, (W_c, b_c, f_c, Z_c) in zip(range(1, n_out + 1), candidates,
                                                       loss.refit_candidates(candidates, W, b), strict=True):
-            if f - f_c > c * threshold and (best is None or f_c < best[3]):
+            if (f - f_c > c * threshold and (best is None or f_c < best[3])
+                    and (not add_gate or _significant(loss, adds[:c], W_c, Z_c, add_gate * unit, k, f_c))):
                 best = (candidate, W_c, b_c, f_c, Z_c)
         if best is None:
             break
