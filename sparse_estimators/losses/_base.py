@@ -84,6 +84,69 @@ def largest_eigenvalue(apply, n, *, tol=1e-6, seed=0):
     return float(max(lam, 0.0)) * (1.0 + 10 * tol)
 
 
+def _min_norm_solve(H, g):
+    """Minimum-norm solution of ``H x = g`` (``H`` symmetric, possibly singular)."""
+    return scipy.linalg.lstsq(H, g, lapack_driver="gelsd", check_finite=False)[0]
+
+
+def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=_min_norm_solve):
+    """Minimise a smooth convex function by Newton's method, to rounding error.
+
+    Newton steps with an Armijo backtracking line search, iterated until the
+    step is at the level of rounding error in ``theta``, so that equivalent
+    problems (sample weights versus repeated rows) give equal solutions.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(theta) -> (value, gradient)``.
+    hessian : callable
+        ``hessian(theta) -> H``, the dense Hessian; called only at the point
+        where ``fun`` was last evaluated (so it may reuse that evaluation).
+    theta : ndarray of shape (d,)
+        Starting point.
+    max_iter : int, default=100
+        Largest number of Newton steps.
+    solve : callable, default=minimum-norm least squares
+        ``solve(H, g)`` returns a solution of ``H x = g``; the minimum-norm
+        one when ``H`` is singular along invariances of the function (softmax
+        intercept shifts), which the gradient is orthogonal to.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    f, g = fun(theta)
+    for _ in range(max_iter):
+        H = hessian(theta)
+        step = -solve(H, g)
+        t, slope = 1.0, float(g @ step)
+        if -slope <= 1e-12 * (1.0 + abs(f)):
+            # within rounding of the minimum in f (the decrement is what a
+            # full step would gain), but theta may still be ~sqrt(eps)
+            # away: full Newton steps (quadratic convergence here) until
+            # the step is at the level of rounding in theta
+            f_new, g_new = fun(theta + step)
+            if not f_new <= f + 1e-12 * (1.0 + abs(f)):
+                break
+            theta = theta + step
+            f, g = f_new, g_new
+            if np.linalg.norm(step) <= 1e-12 * (1.0 + np.linalg.norm(theta)):
+                break
+            continue
+        while True:
+            f_new, g_new = fun(theta + t * step)
+            if f_new <= f + 1e-4 * t * slope or t < 1e-10:
+                break
+            t *= 0.5
+        theta = theta + t * step
+        done = np.linalg.norm(t * step) <= 1e-12 * (1.0 + np.linalg.norm(theta)) or f - f_new <= 0
+        f, g = f_new, g_new
+        if done:
+            break
+    return theta
+
+
 class BaseLoss:
     """A smooth loss of a linear model ``Z = X W + b``, as a weighted mean.
 
@@ -320,37 +383,7 @@ class BaseLoss:
             return f, (np.concatenate([gW.ravel(), gb]) if has_b else gW.ravel())
 
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
-        f, g = fun(theta)
-        for _ in range(max_iter):
-            H = sub.hessian(*unpack(theta))
-            # minimum-norm step: the Hessian is singular along invariances
-            # (softmax intercept shifts; alpha = 0 multinomial), which the
-            # gradient is orthogonal to.
-            step = -scipy.linalg.lstsq(H, g, lapack_driver="gelsd")[0]
-            t, slope = 1.0, float(g @ step)
-            if -slope <= 1e-12 * (1.0 + abs(f)):
-                # within rounding of the minimum in f (the decrement is what a
-                # full step would gain), but theta may still be ~sqrt(eps)
-                # away: full Newton steps (quadratic convergence here) until
-                # the step is at the level of rounding in theta
-                f_new, g_new = fun(theta + step)
-                if not f_new <= f + 1e-12 * (1.0 + abs(f)):
-                    break
-                theta = theta + step
-                f, g = f_new, g_new
-                if np.linalg.norm(step) <= 1e-12 * (1.0 + np.linalg.norm(theta)):
-                    break
-                continue
-            while True:
-                f_new, g_new = fun(theta + t * step)
-                if f_new <= f + 1e-4 * t * slope or t < 1e-10:
-                    break
-                t *= 0.5
-            theta = theta + t * step
-            done = np.linalg.norm(t * step) <= 1e-12 * (1.0 + np.linalg.norm(theta)) or f - f_new <= 0
-            f, g = f_new, g_new
-            if done:
-                break
+        theta = newton_minimise(fun, lambda theta: sub.hessian(*unpack(theta)), theta, max_iter=max_iter)
         Ws, bs = unpack(theta)
         W_full = np.zeros_like(W)
         W_full[support] = Ws
