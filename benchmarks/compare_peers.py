@@ -468,7 +468,9 @@ def targets(df):
         for ours in OURS[task]:
             frame = pd.DataFrame({"deficit": best_peer - wide["f1"][ours],
                                   "ratio": wide["time"][ours] / wide["time"]["abess"],
-                                  "mem": wide["tm_peak_mib"][ours] / x_mib}).reset_index()
+                                  # no memory column after --no-memory (pivot_table drops all-NaN columns)
+                                  "mem": (wide["tm_peak_mib"][ours] / x_mib if "tm_peak_mib" in wide
+                                          else np.nan)}).reset_index()
             for (n, p, s_), g in frame.groupby(["n", "p", "s"], sort=False):
                 timed = g[g.p >= 1000]
                 rows.append({"task": task, "n": n, "p": p, "s": s_,
@@ -718,8 +720,9 @@ def main(argv=None):
         if col not in df:
             df[col] = np.nan
     out = args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out.with_suffix(".csv"), index=False)  # the raw rows first: kept if a report step fails
     summ, by_size = write_report(df, out, args, grid, time.perf_counter() - start, rev, (load_start, os.getloadavg()))
-    df.to_csv(out.with_suffix(".csv"), index=False)
     if out == DEFAULT_OUT:
         update_readme(df, ROOT / "README.md", f"python benchmarks/compare_peers.py {' '.join(sys.argv[1:])}")
     out.with_suffix(".meta").write_text(

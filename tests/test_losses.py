@@ -577,6 +577,29 @@ def test_squared_refit_matches_linear_regression(fmt, fit_intercept, weighted, k
     assert_allclose(pb.loss.intercept(W, b), lr_intercept, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("weighted", [True, False])
+def test_squared_refit_nearly_collinear_columns(fmt, weighted):
+    # a column equal to another one (the minimum-norm solution splits the
+    # coefficient) and one nearly equal (R^2 = 1 - 1e-9: the normal
+    # equations would lose most digits, the refit must not)
+    X, ys, sw = make_data(3)
+    y = ys["squared"]
+    rng = np.random.RandomState(4)
+    near = X[:, [2]] + 1e-4 * X[:, [2]].std() * rng.standard_normal((N, 1))
+    Xx = np.hstack([X, X[:, [1]], near])
+    loss = SquaredLoss(to_format(Xx, fmt), y, sample_weight=sw if weighted else None)
+    W, _ = loss.refit(np.array([0, 1, P]), *loss.zeros())
+    W1, _ = SquaredLoss(to_format(X, fmt), y, sample_weight=sw if weighted else None).refit(
+        np.array([0, 1]), *loss.zeros())
+    assert_allclose(W[[1, P], 0], [W1[1, 0] / 2] * 2, rtol=1e-8)
+    assert_allclose(W[0, 0], W1[0, 0], rtol=1e-8)
+    S = np.array([0, 2, P + 1])
+    W, _ = loss.refit(S, *loss.zeros())
+    lr = LinearRegression().fit(Xx[:, S], y, sample_weight=sw if weighted else None)
+    assert_allclose(W[S, 0], lr.coef_, rtol=1e-6)
+
+
 def test_squared_refit_empty_support():
     pb = Problem("squared", "csr")
     W, b = pb.loss.refit(np.array([], dtype=int), pb.W, pb.b)
@@ -722,8 +745,9 @@ def test_multinomial_refit_is_unique():
 
 
 @pytest.mark.parametrize("kind", ["logistic", "multinomial"])
-def test_glm_refit_empty_support_is_intercept_only_model(kind):
-    pb = Problem(kind, "csc")
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_glm_refit_empty_support_is_intercept_only_model(kind, fmt):
+    pb = Problem(kind, fmt)
     W, b = pb.loss.refit(np.array([], dtype=int), pb.W, pb.b)
     assert np.all(W == 0)
     freq = np.array([np.average(pb.y == c, weights=pb.sw) for c in range(pb.m if kind == "multinomial" else 2)])
@@ -731,6 +755,22 @@ def test_glm_refit_empty_support_is_intercept_only_model(kind):
         assert_allclose(b, [np.log(freq[1] / freq[0])], rtol=1e-8)
     else:
         assert_allclose(softmax(b), freq, rtol=1e-8)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_logistic_refit_duplicated_column_splits_the_coefficient(fmt, fit_intercept):
+    # a singular Hessian (two equal columns): the minimum-norm Newton step
+    # gives each copy half of the coefficient of the column fitted alone
+    X, ys, sw = make_data(2)
+    y = ys["logistic"]
+    twice = LogisticLoss(to_format(np.hstack([X, X[:, [1]]]), fmt), y, sample_weight=sw, fit_intercept=fit_intercept)
+    once = LogisticLoss(to_format(X, fmt), y, sample_weight=sw, fit_intercept=fit_intercept)
+    W2, b2 = twice.refit(np.array([0, 1, P]), *twice.zeros())
+    W1, b1 = once.refit(np.array([0, 1]), *once.zeros())
+    assert_allclose(W2[[1, P], 0], [W1[1, 0] / 2] * 2, rtol=1e-8)
+    assert_allclose(W2[0], W1[0], rtol=1e-8)
+    assert_allclose(b2, b1, rtol=1e-8, atol=1e-12)
 
 
 # --------------------------------------------------------------------------

@@ -215,14 +215,17 @@ class LogisticLoss(_GLMLoss):
         return self._hess_diag(Z)[:, :, None]
 
     def _solve_newton(self, H, g):
-        # the binary Hessian is positive definite unless the support's
-        # columns are collinear or the classes separate: a Cholesky test,
-        # then a plain solve (much cheaper than the minimum-norm solve)
+        # the binary Hessian is positive definite unless the support's columns
+        # are (nearly) collinear or the classes separate: solve by Cholesky,
+        # much cheaper than the minimum-norm solve it falls back to when a
+        # pivot is below 1e-10 of its diagonal entry
         try:
-            np.linalg.cholesky(H)
+            L = np.linalg.cholesky(H)
         except np.linalg.LinAlgError:
             return super()._solve_newton(H, g)
-        return np.linalg.solve(H, g)
+        if not np.all(np.diagonal(L) ** 2 > 1e-10 * np.diagonal(H)):
+            return super()._solve_newton(H, g)
+        return scipy.linalg.cho_solve((L, True), g, check_finite=False)
 
     def _hess_diag(self, Z):
         p = expit(Z)
