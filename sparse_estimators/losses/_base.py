@@ -84,12 +84,12 @@ def largest_eigenvalue(apply, n, *, tol=1e-6, seed=0):
     return float(max(lam, 0.0)) * (1.0 + 10 * tol)
 
 
-def _min_norm_solve(H, g):
+def min_norm_solve(H, g):
     """Minimum-norm solution of ``H x = g`` (``H`` symmetric, possibly singular)."""
     return scipy.linalg.lstsq(H, g, lapack_driver="gelsd", check_finite=False)[0]
 
 
-def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=_min_norm_solve):
+def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve):
     """Minimise a smooth convex function by Newton's method, to rounding error.
 
     Newton steps with an Armijo backtracking line search, iterated until the

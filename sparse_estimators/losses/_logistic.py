@@ -4,7 +4,7 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit, log_expit, logsumexp, softmax
 
-from ._base import BaseLoss, newton_minimise
+from ._base import BaseLoss, min_norm_solve, newton_minimise
 from ._design import LinearDesign
 
 
@@ -90,9 +90,9 @@ class _GLMLoss(BaseLoss):
         """The representative of a refit's ``W`` that :meth:`refit` returns (itself here)."""
         return W
 
-    def _solve_newton(self, H, g):
-        """Newton step solve ``H x = g`` (``BaseLoss.refit``'s minimum-norm solve unless overridden)."""
-        return scipy.linalg.lstsq(H, g, lapack_driver="gelsd", check_finite=False)[0]
+    #: how :meth:`refit`'s Newton steps solve ``H x = g`` (minimum norm: the
+    #: multinomial Hessian is singular along softmax shifts)
+    _solve_newton = staticmethod(min_norm_solve)
 
     def refit(self, support, W, b, *, max_iter=100):
         """Minimise the loss over the rows in ``support`` (see :meth:`BaseLoss.refit`).
@@ -222,9 +222,9 @@ class LogisticLoss(_GLMLoss):
         try:
             L = np.linalg.cholesky(H)
         except np.linalg.LinAlgError:
-            return super()._solve_newton(H, g)
+            return min_norm_solve(H, g)
         if not np.all(np.diagonal(L) ** 2 > 1e-10 * np.diagonal(H)):
-            return super()._solve_newton(H, g)
+            return min_norm_solve(H, g)
         return scipy.linalg.cho_solve((L, True), g, check_finite=False)
 
     def _hess_diag(self, Z):

@@ -84,12 +84,13 @@ class SquaredLoss(BaseLoss):
     def refit(self, support, W, b):
         """Weighted least squares on the columns in ``support`` (minimum-norm solution).
 
-        Solved by the normal equations (Cholesky) when they are well
-        conditioned: every pivot at least ``1e-4`` of its diagonal entry,
-        which bounds the condition number by about ``1e4 k``, so that they
-        lose at most about 5 digits more than an orthogonal factorisation.
-        Otherwise by least squares with a relative rank cut-off (the
-        minimum-norm solution when columns are collinear).
+        Solved by the normal equations (Cholesky) when every pivot is at
+        least ``1e-4`` of its diagonal entry, i.e. no column has ``R^2`` above
+        0.9999 on the columns before it (the cheaper solve, which the
+        splicing and support-jump refits call often). Otherwise (nearly
+        collinear columns, where the normal equations lose too many digits)
+        by least squares with a relative rank cut-off, which gives the
+        minimum-norm solution when columns are collinear.
         """
         support = np.asarray(support)
         W_full = np.zeros_like(W)
