@@ -228,3 +228,62 @@ def test_a_search_joining_an_earlier_path_ends_where_it_did():
             np.testing.assert_array_equal(joined.support, alone.support)
         outcomes.add(crosses)
     assert outcomes == {True, False}
+
+
+def _ar1_regression(n, p, s, rho, snr, seed):
+    """Rows N(0, Sigma) with Sigma_ij = rho^|i-j|, s unit coefficients spread evenly, the given SNR."""
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    for j in range(1, p):  # AR(1) columns
+        X[:, j] = rho * X[:, j - 1] + np.sqrt(1 - rho**2) * X[:, j]
+    beta = np.zeros(p)
+    beta[np.linspace(0, p - 1, s).astype(int)] = 1.0
+    signal = X @ beta
+    return X, signal + np.sqrt(signal.var() / snr) * rng.standard_normal(n)
+
+
+@pytest.mark.parametrize(("n", "p", "s"), [(60, 300, 5), (100, 1000, 10)])
+def test_important_search_is_abess(n, p, s):
+    """screening_start='abess' runs abess's own search (0.4's important search, its
+    threshold and exchange order): from the same screening start it ends on the support
+    abess.linear.LinearRegression(support_size=[s]) returns, on every design tried."""
+    abess = pytest.importorskip("abess")
+    from sparse_estimators.solvers._splice import _forward_gain, _important_search, _top
+
+    for seed, (rho, snr) in enumerate(itertools.product((0.0, 0.35, 0.7), (0.5, 3.0))):
+        X, y = _ar1_regression(n, p, s, rho, snr, seed)
+        loss = SquaredLoss(X, y)
+        W0, b0 = loss.zeros()
+        h = loss.coordinate_curvatures()
+        start = np.sort(_top(_forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, h > 0), s))
+        ours = _important_search(loss, s, start, W0, b0, h, h > 0, 5, 20)
+        theirs = abess.linear.LinearRegression(support_size=[s], thread=1).fit(X, y)
+        np.testing.assert_array_equal(ours.support, np.flatnonzero(theirs.coef_))
+        assert np.all(np.diff(ours.objective) < 0)  # every accepted exchange lowers the loss
+
+
+def test_screening_start_abess_is_kept_only_when_clearly_better():
+    """The regressors' second search (abess's rules): the spliced support's loss is at most
+    the first search's alone, and the result is one of the two searches' supports."""
+    X, y = _ar1_regression(100, 1000, 10, 0.35, 3.0, 11)
+    loss = SquaredLoss(X, y)
+    fit = IHTRegressor(k=10, splicing=False).fit(X, y)
+    W, b = fit.coef_[:, None].copy(), np.zeros(1)
+    first = splice(loss, 10, W, b, screening_start=False)
+    both = splice(loss, 10, W, b, screening_start="abess")
+    assert loss.value(both.coef, both.intercept) <= loss.value(first.coef, first.intercept) + 1e-12
+    from sparse_estimators.solvers._splice import _forward_gain, _important_search, _top
+
+    W0, b0 = loss.zeros()
+    h = loss.coordinate_curvatures()
+    start = np.sort(_top(_forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, h > 0), 10))
+    other = _important_search(loss, 10, start, W0, b0, h, h > 0, 5, 20)
+    assert any(np.array_equal(both.support, r.support) for r in (first, other))
+
+
+def test_screening_start_values_are_checked():
+    X, y = _ar1_regression(40, 30, 3, 0.0, 3.0, 0)
+    loss = SquaredLoss(X, y)
+    W, b = _start_on(loss, np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="screening_start"):
+        splice(loss, 3, W, b, screening_start="abbess")

@@ -331,7 +331,9 @@ class BaseLoss:
         (:func:`sparse_estimators.solvers.splice`). Each refit starts from
         ``W`` with the rows outside its support set to zero. Losses with a
         closed-form refit evaluate all candidates at once (see
-        :meth:`SquaredLoss.refit_candidates`).
+        :meth:`SquaredLoss.refit_candidates`); the logistic and multinomial
+        losses refit each on a dense copy of its columns when ``X`` is dense
+        (see :meth:`LogisticLoss.refit`).
 
         Parameters
         ----------
