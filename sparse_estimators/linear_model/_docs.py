@@ -84,8 +84,11 @@ _SPLICING = """splicing : bool or 'auto', default={default}
         ``debias=False``. ``False`` keeps the solver's own support (the
         papers' algorithms as published).{note}"""
 
-_SPLICING_REGRESSOR_NOTE = """ ``'auto'`` is the same as
-        ``True`` for regressors."""
+_SPLICING_REGRESSOR_NOTE = """ For regressors a second search
+        runs abess's own rules from the ``k`` features of largest marginal
+        gain (``screening_start='abess'`` of ``splice``), and its support
+        replaces the first one when its loss is lower by more than the
+        threshold. ``'auto'`` is the same as ``True`` for regressors."""
 
 _SPLICING_CLASSIFIER_NOTE = """ For classifiers an exchange
         is accepted when it lowers the training deviance and every feature
