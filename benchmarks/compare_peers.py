@@ -41,7 +41,10 @@ Metrics per fit (coefficients ``b_hat`` and intercept as returned by each method
   fits in 0.2 s, the same rule for every method) and the minimum is kept, which
   filters scheduler preemptions on a shared machine; ``cpu_time`` likewise with
   ``time.process_time``. The tables report the median over repeats (data sets)
-  and the ratio to abess's median time in the same run;
+  and the ratio to abess's median time in the same run. abess's time on small
+  problems depends on the process's malloc state (n = 100, p = 1000: 2.3 ms once
+  earlier large frees have raised glibc's dynamic mmap threshold, as they have by
+  the time the grid reaches abess, 3.8 ms in a fresh process); ours does not;
 * memory (first repeat of each setting only, in one extra fit per method made by a
   forked worker process on the same data, so that neither tracemalloc nor the
   allocator setting below touches the timings): ``tm_peak_mib``, the tracemalloc
