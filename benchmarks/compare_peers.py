@@ -43,8 +43,8 @@ Metrics per fit (coefficients ``b_hat`` and intercept as returned by each method
   ``time.process_time``. The tables report the median over repeats (data sets)
   and the ratio to abess's median time in the same run. abess's time on small
   problems depends on the process's malloc state (n = 100, p = 1000: 2.3 ms once
-  earlier large frees have raised glibc's dynamic mmap threshold, as they have by
-  the time the grid reaches abess, 3.8 ms in a fresh process); ours does not;
+  earlier large frees have raised glibc's dynamic mmap threshold, which the grid's
+  2.0 ms indicates, 3.8 ms in a fresh process); ours does not;
 * memory (first repeat of each setting only, in one extra fit per method made by a
   forked worker process on the same data, so that neither tracemalloc nor the
   allocator setting below touches the timings): ``tm_peak_mib``, the tracemalloc
