@@ -89,6 +89,21 @@ def min_norm_solve(H, g):
     return scipy.linalg.lstsq(H, g, lapack_driver="gelsd", check_finite=False)[0]
 
 
+def well_conditioned_cholesky(G, rtol):
+    """Lower Cholesky factor of the symmetric ``G``, or None when it is (nearly) singular.
+
+    None when the factorisation fails or a pivot ``L_jj^2`` is at most
+    ``rtol`` times its diagonal entry ``G_jj`` (the part of column ``j`` not
+    explained by the columns before it): callers then fall back to a
+    minimum-norm or orthogonal solve.
+    """
+    try:
+        L = np.linalg.cholesky(G)
+    except np.linalg.LinAlgError:
+        return None
+    return L if np.all(np.diagonal(L) ** 2 > rtol * np.diagonal(G)) else None
+
+
 def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve):
     """Minimise a smooth convex function by Newton's method, to rounding error.
 
@@ -354,10 +369,14 @@ class BaseLoss:
         for support in supports:
             start = np.zeros_like(W)
             start[support] = W[support]
-            W_c, b_c = self.refit(support, start, b)
-            Z_c = self.linear_predictor(W_c, b_c)
-            out.append((W_c, b_c, self.value_from_z(Z_c, W_c), Z_c))
+            out.append(self._refit_evaluated(support, start, b))
         return out
+
+    def _refit_evaluated(self, support, W, b):
+        """:meth:`refit`, with the loss value and linear predictor there: ``(W, b, value, Z)``."""
+        W, b = self.refit(support, W, b)
+        Z = self.linear_predictor(W, b)
+        return W, b, self.value_from_z(Z, W), Z
 
     def refit(self, support, W, b, *, max_iter=100):
         """Minimise the loss over the coefficients in ``support`` (debiasing).

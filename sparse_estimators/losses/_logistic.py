@@ -4,7 +4,7 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit, log_expit, logsumexp, softmax
 
-from ._base import BaseLoss, min_norm_solve, newton_minimise
+from ._base import BaseLoss, min_norm_solve, newton_minimise, well_conditioned_cholesky
 from ._design import LinearDesign
 
 
@@ -109,15 +109,10 @@ class _GLMLoss(BaseLoss):
             return self._canonical(W), b
         return self._dense_refit(support, W, b, max_iter)[:2]
 
-    def refit_candidates(self, supports, W, b):  # noqa: D102 - documented in BaseLoss
+    def _refit_evaluated(self, support, W, b):
         if self.design.is_sparse:
-            return super().refit_candidates(supports, W, b)
-        out = []
-        for support in supports:
-            start = np.zeros_like(W)
-            start[support] = W[support]
-            out.append(self._dense_refit(support, start, b, 100))
-        return out
+            return super()._refit_evaluated(support, W, b)
+        return self._dense_refit(support, W, b, 100)
 
     def _dense_refit(self, support, W, b, max_iter):
         """:meth:`refit` on a dense ``X``; returns ``(W, b, value, Z)`` like :meth:`refit_candidates`."""
@@ -219,11 +214,8 @@ class LogisticLoss(_GLMLoss):
         # are (nearly) collinear or the classes separate: solve by Cholesky,
         # much cheaper than the minimum-norm solve it falls back to when a
         # pivot is below 1e-10 of its diagonal entry
-        try:
-            L = np.linalg.cholesky(H)
-        except np.linalg.LinAlgError:
-            return min_norm_solve(H, g)
-        if not np.all(np.diagonal(L) ** 2 > 1e-10 * np.diagonal(H)):
+        L = well_conditioned_cholesky(H, 1e-10)
+        if L is None:
             return min_norm_solve(H, g)
         return scipy.linalg.cho_solve((L, True), g, check_finite=False)
 

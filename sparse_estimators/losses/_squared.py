@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.linalg
 
-from ._base import BaseLoss
+from ._base import BaseLoss, well_conditioned_cholesky
 from ._design import LinearDesign
 
 
@@ -97,12 +97,8 @@ class SquaredLoss(BaseLoss):
         if support.size:
             A = self.design.columns(support).dense()
             Aw = A if self.uniform_weights else A * self.sample_weight[:, None]
-            G = Aw.T @ A
-            try:
-                L = np.linalg.cholesky(G)
-            except np.linalg.LinAlgError:
-                L = None
-            if L is not None and np.all(np.diagonal(L) ** 2 > 1e-4 * np.diagonal(G)):
+            L = well_conditioned_cholesky(Aw.T @ A, 1e-4)
+            if L is not None:
                 W_full[support] = scipy.linalg.cho_solve((L, True), Aw.T @ self.Y, check_finite=False)
             else:
                 root = np.sqrt(self.sample_weight)[:, None]

@@ -144,6 +144,26 @@ def _forward_gain(loss, Z, W, h, usable):
     return np.where(usable, 0.5 * np.einsum("ij,ij->i", gW, gW) / np.where(usable, h, 1.0), -np.inf)
 
 
+def _ranked(loss, support, W, Z, h, usable, allowed=None):
+    """The selected features, least useful first, and the gains of the others (``-inf``: not a candidate).
+
+    Usefulness of a selected feature is the loss increase from removing it
+    alone, ``h_j ||w_j||^2 / 2``; the gain of an unselected one is
+    :func:`_forward_gain`, restricted to ``allowed`` when given.
+    """
+    backward = 0.5 * h[support] * np.einsum("ij,ij->i", W[support], W[support])
+    forward = _forward_gain(loss, Z, W, h, usable)
+    if allowed is not None:
+        forward = np.where(allowed, forward, -np.inf)
+    forward[support] = -np.inf
+    return support[np.argsort(backward, kind="stable")], forward  # ties: lower index
+
+
+def _swaps(kept, adds, sizes):
+    """The supports exchanging the ``c`` first of ``kept`` for the ``c`` first of ``adds``, for ``c`` in ``sizes``."""
+    return [np.sort(np.concatenate([kept[c:], adds[:c]])) for c in sizes]
+
+
 def _significant(loss, added, W, Z, level, k, f):
     """Whether removing any one of the ``added`` features from the fit ``(W, Z)`` would cost more than ``level``.
 
@@ -173,14 +193,11 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         if key in known:
             return None, visited
         visited.add(key)
-        backward = 0.5 * h[support] * np.einsum("ij,ij->i", W[support], W[support])
-        forward = _forward_gain(loss, Z, W, h, usable)
-        forward[support] = -np.inf
+        kept, forward = _ranked(loss, support, W, Z, h, usable)
         n_out = min(max_exchange, k, int(np.isfinite(forward).sum()))
-        kept = support[np.argsort(backward, kind="stable")]  # least useful first (ties: lower index)
         adds = _top(forward, n_out)
         threshold = gate * unit * loss.noise_scale(f, k)
-        candidates = [np.sort(np.concatenate([kept[c:], adds[:c]])) for c in range(1, n_out + 1)]
+        candidates = _swaps(kept, adds, range(1, n_out + 1))
         best = None
         for c, candidate, (W_c, b_c, f_c, Z_c) in zip(range(1, n_out + 1), candidates,
                                                       loss.refit_candidates(candidates, W, b), strict=True):
@@ -229,16 +246,13 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
         C = min(max_exchange, k, U_size - k)
         changed = False
         for _ in range(max_rounds * k):  # each accepted exchange lowers the loss by more than tau
-            backward = 0.5 * h[support] * np.einsum("ij,ij->i", W[support], W[support])
-            forward = np.where(in_U, _forward_gain(loss, Z, W, h, usable), -np.inf)
-            forward[support] = -np.inf
+            kept, forward = _ranked(loss, support, W, Z, h, usable, allowed=in_U)
             C = min(C, int(np.isfinite(forward).sum()))
             if C < 1:
                 break
-            kept = support[np.argsort(backward, kind="stable")]
             adds = _top(forward, C)
             sizes = [C >> i for i in range(C.bit_length())]  # C, C // 2, ..., 1
-            candidates = [np.sort(np.concatenate([kept[c:], adds[:c]])) for c in sizes]
+            candidates = _swaps(kept, adds, sizes)
             for c, candidate, (W_c, b_c, f_c, Z_c) in zip(sizes, candidates,
                                                           loss.refit_candidates(candidates, W, b), strict=True):
                 if f - f_c > tau:
