@@ -658,6 +658,28 @@ def test_squared_refit_candidates_fall_back_on_singular_and_mixed_sizes():
             assert_allclose(W_c[S, 0], lr.coef_, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("kind", ["squared", "logistic_l2", "multinomial"])
+def test_restrict_in_x_dtype_is_the_loss_on_those_columns(kind, fmt):
+    """restrict(U, dtype=None) (the splicing search within U) keeps a float32 X in float32, and its
+    values and gradients are the full loss's at coefficients that are zero outside U."""
+    X, ys, sw = make_data(4)
+    X32 = to_format(X.astype(np.float32), fmt)
+    loss, _ = build(kind, X32, targets(kind, ys), sw, True)
+    U = np.array([0, 2, 3, 5])
+    sub = loss.restrict(U, dtype=None)
+    assert sub.design.X.dtype == np.float32 and sub.n_features == U.size
+    assert loss.restrict(U).design.X.dtype == np.float64  # the default: float64 columns for refits
+    rng = np.random.RandomState(0)
+    W, b = loss.zeros()
+    W[U] = rng.standard_normal((U.size, loss.n_outputs))
+    b += 0.3
+    f, gW, _ = loss.value_and_gradient(W, b)
+    f_sub, gW_sub, _ = sub.value_and_gradient(W[U], b)
+    assert_allclose(f_sub, f, rtol=1e-6)
+    assert_allclose(gW_sub, gW[U], rtol=1e-5, atol=1e-7)
+
+
 @pytest.mark.parametrize("kind", ["logistic_l2", "multinomial"])
 def test_glm_refit_candidates_are_refits(kind):
     pb = Problem(kind)

@@ -242,7 +242,7 @@ def _ar1_regression(n, p, s, rho, snr, seed):
     return X, signal + np.sqrt(signal.var() / snr) * rng.standard_normal(n)
 
 
-@pytest.mark.parametrize(("n", "p", "s"), [(60, 300, 5), (100, 1000, 10)])
+@pytest.mark.parametrize(("n", "p", "s"), [(60, 300, 5), (100, 1000, 10), (200, 120, 5)])
 def test_important_search_is_abess(n, p, s):
     """screening_start='abess' runs abess's own search (0.4's important search, its
     threshold and exchange order): from the same screening start it ends on the support

@@ -326,8 +326,18 @@ class BaseLoss:
         return 1.0
 
     # -- restriction and refit -------------------------------------------------
-    def restrict(self, support):
-        """The same loss on the columns of ``X`` in ``support``."""
+    def restrict(self, support, dtype=np.float64):
+        """The same loss on the columns of ``X`` in ``support``.
+
+        Parameters
+        ----------
+        support : ndarray of int
+        dtype : dtype or None, default=float64
+            Type of the copied columns: float64 for the small supports of
+            refits and Hessians, None to keep ``X``'s (the splicing search
+            within a few hundred features, whose products are then those
+            of the full loss; see :meth:`LinearDesign.columns`).
+        """
         raise NotImplementedError
 
     def hessian(self, W, b):

@@ -68,11 +68,16 @@ class LinearDesign:
             G -= self.offset[:, None] * R.sum(axis=0)
         return G
 
-    def columns(self, support):
-        """The design restricted to the columns in ``support`` (in float64: it is small)."""
+    def columns(self, support, dtype=np.float64):
+        """The design restricted to the columns in ``support``, copied.
+
+        In float64 by default (a few columns, for refits); ``dtype=None``
+        keeps ``X``'s, so that products with the copy equal those with ``X``
+        and a float32 ``X`` is not copied at twice its width.
+        """
         Xs = self.X[:, support]
-        if Xs.dtype != np.float64:
-            Xs = Xs.astype(np.float64)
+        if dtype is not None and Xs.dtype != dtype:
+            Xs = Xs.astype(dtype)
         offset = None if self.offset is None else self.offset[support]
         return LinearDesign(Xs, offset)
 

@@ -166,9 +166,9 @@ class _GLMLoss(BaseLoss):
         _, Z, f = evaluate(T.ravel())
         return canonical, b_out, f, Z
 
-    def restrict(self, support):  # noqa: D102
+    def restrict(self, support, dtype=np.float64):  # noqa: D102
         sub = object.__new__(type(self))
-        BaseLoss.__init__(sub, self.design.columns(support), self.sample_weight,
+        BaseLoss.__init__(sub, self.design.columns(support, dtype), self.sample_weight,
                           self.n_outputs, self.fit_intercept, self.alpha)
         sub.Y = self.Y
         return sub

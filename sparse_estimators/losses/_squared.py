@@ -74,9 +74,9 @@ class SquaredLoss(BaseLoss):
         dof = max(self.sw_sum - k - int(self.fit_intercept), 1.0)
         return 2.0 * value * self.sw_sum / (self.n_outputs * dof)
 
-    def restrict(self, support):  # noqa: D102
+    def restrict(self, support, dtype=np.float64):  # noqa: D102
         sub = object.__new__(SquaredLoss)
-        BaseLoss.__init__(sub, self.design.columns(support), self.sample_weight,
+        BaseLoss.__init__(sub, self.design.columns(support, dtype), self.sample_weight,
                           self.n_outputs, self.fit_intercept)
         sub.x_mean, sub.y_mean, sub.Y = self.x_mean[support], self.y_mean, self.Y
         return sub
