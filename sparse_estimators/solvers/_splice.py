@@ -127,7 +127,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
             other = _exchange(loss, k, start, *loss.refit_candidates([start], W0, b0)[0], *options,
                               known=visited)[0]
         if other is not None:
-            differ = np.setdiff1d(other.support, best.support).size
+            differ = len(set(other.support.tolist()) - set(best.support.tolist()))
             f_best, f_other = best.objective[-1], other.objective[-1]
             if f_best - f_other > gate * differ * unit * loss.noise_scale(f_best, k):
                 best, exact = other, False

@@ -34,6 +34,8 @@ def select_top_k(magnitudes, k):
     # one partition places both the k-th largest value and the (k+1)-th, which
     # is the largest magnitude left out whether or not the k-th one is tied
     below, kth = np.partition(magnitudes, (p - k - 1, p - k))[p - k - 1:p - k + 1]
+    if below < kth:  # no tie at the k-th value: the support is what is at least it (sorted)
+        return np.flatnonzero(magnitudes >= kth), float(below)
     greater = np.flatnonzero(magnitudes > kth)
     support = np.concatenate([greater, np.flatnonzero(magnitudes == kth)[: k - greater.size]])
     support.sort()
