@@ -42,9 +42,11 @@ Metrics per fit (coefficients ``b_hat`` and intercept as returned by each method
   filters scheduler preemptions on a shared machine; ``cpu_time`` likewise with
   ``time.process_time``. The tables report the median over repeats (data sets)
   and the ratio to abess's median time in the same run. abess's time on small
-  problems depends on the process's malloc state (n = 100, p = 1000: 2.3 ms once
-  earlier large frees have raised glibc's dynamic mmap threshold, which the grid's
-  2.0 ms indicates, 3.8 ms in a fresh process); ours does not;
+  problems depends on the process's malloc state (n = 100, p = 1000: 1.9 ms when
+  freed memory stays mapped, as after earlier large frees have raised glibc's
+  dynamic mmap and trim thresholds (or with ``MALLOC_MMAP_THRESHOLD_=33554432
+  MALLOC_TRIM_THRESHOLD_=2000000000 MALLOC_TOP_PAD_=268435456``), which the
+  grid's 2.1 ms indicates; 3.1 ms in a fresh process); ours does not;
 * memory (first repeat of each setting only, in one extra fit per method made by a
   forked worker process on the same data, so that neither tracemalloc nor the
   allocator setting below touches the timings): ``tm_peak_mib``, the tracemalloc
