@@ -144,17 +144,15 @@ def _forward_gain(loss, Z, W, h, usable):
     return np.where(usable, 0.5 * np.einsum("ij,ij->i", gW, gW) / np.where(usable, h, 1.0), -np.inf)
 
 
-def _ranked(loss, support, W, Z, h, usable, allowed=None):
+def _ranked(loss, support, W, Z, h, usable):
     """The selected features, least useful first, and the gains of the others (``-inf``: not a candidate).
 
     Usefulness of a selected feature is the loss increase from removing it
     alone, ``h_j ||w_j||^2 / 2``; the gain of an unselected one is
-    :func:`_forward_gain`, restricted to ``allowed`` when given.
+    :func:`_forward_gain`.
     """
     backward = 0.5 * h[support] * np.einsum("ij,ij->i", W[support], W[support])
     forward = _forward_gain(loss, Z, W, h, usable)
-    if allowed is not None:
-        forward = np.where(allowed, forward, -np.inf)
     forward[support] = -np.inf
     return support[np.argsort(backward, kind="stable")], forward  # ties: lower index
 
@@ -223,9 +221,8 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     columns (copied, in ``X``'s dtype), so that its gradients cost
     ``O(n |U|)`` instead of ``O(n p)``. Within ``U``, each round tries
     exchanging the ``C, C // 2, ..., 1`` least useful selected features
-    for the most useful unselected ones and
-    accepts the first exchange that lowers the loss by more than abess's
-    threshold ``tau = 0.01 k m log(p) log(log N) / N``; ``C`` starts at
+    for the most useful unselected ones and accepts the first exchange that
+    lowers the loss by more than abess's threshold ``tau = 0.01 k m log(p) log(log N) / N``; ``C`` starts at
     ``max_exchange`` and becomes the size of the last accepted exchange.
     When no exchange is accepted, ``U`` is rebuilt around the new support
     (and ``C`` reset), until a rebuilt ``U`` brings no exchange, or after
