@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sparse_estimators import AcceleratedIHTRegressor, IHTClassifier, IHTRegressor, IOBSRegressor
 from sparse_estimators.losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from sparse_estimators.solvers import splice
+from sparse_estimators.solvers._splice import _explained, _least_cost
 
 
 def _best_subset(X, y, k):
@@ -287,3 +288,94 @@ def test_screening_start_values_are_checked():
     W, b = _start_on(loss, np.array([0, 1, 2]))
     with pytest.raises(ValueError, match="screening_start"):
         splice(loss, 3, W, b, screening_start="abbess")
+
+
+def _moderate_fifth_feature(correlated):
+    """Logistic labels from four strong features and a moderate fifth (feature 4), n = 1000, p = 50.
+
+    With ``correlated``, feature 49 is 0.9 feature 0 plus independent noise
+    (correlation 0.9), so that the kept feature 0 explains most of it.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((1000, 50))
+    if correlated:
+        X[:, 49] = 0.9 * X[:, 0] + np.sqrt(1 - 0.81) * X[:, 49]
+    z = X[:, :5] @ np.array([1.0, -1.0, 1.0, -1.0, 0.17])
+    y = (rng.uniform(size=1000) < 1 / (1 + np.exp(-z))).astype(int)
+    return LogisticLoss(X, y[:, None], None, True, 1e-4)
+
+
+def test_add_gate_uncorrelated_lets_in_a_moderate_feature_for_an_unexplained_one():
+    """From the support {0, 1, 2, 3, 49}, the exchange 49 -> 4 adds a feature whose
+    significance is between half and all of the risk-inflation level (checked below).
+    add_gate=1 refuses it. With add_gate_uncorrelated=0.5 it is accepted when feature 49
+    is independent of the kept features, and still refused when the kept feature 0
+    explains 81 % of it, although plain add_gate=0.5 would accept that one too."""
+    start = np.r_[0:4, 49]
+    for correlated in (False, True):
+        loss = _moderate_fifth_feature(correlated)
+        W_true, b_true = _start_on(loss, np.arange(5))
+        significance = _least_cost(loss, [4], W_true, loss.linear_predictor(W_true, b_true)) / (np.log(50) / 1000)
+        assert 0.5 < significance < 1.0  # the precondition: feature 4 is between the two levels
+        W, b = _start_on(loss, start)
+
+        def support(loss=loss, W=W, b=b, **options):
+            return splice(loss, 5, W, b, gate=0.0, screening_start=False, **options).support
+
+        np.testing.assert_array_equal(support(add_gate=1.0), start)
+        np.testing.assert_array_equal(support(add_gate=0.5), np.arange(5))
+        relaxed = support(add_gate=1.0, add_gate_uncorrelated=0.5)
+        np.testing.assert_array_equal(relaxed, start if correlated else np.arange(5))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_explained_share_is_the_r2_on_the_other_features(weighted):
+    """For least squares the share of a removed feature's curvature that the rest of the
+    support explains is its (weighted, centred) R^2 on the other features, here from
+    scikit-learn's LinearRegression; for the logistic loss it is the R^2 of the regression
+    weighted by the Hessian weights p (1 - p) with the intercept among the regressors,
+    uncentred (the intercept is a variable of the fit)."""
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.RandomState(1)
+    X = rng.standard_normal((80, 6))
+    X[:, 5] += 0.8 * X[:, 0] - 0.5 * X[:, 2]
+    sw = rng.uniform(0.5, 2.0, 80) if weighted else np.ones(80)
+    support, removed = np.array([0, 2, 3, 5]), np.array([3, 5])
+    rest = np.array([0, 2])
+
+    def r2(target, weights, centred):
+        model = LinearRegression().fit(X[:, rest], target, sample_weight=weights)
+        rss = np.sum(weights * (target - model.predict(X[:, rest])) ** 2)
+        centre = np.average(target, weights=weights) if centred else 0.0
+        return 1 - rss / np.sum(weights * (target - centre) ** 2)
+
+    loss = SquaredLoss(X, X[:, 1], sample_weight=sw)
+    share = _explained(loss.restrict(support).hessian(), 1, np.searchsorted(support, removed))
+    np.testing.assert_allclose(share, [r2(X[:, j], sw, True) for j in removed], rtol=1e-10)
+
+    y = (X[:, 1] > 0).astype(int)
+    loss = LogisticLoss(X, y[:, None], sw, True, 0.0)
+    W, b = _start_on(loss, support)
+    prob = 1 / (1 + np.exp(-loss.linear_predictor(W, b)[:, 0]))
+    weights = sw * prob * (1 - prob)
+    share = _explained(loss.restrict(support).hessian(W[support], b), 1, np.searchsorted(support, removed))
+    np.testing.assert_allclose(share, [r2(X[:, j], weights, False) for j in removed], rtol=1e-8)
+
+
+def test_explained_share_in_the_multinomial_loss():
+    """The multinomial Hessian is singular (adding a constant to a feature's coefficients in
+    every class changes nothing): a feature duplicated in the support is fully explained, an
+    independent one hardly at all."""
+    rng = np.random.RandomState(2)
+    X = rng.standard_normal((300, 5))
+    X[:, 4] = X[:, 1]
+    labels = np.digitize(X[:, 0] + 0.5 * rng.standard_normal(300), [-0.5, 0.5])
+    loss = MultinomialLoss(X, labels, 3, None, True, 0.0)
+    support = np.array([0, 1, 3, 4])
+    W, b = _start_on(loss, support)
+    H = loss.restrict(support).hessian(W[support], b)
+    share = _explained(H, 3, np.array([3]))  # feature 4, a copy of the kept feature 1
+    np.testing.assert_allclose(share, [1.0], atol=1e-8)
+    share = _explained(H, 3, np.array([2]))  # feature 3, independent of 0, 1 (and 4)
+    assert 0.0 <= share[0] < 0.05
