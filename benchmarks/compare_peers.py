@@ -579,6 +579,8 @@ def write_report(df, out, args, grid, elapsed, rev, loads):
 
     blas = ", ".join(f"{i['internal_api']} {i.get('version', '')} ({i['num_threads']} threads at start)"
                      for i in threadpool_info())
+    # a merged report takes the number of repeats from its rows (not from this command's --repeats)
+    repeats = args.repeats if np.isfinite(elapsed) else int(df["repeat"].nunique())
     lines = [
         "# Head-to-head: exact-k sparse regression and classification",
         "",
@@ -600,7 +602,7 @@ def write_report(df, out, args, grid, elapsed, rev, loads):
         "(ratios within a run less so; `cpu_time` is the CPU time of the fit).",
         "",
         f"Grid: rho {grid['rhos']}, (n, p, s) {grid['sizes']}, beta types {grid['beta_types']}, "
-        f"SNR {grid['snrs']}, {args.repeats} repeat(s) per setting ({min(args.repeats, grid['largest_repeats'])} "
+        f"SNR {grid['snrs']}, {repeats} repeat(s) per setting ({min(repeats, grid['largest_repeats'])} "
         f"at the largest size), test sets of {args.n_test} rows; references (only where p <= "
         f"{grid['reference_max_p']}) with {grid['ref_cv']}-fold CV over {grid['ref_grid'][0]} alphas / "
         f"{grid['ref_grid'][1]} Cs.",

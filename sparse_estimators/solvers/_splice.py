@@ -9,7 +9,8 @@ for the ``c`` unselected features whose addition gains most, for
 ``c = 1, ..., max_exchange``; the best exchange is kept if the refitted loss
 drops by more than noise alone would explain (and, where asked, if every added
 feature is itself more significant than the best of ``p`` noise features would
-be), and the search repeats until no exchange is accepted.
+be, or a lower level when the kept features do not explain the removed ones),
+and the search repeats until no exchange is accepted.
 
 A second search starts from the ``k`` features of largest marginal gain,
 either with the same rules or with abess's own (its "important search", see
