@@ -197,17 +197,14 @@ def _explained(H, m, removed):
     of its diagonal block: its R^2 on the other features for least squares.
     A pseudo-inverse handles the singular Hessians of the multinomial loss.
     """
-    drop = np.zeros(H.shape[0], dtype=bool)
     blocks = [np.arange(j * m, (j + 1) * m) for j in removed]
-    for block in blocks:
-        drop[block] = True
-    rest = np.flatnonzero(~drop)
-    A = np.linalg.lstsq(H[np.ix_(rest, rest)], H[rest][:, drop], rcond=None)[0] if rest.size else None
-    cols = np.flatnonzero(drop)
+    cols = np.concatenate(blocks)
+    rest = np.setdiff1d(np.arange(H.shape[0]), cols)
+    A = np.linalg.lstsq(H[np.ix_(rest, rest)], H[np.ix_(rest, cols)], rcond=None)[0] if rest.size else None
     share = []
-    for block in blocks:
+    for i, block in enumerate(blocks):
         diag = np.trace(H[np.ix_(block, block)])
-        explained = 0.0 if A is None else np.trace(H[np.ix_(block, rest)] @ A[:, np.searchsorted(cols, block)])
+        explained = 0.0 if A is None else np.trace(H[np.ix_(block, rest)] @ A[:, i * m:(i + 1) * m])
         share.append(explained / diag if diag > 0 else 0.0)
     return np.array(share)
 
@@ -235,7 +232,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         adds = _top(forward, n_out)
         threshold = gate * unit * loss.noise_scale(f, k)
         candidates = _swaps(kept, adds, range(1, n_out + 1))
-        best, hessian = None, []
+        best, H = None, None  # H: the current fit's Hessian, formed when first needed in this round
         for c, candidate, (W_c, b_c, f_c, Z_c) in zip(range(1, n_out + 1), candidates,
                                                       loss.refit_candidates(candidates, W, b), strict=True):
             if not (f - f_c > c * threshold and (best is None or f_c < best[3])):
@@ -245,9 +242,9 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                 if not cost > add_gate * scale:
                     if add_gate_uncorrelated is None or not cost > add_gate_uncorrelated * scale:
                         continue
-                    if not hessian:  # the current fit's, once per round
-                        hessian.append(loss.restrict(support).hessian(W[support], b))
-                    share = _explained(hessian[0], loss.n_outputs, np.searchsorted(support, kept[:c]))
+                    if H is None:
+                        H = loss.restrict(support).hessian(W[support], b)
+                    share = _explained(H, loss.n_outputs, np.searchsorted(support, kept[:c]))
                     if share.max() > 0.05 + (k - c) / loss.sw_sum:
                         continue
             best = (candidate, W_c, b_c, f_c, Z_c)
