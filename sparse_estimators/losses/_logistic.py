@@ -94,7 +94,7 @@ class _GLMLoss(BaseLoss):
     #: multinomial Hessian is singular along softmax shifts)
     _solve_newton = staticmethod(min_norm_solve)
 
-    def refit(self, support, W, b, *, max_iter=100):
+    def refit(self, support, W, b, *, max_iter=100, precise=True):
         """Minimise the loss over the rows in ``support`` (see :meth:`BaseLoss.refit`).
 
         On a dense ``X``, Newton's method runs on the support's columns
@@ -105,16 +105,16 @@ class _GLMLoss(BaseLoss):
         than in arithmetic. A sparse ``X`` takes the generic path.
         """
         if self.design.is_sparse:
-            W, b = super().refit(support, W, b, max_iter=max_iter)
+            W, b = super().refit(support, W, b, max_iter=max_iter, precise=precise)
             return self._canonical(W), b
-        return self._dense_refit(support, W, b, max_iter)[:2]
+        return self._dense_refit(support, W, b, max_iter, precise)[:2]
 
     def _refit_evaluated(self, support, W, b):
         if self.design.is_sparse:
             return super()._refit_evaluated(support, W, b)
-        return self._dense_refit(support, W, b, 100)
+        return self._dense_refit(support, W, b, 100, precise=False)
 
-    def _dense_refit(self, support, W, b, max_iter):
+    def _dense_refit(self, support, W, b, max_iter, precise=True):
         """:meth:`refit` on a dense ``X``; returns ``(W, b, value, Z)`` like :meth:`refit_candidates`."""
         support = np.asarray(support)
         k, m, has_b = support.size, self.n_outputs, self.fit_intercept
@@ -154,7 +154,8 @@ class _GLMLoss(BaseLoss):
             return H
 
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
-        theta = newton_minimise(fun, hessian, theta, max_iter=max_iter, solve=self._solve_newton)
+        theta = newton_minimise(fun, hessian, theta, max_iter=max_iter, solve=self._solve_newton,
+                                precise=precise)
         T = theta.reshape(q, m)
         W_full = np.zeros_like(W)
         W_full[support] = T[:k]

@@ -81,8 +81,11 @@ class SquaredLoss(BaseLoss):
         sub.x_mean, sub.y_mean, sub.Y = self.x_mean[support], self.y_mean, self.Y
         return sub
 
-    def refit(self, support, W, b):
+    def refit(self, support, W, b, *, precise=True):
         """Weighted least squares on the columns in ``support`` (minimum-norm solution).
+
+        Direct, hence always precise (``precise`` is accepted for the
+        interface of :meth:`BaseLoss.refit` and not used).
 
         Solved by the normal equations (Cholesky) when every pivot is at
         least ``1e-4`` of its diagonal entry, i.e. no column has ``R^2`` above

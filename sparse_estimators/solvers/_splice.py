@@ -148,7 +148,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
                 best, exact = other, False
     best.objective = best.objective[1:]
     best.n_iter = len(best.objective)
-    if not exact:  # candidates may be evaluated approximately (batched normal equations)
+    if not exact:  # candidates are evaluated approximately (batched normal equations, Newton to 1e-12)
         best.coef, best.intercept = loss.refit(best.support, best.coef, best.intercept)
     return best
 
