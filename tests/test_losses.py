@@ -730,6 +730,22 @@ def test_glm_imprecise_refit_is_near_the_minimum_for_fewer_hessians(kind, fmt, m
     assert_allclose(W_i, W_p, atol=1e-5)
 
 
+@pytest.mark.parametrize("kind", ["squared", "logistic", "multinomial"])
+def test_n_observations(kind):
+    """Frequency weights count their sum, relative weights the rows of positive weight."""
+    X, ys, _ = make_data()
+    y = ys[kind]
+
+    def n_obs(sw):
+        return build(kind, X, y, sw, True)[0].n_observations
+
+    assert n_obs(None) == N
+    integer = np.r_[np.zeros(4), np.full(N - 4, 3.0)]  # zeros drop rows, 3 repeats them
+    assert n_obs(integer) == 3.0 * (N - 4)
+    assert n_obs(integer / integer.sum()) == N - 4  # normalised to sum 1: the 36 rows
+    assert n_obs(np.full(N, 0.5)) == N
+
+
 GLM_KINDS = ["logistic", "logistic_l2", "multinomial", "multinomial_l2"]
 
 

@@ -178,6 +178,20 @@ def test_sparsity_ic_bic_value_for_least_squares():
         assert value == pytest.approx(120 * np.log(rss / 120) + k * np.log(120), rel=1e-8)
 
 
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_sparsity_ic_reads_weights_normalised_to_one_as_relative(task):
+    """Weights summing to 1 count each sample once (BIC's n and log n), like no weights.
+
+    Read as frequency weights they would make n = 1: BIC's log(n) penalty vanishes.
+    """
+    X, y, _ = _regression(n=120, p=20) if task == "regression" else _classification(n=400)
+    est = IHTRegressor() if task == "regression" else IHTClassifier()
+    plain = SparsityIC(est, k_grid=[1, 2, 4, 6, 8]).fit(X, y)
+    weighted = SparsityIC(est, k_grid=[1, 2, 4, 6, 8]).fit(X, y, sample_weight=np.full(len(y), 1.0 / len(y)))
+    np.testing.assert_allclose(weighted.criterion_, plain.criterion_, rtol=1e-8)
+    assert weighted.k_ == plain.k_
+
+
 def test_sparsity_ic_logistic():
     X, y, support = _classification(n=800)
     ic = SparsityIC(IHTClassifier(), k_grid=range(1, 9), criterion="bic").fit(X, y)

@@ -151,6 +151,40 @@ def test_estimator_splicing_recovers_where_the_solver_stalls():
     assert wins[True] >= wins[False] + 2, wins
 
 
+def _correlated_logistic(seed):
+    """300 x 60 logistic design, neighbouring columns correlated (0.5), 5 true features."""
+    rng = np.random.RandomState(seed)
+    Z = rng.standard_normal((300, 61))
+    X = 0.7 * Z[:, 1:] + 0.7 * Z[:, :-1]
+    w = np.zeros(60)
+    w[[3, 17, 30, 44, 52]] = [1.0, -1.0, 0.8, -0.7, 0.6]
+    return X, (rng.rand(300) < 1 / (1 + np.exp(-X @ w))).astype(int)
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_weights_normalised_to_one_splice_like_no_weights(task):
+    """Splicing's thresholds count observations, not weight: weights 1/n act like none.
+
+    As frequency weights they would stand for a single observation, and every
+    exchange would fail the significance gates (the spliced supports below
+    need at least one exchange).
+    """
+    if task == "regression":
+        X, y, _ = fig_1f_problem(0)
+        make = lambda: IHTRegressor(k=22, max_iter=240)  # noqa: E731
+    else:
+        X, y = _correlated_logistic(0)
+        make = lambda: IHTClassifier(k=5)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        plain = make().fit(X, y)
+        weighted = make().fit(X, y, sample_weight=np.full(len(y), 1.0 / len(y)))
+    assert plain.n_exchanges_ >= 1
+    assert weighted.n_exchanges_ == plain.n_exchanges_
+    np.testing.assert_array_equal(weighted.support_, plain.support_)
+    np.testing.assert_allclose(weighted.coef_, plain.coef_, rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("Estimator", [IHTRegressor, AcceleratedIHTRegressor, IOBSRegressor])
 def test_splicing_switches(Estimator):
     """splicing=False keeps the solver's support; debias=False turns splicing off too."""

@@ -284,7 +284,10 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
             Targets. Several targets share one support.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the samples; integer weights are equivalent to
-            repeating rows.
+            repeating rows. Weights that sum to less than the number of rows
+            of positive weight (e.g. normalised to sum to 1) are read as
+            relative importances: the splicing search's significance
+            thresholds then count each of those rows as one observation.
         coef_init : array-like of shape (n_features,) or (n_targets, n_features), default=None
             Starting coefficients (thresholded before the first step).
 
@@ -388,7 +391,12 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
             Class labels. With more than two classes all classes share one
             support of ``k`` features.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the samples, multiplied by ``class_weight``.
+            Weights of the samples, multiplied by ``class_weight``; integer
+            weights are equivalent to repeating rows. Weights that sum to less
+            than the number of rows of positive weight (e.g. normalised to
+            sum to 1) are read as relative importances: the splicing search's
+            significance thresholds then count each of those rows as one
+            observation.
         coef_init : array-like of shape (n_features,) or (n_classes, n_features), default=None
             Starting coefficients (``(1, n_features)`` for two classes).
 

@@ -204,6 +204,14 @@ class BaseLoss:
         sw = np.ones(self.n_samples) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self.sample_weight = sw
         self.sw_sum = float(sw.sum())
+        #: the number of observations the weights stand for, which the
+        #: sample-size dependent thresholds use (splicing gates, degrees of
+        #: freedom, information criteria): the sum of the weights when it is at
+        #: least the number of rows of positive weight (frequency weights:
+        #: integer weights act as repeated rows), else that number of rows
+        #: (weights of relative importance, e.g. normalised to sum to 1, which
+        #: would otherwise make every sample count as a fraction of one)
+        self.n_observations = max(self.sw_sum, float(np.count_nonzero(sw > 0)))
         #: all weights equal: a weighted mean is a plain mean (cheaper products)
         self.uniform_weights = bool(sw.size == 0 or np.all(sw == sw[0]))
         self._lipschitz = None

@@ -68,11 +68,13 @@ class SquaredLoss(BaseLoss):
     def noise_scale(self, value, k):
         """Noise variance estimated from the loss ``value`` of a fit with ``k`` features.
 
-        ``2 * value * N / (m * (N - k - 1))`` with ``N`` the weighted number
-        of samples and ``m`` the number of outputs (residual mean square).
+        ``2 * value * N / (m * (N - k - 1))`` with ``N`` the number of
+        observations (:attr:`n_observations`) and ``m`` the number of outputs
+        (residual mean square).
         """
-        dof = max(self.sw_sum - k - int(self.fit_intercept), 1.0)
-        return 2.0 * value * self.sw_sum / (self.n_outputs * dof)
+        N = self.n_observations
+        dof = max(N - k - int(self.fit_intercept), 1.0)
+        return 2.0 * value * N / (self.n_outputs * dof)
 
     def restrict(self, support, dtype=np.float64):  # noqa: D102
         sub = object.__new__(SquaredLoss)

@@ -302,8 +302,11 @@ class SparsityIC(_SparsitySearchBase):
       which penalises the size of the model space and suits ``p >> n``.
 
     ``df`` counts the non-zero coefficients (``k`` times the number of
-    targets, or ``k * (n_classes - 1)`` for multinomial); ``n`` is the sum of
-    the sample weights.
+    targets, or ``k * (n_classes - 1)`` for multinomial); ``n`` is the number
+    of observations: the number of samples, or the sum of the sample weights
+    when it is larger (frequency weights; weights that sum to less, e.g.
+    normalised to sum to 1, are read as relative importances, and the fit
+    terms use the weighted means times ``n``).
 
     Parameters
     ----------
@@ -375,18 +378,19 @@ class SparsityIC(_SparsitySearchBase):
             raise ValueError(f"The 'gamma' parameter must be in [0, 1], got {self.gamma!r}.")
         template, grid, fits, info, loss = _path_fits(self.estimator, X, y, sample_weight, self.k_grid)
         sw = loss.sample_weight
-        n, p = loss.sw_sum, loss.n_features
+        n, p = loss.n_observations, loss.n_features
+        scale = n / loss.sw_sum  # weighted sums as if over n observations (1 for frequency weights)
         classifier = is_classifier(template)
         crit = []
         for fit in fits:
             k = fit.support.size
             if classifier:
                 Z = loss.linear_predictor(fit.coef, fit.b)
-                fit_term = 2.0 * float(sw @ loss._pointwise(Z))
+                fit_term = 2.0 * scale * float(sw @ loss._pointwise(Z))
                 df = k * max(loss.n_outputs - 1, 1)
             else:
                 R = loss.Y - loss.linear_predictor(fit.coef, fit.b)
-                rss = np.maximum(sw @ (R * R), np.finfo(float).tiny)
+                rss = np.maximum(scale * (sw @ (R * R)), np.finfo(float).tiny)
                 fit_term = n * float(np.sum(np.log(rss / n)))
                 df = k * loss.n_outputs
             value = fit_term + df * np.log(n)

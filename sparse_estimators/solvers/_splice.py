@@ -50,8 +50,10 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     gate : float, default=0.25
         An exchange of ``c`` features is accepted only if it lowers the loss
         by more than ``gate * c * m * log(p) * s / N``, with ``N`` the
-        weighted number of samples, ``m`` the number of outputs and ``s`` the
-        loss's :meth:`~sparse_estimators.losses.BaseLoss.noise_scale` (noise
+        number of observations (``loss.n_observations``: the number of
+        samples, or the sum of frequency weights), ``m`` the number of
+        outputs and ``s`` the loss's
+        :meth:`~sparse_estimators.losses.BaseLoss.noise_scale` (noise
         variance for least squares, 1 for deviances). Twice ``N`` times the
         decrease bought by ``c`` spurious features is about ``c * m * s``, and
         about ``2 log(p)`` times that when they are the best of ``p``
@@ -126,7 +128,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         return SolverResult(W, b, support, 0, [], converged=True)
     h = loss.coordinate_curvatures()
     usable = h > loss.alpha  # constant columns can never help
-    unit = loss.n_outputs * np.log(loss.n_features) / loss.sw_sum
+    unit = loss.n_outputs * np.log(loss.n_features) / loss.n_observations
     options = (h, usable, unit, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated)
     best, visited = _exchange(loss, k, support, W, b, f, Z, *options)
     exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
@@ -245,7 +247,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                     if H is None:
                         H = loss.restrict(support).hessian(W[support], b)
                     share = _explained(H, loss.n_outputs, np.searchsorted(support, kept[:c]))
-                    if share.max() > 0.05 + (k - c) / loss.sw_sum:
+                    if share.max() > 0.05 + (k - c) / loss.n_observations:
                         continue
             best = (candidate, W_c, b_c, f_c, Z_c)
         if best is None:
@@ -282,7 +284,7 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     SolverResult
         As :func:`_exchange`'s (``objective`` starts with the start's loss).
     """
-    p, N = loss.n_features, loss.sw_sum
+    p, N = loss.n_features, loss.n_observations
     tau = 0.01 * k * loss.n_outputs * np.log(p) * max(np.log(max(np.log(N), 1.0)), 0.0) / N
     U_size = min(p, k + important_search)
     support, W, b = np.sort(start), W0, b0
