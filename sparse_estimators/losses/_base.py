@@ -406,7 +406,7 @@ class BaseLoss:
         return out
 
     def _refit_evaluated(self, support, W, b):
-        """:meth:`refit`, with the loss value and linear predictor there: ``(W, b, value, Z)``."""
+        """One candidate of :meth:`refit_candidates`: ``refit(precise=False)`` and ``(W, b, value, Z)`` there."""
         W, b = self.refit(support, W, b, precise=False)
         Z = self.linear_predictor(W, b)
         return W, b, self.value_from_z(Z, W), Z
