@@ -235,11 +235,12 @@ def main():
             ("gradient_from_z (1 rmatvec + residual)", lambda: loss.gradient_from_z(Z, W)),
             ("  of which design.rmatvec", lambda: loss.design.rmatvec(Z)),
             ("backtracking_step (1 trial accepted)", lambda: backtracking_step(loss, op, args.k, W, b, f, gW, gb,
-                                                                               eta, L)),
+                                                                               eta, L, Z)),
             ("  of which project (top-k selection)", lambda: op(W - eta * gW, args.k, return_support=True)),
             ("  of which linear_predictor (1 matvec)", lambda: loss.linear_predictor(Wn, b)),
             ("  of which value_from_z", lambda: loss.value_from_z(Zn, Wn)),
-            ("  of which curvature_ratio", lambda: curvature_ratio(loss, f, fn, Zn, W, b, Wn, b, gW, gb, eta)),
+            ("  of which curvature_ratio", lambda: curvature_ratio(loss, f, fn, Zn, W, b, Wn, b, gW, gb, eta,
+                                                                           Z_start=Z)),
             ("IterationMonitor.update", lambda: mon.update(2, W, b, Wn, b, fn, sup)),
         ]
         part_times = [(name, best_time(fn_, reps)[0]) for name, fn_ in parts]

@@ -196,6 +196,26 @@ def test_hessp_matches_finite_differences_of_gradient(problem):
         assert rel_err(hv, hv_fd) < 1e-6
 
 
+def test_divergence_from_z_is_the_bregman_divergence(problem):
+    """Least squares: f(W') - f(W) - <grad f(W), W' - W> = (W' - W)^T H (W' - W) / 2, with H the explicit
+    weighted Gram of the centered design; computed from the two linear predictors. Other losses: None."""
+    pb = problem
+    W2 = pb.W + 0.7 * np.random.RandomState(2).standard_normal(pb.W.shape)
+    Z, Z2 = pb.loss.linear_predictor(pb.W, pb.b), pb.loss.linear_predictor(W2, pb.b)
+    divergence = pb.loss.divergence_from_z(Z, Z2)
+    if pb.fam != "squared":
+        assert divergence is None
+        return
+    A = pb.design_matrix()
+    D = A @ (W2 - pb.W)
+    expected = 0.5 * float(pb.sw @ np.einsum("ij,ij->i", D, D)) / pb.sw.sum()
+    assert expected > 0.01
+    assert_allclose(divergence, expected, rtol=1e-12)
+    # and it is what the values and the gradient give (no cancellation at this distance)
+    f, gW, _ = pb.loss.value_and_gradient(pb.W, pb.b)
+    assert_allclose(divergence, pb.reference_value(W2, pb.b) - f - np.vdot(gW, W2 - pb.W), rtol=1e-9)
+
+
 def test_feature_curvatures_are_the_hessian_diagonal(problem):
     """feature_curvatures(Z, features) is the diagonal of the Hessian (from hessp) in those coefficients."""
     pb = problem

@@ -119,8 +119,8 @@ def test_adaptive_steps_at_least_half_of_one_over_L(monkeypatch):
     L = loss.lipschitz()
     calls = []
 
-    def recording(loss_, operator, k, W, b, f, gW, gb, eta, L_):
-        out = backtracking_step(loss_, operator, k, W, b, f, gW, gb, eta, L_)
+    def recording(loss_, operator, k, W, b, f, gW, gb, eta, L_, Z=None):
+        out = backtracking_step(loss_, operator, k, W, b, f, gW, gb, eta, L_, Z)
         calls.append((W.copy(), f, gW.copy(), out))
         return out
 
@@ -141,6 +141,30 @@ def test_adaptive_steps_at_least_half_of_one_over_L(monkeypatch):
         assert_allclose(fn, loss.value(Wn, bn), rtol=1e-12)
         assert_array_equal(Wn, Hard()(W - eta * gW, 5))
         assert_array_equal(support, np.flatnonzero(Wn[:, 0]))
+
+
+def test_least_squares_step_test_is_exact_near_convergence(monkeypatch):
+    # near the minimiser the values of a trial step cancel to rounding; least squares then reads the
+    # curvature along the step from the two linear predictors, (exactly) what the Gram matrix gives,
+    # and needs no gradient at the trial point
+    from sparse_estimators.solvers._base import curvature_ratio
+
+    X, y, _, _ = planted_regression(noise=0.5, seed=3)
+    loss = SquaredLoss(X, y)
+    support = np.arange(5)
+    W, b = loss.refit(support, *loss.zeros())
+    Z = loss.linear_predictor(W, b)
+    f, gW, gb = loss.value_and_gradient(W, b)
+    dW = np.zeros_like(W)
+    dW[support, 0] = 1e-7 * np.arange(1, 6)
+    Wn = W + dW
+    Zn = loss.linear_predictor(Wn, b)
+    fn = loss.value_from_z(Zn, Wn)
+    eta = 0.3
+    Xc = X - X.mean(axis=0)
+    expected = 0.5 * np.sum((Xc @ dW) ** 2) / X.shape[0] / (np.vdot(dW, dW) / (2 * eta))
+    monkeypatch.setattr(loss, "gradient_from_z", lambda *a: pytest.fail("gradient evaluated"))
+    assert_allclose(curvature_ratio(loss, f, fn, Zn, W, b, Wn, b, gW, gb, eta, Z_start=Z), expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("op", [Hard(), Lq()], ids=["hard", "lq"])

@@ -250,6 +250,19 @@ class BaseLoss:
         Z = self.linear_predictor(W, b)
         return (self.value_from_z(Z, W), *self.gradient_from_z(Z, W))
 
+    def divergence_from_z(self, Z, Z_new):
+        """``f(x_new) - f(x) - <grad f(x), x_new - x>`` from the two linear predictors, or None.
+
+        The Bregman divergence of the loss between two points, which the
+        adaptive step size compares with its quadratic model (see
+        :func:`sparse_estimators.solvers.backtracking_step`). Losses that
+        are quadratic in ``Z`` compute it exactly from ``Z_new - Z`` (no
+        cancellation between nearly equal values of ``f``, and no gradient at
+        the new point); the others return None, and the caller works from
+        values and gradients.
+        """
+        return None
+
     def hessp(self, W, b, V, c):
         """Hessian-vector product at ``(W, b)`` in the direction ``(V, c)``.
 

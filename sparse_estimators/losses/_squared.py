@@ -48,6 +48,13 @@ class SquaredLoss(BaseLoss):
         R = (Z - self.Y) * (self.sample_weight / self.sw_sum)[:, None]
         return self.design.rmatvec(R), None
 
+    def divergence_from_z(self, Z, Z_new):
+        """``sum_i s_i ||z_new_i - z_i||^2 / (2 sum_i s_i)``: exact, the loss being quadratic in ``Z``."""
+        D = Z_new - Z
+        if self.uniform_weights:
+            return 0.5 * float(np.vdot(D, D)) / D.shape[0]
+        return 0.5 * float(self.sample_weight @ np.einsum("ij,ij->i", D, D)) / self.sw_sum
+
     def hessp(self, W, b, V, c):  # noqa: D102
         Z = self.design.matvec(V) * (self.sample_weight / self.sw_sum)[:, None]
         return self.design.rmatvec(Z), None

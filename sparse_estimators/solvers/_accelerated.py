@@ -98,7 +98,7 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         gW = np.where(T[:, None], gW, 0.0)
         if step_size == "auto":
             x_new, b_new, Z_new, f_new, support_new, eta, eta_next = backtracking_step(
-                loss, operator, k, u, bu, f_u, gW, gb, eta_next, L)
+                loss, operator, k, u, bu, f_u, gW, gb, eta_next, L, Zu)
         else:
             x_new, b_new, Z_new, f_new, support_new = gradient_step(loss, operator, k, u, bu, gW, gb, eta)
         if restart and extrapolated and f_new > f_x:

@@ -171,15 +171,19 @@ def initial_step(loss, step_size):
     return float(step_size) / L, L
 
 
-def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0):
+def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0, Z_start=None):
     """How much of the quadratic upper model's allowance a trial step uses.
 
     Returns ``(f(x+) - f(x) - <g, x+ - x>) / (||x+ - x||^2 / (2 eta) - penalty)``:
     the model holds when the ratio is at most 1, and for a quadratic it
-    would still hold at twice the step when the ratio is at most 1/2. Near
-    convergence the difference of function values is mostly rounding (it
-    would accept any step): then the curvature along the step is measured
-    with gradients instead, which is exact for quadratics (as in TFOCS).
+    would still hold at twice the step when the ratio is at most 1/2. The
+    numerator is the loss's Bregman divergence: computed exactly from the
+    two linear predictors when the loss can
+    (:meth:`~sparse_estimators.losses.BaseLoss.divergence_from_z`, least
+    squares, given ``Z_start``); otherwise from the values, and near
+    convergence, where their difference is mostly rounding (it would accept
+    any step), from gradients instead, which is exact for quadratics (as in
+    TFOCS).
 
     Parameters
     ----------
@@ -198,6 +202,8 @@ def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0):
     penalty : float, default=0.0
         Subtracted from the allowance (regularized IHT's exactly quadratic
         weighted penalty, at most half of it).
+    Z_start : ndarray or None, default=None
+        Linear predictor at the current point ``(W, b)``.
 
     Returns
     -------
@@ -207,6 +213,9 @@ def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0):
     allowance = (np.vdot(dW, dW) + np.vdot(db, db)) / (2.0 * eta) - penalty
     if allowance <= 0.0:
         return 0.0
+    excess = None if Z_start is None else loss.divergence_from_z(Z_start, Z)
+    if excess is not None:
+        return float(excess / allowance)
     excess = fn - f - np.vdot(gW, dW) - (0.0 if gb is None else np.vdot(gb, db))
     if abs(excess) <= 1e-8 * abs(f):
         gWn, gbn = loss.gradient_from_z(Z, Wn)
@@ -230,7 +239,7 @@ def next_step(operator, W, support, eta, ratio):
     return 2.0 * eta
 
 
-def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L):
+def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None):
     """One thresholded gradient step with an adaptive step size (Liu & Barber, eq. 6).
 
     Tries ``eta`` and halves it until the quadratic upper model holds at the
@@ -247,7 +256,9 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L):
     allowance (so the doubled step would pass on a quadratic); otherwise the
     same. Steps therefore settle instead of bouncing between a rejected
     ``2 eta`` and ``eta``, which operators other than hard need to converge
-    (their fixed points depend on the step).
+    (their fixed points depend on the step). ``Z``, the linear predictor at
+    ``(W, b)``, lets least squares test the model exactly (see
+    :func:`curvature_ratio`).
 
     Returns
     -------
@@ -257,12 +268,12 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L):
     floor = 0.0 if L is None else 1.0 / L
     eta = max(eta, floor)
     for halvings in range(61):
-        Wn, bn, Z, fn, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
-        ratio = curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta)
+        Wn, bn, Zn, fn, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
+        ratio = curvature_ratio(loss, f, fn, Zn, W, b, Wn, bn, gW, gb, eta, Z_start=Z)
         if eta <= floor or ratio <= 1.0 or halvings == 60:
             break
         eta = max(0.5 * eta, floor)
-    return Wn, bn, Z, fn, support, eta, next_step(operator, W, support, eta, ratio)
+    return Wn, bn, Zn, fn, support, eta, next_step(operator, W, support, eta, ratio)
 
 
 class SupportJump:

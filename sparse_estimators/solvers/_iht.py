@@ -64,7 +64,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
         gW, gb = loss.gradient_from_z(Z, W)
         if step_size == "auto":
             Wn, bn, Z, f, support, eta, eta_next = backtracking_step(
-                loss, operator, k, W, b, f, gW, gb, eta_next, L)
+                loss, operator, k, W, b, f, gW, gb, eta_next, L, Z)
         else:
             Wn, bn, Z, f, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
         stop = monitor.update(it, W, b, Wn, bn, f, support)

@@ -611,7 +611,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                 print(f"[IOBS] iter {it:4d}  Newton step rejected: projected-gradient step")
             if eta is None:
                 eta, L = initial_step(loss, "auto")
-            *accepted, _, eta = backtracking_step(loss, operator, k, W, b, f, GW, gb, eta, L)
+            *accepted, _, eta = backtracking_step(loss, operator, k, W, b, f, GW, gb, eta, L, Z)
         Wn, bn, Zn, fn, Qn = accepted
         stop = monitor.update(it, W, b, Wn, bn, fn, np.asarray(Qn))
         if monitor.diverged:

@@ -30,7 +30,7 @@ def _step(loss, operator, k, W, b, gW, gb, w, eta):
     return gradient_step(loss, operator, k, (1.0 - 0.5 * w)[:, None] * W, b, gW, gb, eta)
 
 
-def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L):
+def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L, Z):
     """Algorithm 1's step with an adaptive ``eta`` (halved until accepted; see ``backtracking_step``).
 
     Accepted when the quadratic upper model of the regularized objective
@@ -46,13 +46,13 @@ def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L):
     floor = 0.0 if L is None else 0.5 / L
     eta = max(eta, floor)
     for halvings in range(61):
-        Wn, bn, Z, fn, support = _step(loss, operator, k, W, b, gW, gb, w, eta)
+        Wn, bn, Zn, fn, support = _step(loss, operator, k, W, b, gW, gb, w, eta)
         penalty = float(w @ _row_squares(Wn - W)) / (4.0 * eta)
-        ratio = curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty)
+        ratio = curvature_ratio(loss, f, fn, Zn, W, b, Wn, bn, gW, gb, eta, penalty, Z_start=Z)
         if eta <= floor or ratio <= 1.0 or halvings == 60:
             break
         eta = max(0.5 * eta, floor)
-    return Wn, bn, Z, fn, support, eta, (2.0 * eta if ratio <= 0.5 else eta)
+    return Wn, bn, Zn, fn, support, eta, (2.0 * eta if ratio <= 0.5 else eta)
 
 
 def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4, verbose=0,
@@ -174,7 +174,7 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         gW, gb = loss.gradient_from_z(Z, W)
         if auto:
             Wn, bn, Zn, fn, support_n, eta, eta_next = _backtracking(
-                loss, operator, k, W, b, f, gW, gb, w, eta_next, L)
+                loss, operator, k, W, b, f, gW, gb, w, eta_next, L, Z)
         else:
             Wn, bn, Zn, fn, support_n = _step(loss, operator, k, W, b, gW, gb, w, eta)
         w_new = _update_weights(w, W, c)
