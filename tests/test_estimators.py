@@ -83,6 +83,29 @@ def test_integer_sample_weight_equals_row_duplication(Estimator, make_regression
     np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-7, atol=1e-12)
 
 
+def test_splicing_auto_counts_weighted_observations():
+    # splicing='auto' (classifiers) compares the number of observations with 2 k log(p - k) = 52.7 here:
+    # 40 rows of weight 2 are the 80 repeated rows, which splice, and must fit the same
+    rng = np.random.RandomState(0)
+    n, p, k = 40, 200, 5
+    X = rng.standard_normal((n, p))
+    w = np.zeros(p)
+    w[rng.choice(p, k, replace=False)] = 1.5
+    y = (rng.uniform(size=n) < expit(X @ w)).astype(int)
+    assert n < 2 * k * np.log(p - k) < 2 * n
+    repeated = IHTClassifier(k=k).fit(np.repeat(X, 2, axis=0), np.repeat(y, 2))
+    weighted = IHTClassifier(k=k).fit(X, y, sample_weight=np.full(n, 2.0))
+    unspliced = IHTClassifier(k=k, splicing=False).fit(X, y, sample_weight=np.full(n, 2.0))
+    assert repeated.n_exchanges_ > 0 and not np.array_equal(unspliced.support_, repeated.support_)
+    assert weighted.n_exchanges_ == repeated.n_exchanges_
+    np.testing.assert_array_equal(weighted.support_, repeated.support_)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-7, atol=1e-12)
+    # weights of relative importance (normalised to sum to 1) count each row once: no splicing at 40 rows
+    relative = IHTClassifier(k=k).fit(X, y, sample_weight=np.full(n, 1.0 / n))
+    assert relative.n_exchanges_ == 0
+    np.testing.assert_array_equal(relative.support_, IHTClassifier(k=k).fit(X, y).support_)
+
+
 def test_class_weight_balanced_equals_sample_weight_by_hand(Classifier, make_classification):
     X, y, _ = make_classification(n=240, p=12, k_true=3, n_classes=3, seed=4)
     keep = np.r_[np.flatnonzero(y == 0), np.flatnonzero(y == 1)[:30], np.flatnonzero(y == 2)[:12]]

@@ -171,7 +171,8 @@ class _SparseLinearBase(BaseEstimator):
     def _splices(self, loss, k):
         """Whether the fit runs the splicing search (``splicing`` resolved)."""
         if isinstance(self.splicing, str):  # 'auto'
-            return bool(loss.n_samples > self._splice_auto_factor * k * np.log(max(loss.n_features - k, 2)))
+            # observations, not rows: integer weights count as repeated rows (see BaseLoss.n_observations)
+            return bool(loss.n_observations > self._splice_auto_factor * k * np.log(max(loss.n_features - k, 2)))
         return bool(self.splicing)
 
     def _solve(self, loss, operator, k, W0, b0):

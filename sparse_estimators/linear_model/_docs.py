@@ -49,7 +49,11 @@ default='hard'
         keeps the problem well posed on separable data.""",
     "class_weight": """class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, multiplied into ``sample_weight``; 'balanced'
-        uses ``n_samples / (n_classes * np.bincount(y))``.""",
+        uses ``n_samples / (n_classes * np.bincount(y))``. Like integer
+        sample weights, weights above 1 count as repeated rows: the product
+        of the weights sums to more than ``n_samples``, and the splicing
+        search's thresholds (and ``splicing='auto'``) use that larger number
+        of observations.""",
 }
 
 _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
@@ -97,8 +101,10 @@ _SPLICING_CLASSIFIER_NOTE = """ For classifiers an exchange
         features typically lowers it (``add_gate=1`` of ``splice``). The
         deviance alone is a poor guide here: with correlated neighbouring
         features, supports holding a few noise features often have a lower
-        training deviance than the true one. ``'auto'`` splices when
-        ``n_samples > 2 k log(n_features - k)`` (about the sample size
+        training deviance than the true one. ``'auto'`` splices when the
+        number of observations (``n_samples``, or the sum of integer
+        ``sample_weight``, which count as repeated rows) exceeds
+        ``2 k log(n_features - k)`` (about the sample size
         below which no method recovers the support, Wainwright 2009): on the
         designs of ``benchmarks/compare_peers.py`` splicing raised the mean
         support F1 at n = 500 and lowered it at n = 100, p = 1000, where it
