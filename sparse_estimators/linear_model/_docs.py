@@ -50,10 +50,10 @@ default='hard'
     "class_weight": """class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, multiplied into ``sample_weight``; 'balanced'
         uses ``n_samples / (n_classes * np.bincount(y))``. Like integer
-        sample weights, weights above 1 count as repeated rows: the product
-        of the weights sums to more than ``n_samples``, and the splicing
-        search's thresholds (and ``splicing='auto'``) use that larger number
-        of observations.""",
+        sample weights, class weights above 1 count as repeated rows: when
+        the weights (``sample_weight`` times the class weights) sum to more
+        than ``n_samples``, the splicing search's thresholds (and
+        ``splicing='auto'``) use that larger number of observations.""",
 }
 
 _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
