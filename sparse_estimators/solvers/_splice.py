@@ -270,7 +270,8 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     ``O(n |U|)`` instead of ``O(n p)``. Within ``U``, each round tries
     exchanging the ``C, C // 2, ..., 1`` least useful selected features
     for the most useful unselected ones and accepts the first exchange that
-    lowers the loss by more than abess's threshold ``tau = 0.01 k m log(p) log(log N) / N``; ``C`` starts at
+    lowers the loss by more than abess's threshold
+    ``tau = 0.01 k m log(p) log(log N) / N``; ``C`` starts at
     ``max_exchange`` and becomes the size of the last accepted exchange.
     When no exchange is accepted, ``U`` is rebuilt around the new support
     (and ``C`` reset), until a rebuilt ``U`` brings no exchange, or after
