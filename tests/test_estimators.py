@@ -106,6 +106,53 @@ def test_splicing_auto_counts_weighted_observations():
     np.testing.assert_array_equal(relative.support_, IHTClassifier(k=k).fit(X, y).support_)
 
 
+@pytest.mark.parametrize("shape", [(2000, 40, None), (400, 60, 2), (120, 300, None)],
+                         ids=["tall", "tall-2-targets", "wide"])
+@DENSE_CSR
+def test_precompute_gives_the_plain_fit(Regressor, make_regression, shape, sparse):
+    """precompute=True (through the Gram matrix) and False (through X) fit the same model:
+    same support, iterations and exchanges, coefficients equal to rounding, on tall and
+    wide, weighted, noisy designs with shifted columns."""
+    n, p, n_targets = shape
+    X, y, _, _ = make_regression(n=n, p=p, k_true=5, noise=0.5, intercept=2.0, shift=True,
+                                 n_targets=n_targets, sparse=sparse, seed=3)
+    weights = np.random.RandomState(0).uniform(0.5, 2.0, n)
+    fits = {precompute: Regressor(k=5, precompute=precompute).fit(X, y, sample_weight=weights)
+            for precompute in (False, True)}
+    plain, gram = fits[False], fits[True]
+    np.testing.assert_array_equal(gram.support_, plain.support_)
+    assert gram.n_iter_ == plain.n_iter_ and gram.n_exchanges_ == plain.n_exchanges_
+    np.testing.assert_allclose(gram.coef_, plain.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(gram.intercept_, plain.intercept_, rtol=1e-8, atol=1e-10)
+
+
+def test_precompute_auto_uses_the_gram_matrix_for_few_features_and_dense_x(make_regression, monkeypatch):
+    """'auto' works through the Gram matrix for dense X with at most 150 features and at
+    least 10 samples per feature; otherwise (and for sparse X) through X."""
+    import sparse_estimators.linear_model._base as base
+
+    built = []
+
+    class Spy(base.GramSquaredLoss):
+        def __init__(self, *args, **kwargs):
+            built.append(True)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(base, "GramSquaredLoss", Spy)
+    for (n, p, sparse), expected in [((1500, 150, False), True), ((1510, 151, False), False),
+                                     ((1499, 150, False), False), ((500, 40, True), False)]:
+        X, y, _, _ = make_regression(n=n, p=p, k_true=3, noise=0.1, sparse=sparse)
+        built.clear()
+        IHTRegressor(k=3).fit(X, y)
+        assert bool(built) == expected, (n, p, sparse)
+        built.clear()
+        IHTRegressor(k=3, precompute=True).fit(X, y)
+        assert built
+        built.clear()
+        IHTRegressor(k=3, precompute=False).fit(X, y)
+        assert not built
+
+
 def test_class_weight_balanced_equals_sample_weight_by_hand(Classifier, make_classification):
     X, y, _ = make_classification(n=240, p=12, k_true=3, n_classes=3, seed=4)
     keep = np.r_[np.flatnonzero(y == 0), np.flatnonzero(y == 1)[:30], np.flatnonzero(y == 2)[:12]]

@@ -123,6 +123,13 @@ BAD_CLASSIFIER_PARAMS = [("alpha", -1.0), ("alpha", -1e-12), ("alpha", np.nan), 
                          ("class_weight", "bogus"), ("class_weight", 3)]
 
 
+@pytest.mark.parametrize("value", ["always", 1, None])
+def test_bad_precompute_is_named(Regressor, data, value):
+    X, y = data(Regressor)
+    with pytest.raises(ValueError, match="'precompute'"):
+        Regressor(precompute=value).fit(X, y)
+
+
 @pytest.mark.parametrize("name, value", BAD_CLASSIFIER_PARAMS, ids=[f"{n}={v!r}" for n, v in BAD_CLASSIFIER_PARAMS])
 def test_bad_classifier_hyperparameter_is_named(Classifier, data, name, value):
     X, y = data(Classifier)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
@@ -22,11 +23,23 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ..losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from ..losses import GramSquaredLoss, LogisticLoss, MultinomialLoss, SquaredLoss
 from ..solvers import splice
 from ..thresholding import get_operator
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
+
+
+#: precompute='auto' works through the Gram matrix for dense X with at least this
+#: many samples per feature and at most this many features. benchmarks/gram_precompute.py
+#: (IHTRegressor, Gram / plain fit time, doc/peers/gram_precompute.md): 0.41-0.79 for
+#: n >= 10000 or p <= 50, 0.87-1.09 at n = 1000-5000 with p = 100-150; at p = 200,
+#: 0.43-0.77 except 1.10 at n = 5000; at p = 400, 1.53-1.81. Below 10 samples per
+#: feature the gain is small (0.83-0.95 at 200-500 x 50-100) and the p x p matrix is
+#: no longer small against X (peak traced memory 2.3 times X at 120 x 100, against
+#: 1.1 through X)
+_GRAM_AUTO_RATIO = 10
+_GRAM_AUTO_MAX_FEATURES = 150
 
 
 class _Fit(NamedTuple):
@@ -270,6 +283,27 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # (there abess's rules chose overfitted supports: F1 0.70 -> 0.62)
     _splice_options = {"screening_start": "abess"}
 
+    def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
+                 fit_intercept=True, debias=True, splicing=True, precompute="auto", warm_start=False, verbose=0):
+        super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
+                         fit_intercept=fit_intercept, debias=debias, splicing=splicing, warm_start=warm_start,
+                         verbose=verbose)
+        self.precompute = precompute
+
+    def _validate_params(self):
+        operator = super()._validate_params()
+        if not (isinstance(self.precompute, (bool, np.bool_))
+                or isinstance(self.precompute, str) and self.precompute == "auto"):
+            raise ValueError(f"The 'precompute' parameter must be a bool or 'auto', got {self.precompute!r}.")
+        return operator
+
+    def _uses_gram(self, X):
+        """Whether the fit works through the Gram matrix (``precompute`` resolved)."""
+        if isinstance(self.precompute, str):  # 'auto'
+            n, p = X.shape
+            return not sp.issparse(X) and n >= _GRAM_AUTO_RATIO * p and p <= _GRAM_AUTO_MAX_FEATURES
+        return bool(self.precompute)
+
     def fit(self, X, y, sample_weight=None, coef_init=None):
         """Fit the model.
 
@@ -303,7 +337,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C",
                              multi_output=True, y_numeric=True)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        return SquaredLoss(X, y, sample_weight, self.fit_intercept), {"y_ndim": y.ndim}
+        loss = (GramSquaredLoss if self._uses_gram(X) else SquaredLoss)(X, y, sample_weight, self.fit_intercept)
+        return loss, {"y_ndim": y.ndim}
 
     @staticmethod
     def _format_coef(W, intercept, info):

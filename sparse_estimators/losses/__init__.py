@@ -7,7 +7,7 @@ Every loss is a weighted *mean* over samples, takes dense or scipy.sparse
 from ._base import BaseLoss, largest_eigenvalue, power_iteration
 from ._design import LinearDesign
 from ._logistic import LogisticLoss, MultinomialLoss
-from ._squared import SquaredLoss
+from ._squared import GramSquaredLoss, SquaredLoss
 
-__all__ = ["BaseLoss", "LinearDesign", "LogisticLoss", "MultinomialLoss", "SquaredLoss", "largest_eigenvalue",
-           "power_iteration"]
+__all__ = ["BaseLoss", "GramSquaredLoss", "LinearDesign", "LogisticLoss", "MultinomialLoss", "SquaredLoss",
+           "largest_eigenvalue", "power_iteration"]

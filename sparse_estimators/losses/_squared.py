@@ -167,3 +167,163 @@ class SquaredLoss(BaseLoss):
         W_all = np.zeros((C,) + W.shape)
         W_all[np.arange(C)[:, None], rows] = coef
         return [(W_all[c], b, 0.5 * float(mean_squares[c]), Z[c]) for c in range(C)]
+
+
+class GramSquaredLoss(SquaredLoss):
+    """:class:`SquaredLoss` evaluated through its Gram matrix (for ``n_samples`` much larger than ``n_features``).
+
+    As a function of ``W`` the loss is the quadratic
+
+        f(W) = yy / 2 - <C, W> + <W, G W> / 2,
+
+    with ``G = X_c^T S X_c / sum(S)`` (p x p), ``C = X_c^T S Y_c / sum(S)``
+    (p x m) and ``yy = sum_i s_i ||y_i - y_mean||^2 / sum(S)``, computed once
+    (``G`` in blocks of rows of ``X``: its cost is that of a few dozen
+    products with ``X`` when ``p`` is about 100, see
+    ``benchmarks/gram_precompute.py``). No product with ``X`` follows: a
+    gradient costs ``O(p k m)`` instead of ``O(n p m)`` and a refit on ``k``
+    features one ``k x k`` solve. The fitted values equal those of
+    :class:`SquaredLoss` up to rounding.
+
+    The solvers' two-stage API is kept with another linear predictor:
+    :meth:`linear_predictor` returns ``Z = [G W; W]``, shape ``(2 p, m)``,
+    from which the value, the gradient ``G W - C`` and the exact divergence
+    between two points follow in ``O(p m)``. Like ``X W`` it is linear in
+    ``W``, so momentum extrapolates it the same way.
+
+    Values are differences of the three terms: their rounding error is about
+    ``1e-16 yy`` rather than ``1e-16 f``, which matters only for fits that
+    explain ``y`` to within about ``1e-10`` of its variance (noiseless data;
+    :class:`SquaredLoss` is then the precise choice). They are clipped at 0.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+    sample_weight : ndarray of shape (n_samples,) or None
+    fit_intercept : bool, default=True
+    """
+
+    def __init__(self, X, y, sample_weight=None, fit_intercept=True):
+        super().__init__(X, y, sample_weight, fit_intercept)
+        s = self.sample_weight / self.sw_sum
+        self.gram = self.design.weighted_gram(s)
+        self.C = self.design.rmatvec(self.Y * s[:, None])
+        self.yy = float(s @ np.einsum("ij,ij->i", self.Y, self.Y))
+
+    def linear_predictor(self, W, b, rows=None):
+        """``Z = [G W; W]``, shape ``(2 n_features, n_outputs)`` (see the class description).
+
+        ``rows``, when given, includes the index of every non-zero row of ``W``.
+        """
+        p = self.n_features
+        if rows is None:
+            rows = np.flatnonzero(np.any(W != 0, axis=1))
+        Z = np.empty((2 * p, W.shape[1]))
+        Z[:p] = self.gram @ W if rows.size > p // 4 else self.gram[rows].T @ W[rows]  # G is symmetric
+        Z[p:] = W
+        return Z
+
+    def value_from_z(self, Z, W):  # noqa: D102
+        GW = Z[:self.n_features]
+        return max(0.5 * self.yy - float(np.vdot(self.C, W)) + 0.5 * float(np.vdot(W, GW)), 0.0)
+
+    def gradient_from_z(self, Z, W):  # noqa: D102
+        return Z[:self.n_features] - self.C, None
+
+    def divergence_from_z(self, Z, Z_new):
+        """``<W_new - W, G (W_new - W)> / 2``: exact, the loss being quadratic."""
+        p = self.n_features
+        D = Z_new - Z
+        return 0.5 * float(np.vdot(D[p:], D[:p]))
+
+    def hessp(self, W, b, V, c):  # noqa: D102
+        return self.gram @ V, None
+
+    def hessian(self, W=None, b=None):
+        """The Gram matrix ``G`` (a copy), shape (p, p); see :meth:`SquaredLoss.hessian`."""
+        return self.gram.copy()
+
+    def _gram_apply(self, v):
+        return self.gram @ v
+
+    def coordinate_curvatures(self):
+        """The diagonal of ``G`` (see :meth:`BaseLoss.coordinate_curvatures`); no pass over ``X``."""
+        if getattr(self, "_coordinate_curvatures", None) is None:
+            self._coordinate_curvatures = self.curvature * np.diagonal(self.gram).copy() + self.alpha
+        return self._coordinate_curvatures
+
+    def restrict(self, support, dtype=np.float64):
+        """The loss on the features in ``support``: the blocks of ``G`` and ``C``, no copy of ``X``'s columns.
+
+        The columns are copied (in ``dtype``) only if a refit has to fall
+        back to least squares on them (nearly collinear features).
+        """
+        support = np.asarray(support)
+        sub = object.__new__(GramSquaredLoss)
+        BaseLoss.__init__(sub, _ColumnSubset(self.design, support), self.sample_weight, self.n_outputs,
+                          self.fit_intercept)
+        sub.x_mean, sub.y_mean, sub.Y = self.x_mean[support], self.y_mean, self.Y
+        sub.gram, sub.C, sub.yy = self.gram[np.ix_(support, support)], self.C[support], self.yy
+        return sub
+
+    def refit(self, support, W, b, *, precise=True):
+        """Least squares on ``support`` from the blocks of ``G`` and ``C`` (see :meth:`SquaredLoss.refit`).
+
+        Nearly collinear features (a Cholesky pivot below ``1e-4`` of its
+        diagonal entry) fall back to :meth:`SquaredLoss.refit`, least squares
+        on the columns themselves.
+        """
+        support = np.asarray(support)
+        W_full = np.zeros_like(W)
+        if support.size:
+            L = well_conditioned_cholesky(self.gram[np.ix_(support, support)], 1e-4)
+            if L is None:
+                return super().refit(support, W, b)
+            W_full[support] = scipy.linalg.cho_solve((L, True), self.C[support], check_finite=False)
+        return W_full, b
+
+    def refit_candidates(self, supports, W, b):
+        """Least-squares refits on several supports of one size, from ``G`` in one batched solve.
+
+        The same tests as :meth:`SquaredLoss.refit_candidates`; nearly
+        collinear supports (and supports of different sizes) are refitted one
+        by one with :meth:`refit`.
+        """
+        supports = [np.asarray(s) for s in supports]
+        k = supports[0].size if supports else 0
+        if k == 0 or any(s.size != k for s in supports):
+            return BaseLoss.refit_candidates(self, supports, W, b)
+        rows = np.array(supports)  # (C, k)
+        G = self.gram[rows[:, :, None], rows[:, None, :]]
+        try:
+            pivots = np.diagonal(np.linalg.cholesky(G), axis1=1, axis2=2) ** 2
+        except np.linalg.LinAlgError:
+            return BaseLoss.refit_candidates(self, supports, W, b)
+        if not np.all(pivots > 1e-8 * np.diagonal(G, axis1=1, axis2=2).max(axis=1, keepdims=True)):
+            return BaseLoss.refit_candidates(self, supports, W, b)
+        coef = np.linalg.solve(G, self.C[rows])  # (C, k, m)
+        out = []
+        for support, coef_c in zip(rows, coef, strict=True):
+            W_c = np.zeros_like(W)
+            W_c[support] = coef_c
+            Z = self.linear_predictor(W_c, b, support)
+            out.append((W_c, b, self.value_from_z(Z, W_c), Z))
+        return out
+
+
+class _ColumnSubset:
+    """The columns ``index`` of a :class:`LinearDesign`, selected only when asked for.
+
+    The design of a :class:`GramSquaredLoss` restricted to some features:
+    that loss needs the columns only in a fallback refit
+    (:meth:`LinearDesign.columns`), so a restriction costs no copy of them.
+    """
+
+    def __init__(self, design, index):
+        self.parent, self.index = design, index
+        self.shape = (design.shape[0], index.size)
+
+    def columns(self, support, dtype=np.float64):
+        """The parent's columns ``index[support]`` (see :meth:`LinearDesign.columns`)."""
+        return self.parent.columns(self.index[support], dtype)

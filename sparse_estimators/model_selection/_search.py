@@ -389,7 +389,7 @@ class SparsityIC(_SparsitySearchBase):
                 fit_term = 2.0 * scale * float(sw @ loss._pointwise(Z))
                 df = k * max(loss.n_outputs - 1, 1)
             else:
-                R = loss.Y - loss.linear_predictor(fit.coef, fit.b)
+                R = loss.Y - loss.design.matvec(fit.coef)  # (the centered fit, whatever the loss's Z)
                 rss = np.maximum(scale * (sw @ (R * R)), np.finfo(float).tiny)
                 fit_term = n * float(np.sum(np.log(rss / n)))
                 df = k * loss.n_outputs

@@ -146,7 +146,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         if other is not None:
             differ = len(set(other.support.tolist()) - set(best.support.tolist()))
             f_best, f_other = best.objective[-1], other.objective[-1]
-            if f_best - f_other > gate * differ * unit * loss.noise_scale(f_best, k):
+            # (the same support is the same refit: its two values differ by rounding only)
+            if differ and f_best - f_other > gate * differ * unit * loss.noise_scale(f_best, k):
                 best, exact = other, False
     best.objective = best.objective[1:]
     best.n_iter = len(best.objective)
