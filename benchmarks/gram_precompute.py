@@ -2,8 +2,9 @@
 
 For tall designs (``n_samples`` much larger than ``n_features``) a regressor can
 form ``G = X^T X`` once and never touch ``X`` again
-(:class:`sparse_estimators.losses.GramSquaredLoss`). Forming it costs about
-``p / 10`` to ``p / 4`` products with ``X``; a fit makes a few dozen. This script
+(:class:`sparse_estimators.losses.GramSquaredLoss`). Forming it costs as much
+as ``p / 15`` to ``p / 4`` products with ``X`` (measured: 7 at 50000 x 100, 27 at
+5000 x 100, where ``X`` fits in cache); a fit makes a few dozen. This script
 measures, on the AR(1) designs of ``compare_peers.py`` (rho 0.35, beta type 1,
 SNR 1, ``s`` true features, ``k = s``), the median fit time of
 ``IHTRegressor(k=s, precompute=...)`` with ``True`` and ``False`` and of abess's

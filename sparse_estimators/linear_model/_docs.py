@@ -42,12 +42,12 @@ default='hard'
     "precompute": """precompute : bool or 'auto', default='auto'
         Work through the Gram matrix ``X^T X`` (weighted, centered; see
         :class:`~sparse_estimators.losses.GramSquaredLoss`): it is formed
-        once, in one pass over ``X`` by blocks of rows, and no product with
-        ``X`` follows, so that each iteration and each refit costs
+        once, reading ``X`` in blocks of rows, and no product with ``X``
+        follows, so that each iteration and each refit costs
         ``O(n_features k)`` instead of ``O(n_samples n_features)``. Worth it
         when ``n_samples`` is much larger than ``n_features`` and
-        ``n_features`` is small (forming it costs about ``n_features / 10``
-        passes over ``X``). ``'auto'`` precomputes for dense ``X`` with at
+        ``n_features`` is small (forming it costs as much as ``n_features / 15``
+        to ``n_features / 4`` products with ``X``). ``'auto'`` precomputes for dense ``X`` with at
         most 150 features and at least 10 samples per feature
         (``benchmarks/gram_precompute.py``: 0.4 to 0.8 times the time with
         ``n_samples >= 10000`` or ``n_features <= 50``, about the same time
