@@ -7,6 +7,29 @@ from ._base import BaseLoss, well_conditioned_cholesky
 from ._design import LinearDesign
 
 
+def _one_size(supports):
+    """The supports as arrays, and whether they share one non-zero size (one batched solve)."""
+    supports = [np.asarray(s) for s in supports]
+    k = supports[0].size if supports else 0
+    return supports, k > 0 and all(s.size == k for s in supports)
+
+
+def _batched_normal_equations(G, rhs):
+    """Solutions of the systems ``G[c] x = rhs[c]``, shape (C, k, m), or None.
+
+    None when a Cholesky pivot of a system is at most ``1e-8`` times its
+    largest diagonal entry (nearly collinear columns, for which the normal
+    equations lose too many digits): the caller then refits one by one.
+    """
+    try:
+        pivots = np.diagonal(np.linalg.cholesky(G), axis1=1, axis2=2) ** 2
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(pivots > 1e-8 * np.diagonal(G, axis1=1, axis2=2).max(axis=1, keepdims=True)):
+        return None
+    return np.linalg.solve(G, rhs)
+
+
 class SquaredLoss(BaseLoss):
     """Weighted mean squared error ``sum_i s_i ||y_i - x_i W||^2 / (2 sum_i s_i)``.
 
@@ -133,9 +156,8 @@ class SquaredLoss(BaseLoss):
         (nearly collinear columns, for which the normal equations lose too
         many digits). See :meth:`BaseLoss.refit_candidates`.
         """
-        supports = [np.asarray(s) for s in supports]
-        k = supports[0].size if supports else 0
-        if k == 0 or any(s.size != k for s in supports):
+        supports, batched = _one_size(supports)
+        if not batched:
             return super().refit_candidates(supports, W, b)
         # (plain Python sets and np.array: on the few small arrays of a splicing round,
         # np.unique and np.stack cost more in overhead than the rest of the set-up)
@@ -145,15 +167,9 @@ class SquaredLoss(BaseLoss):
         gram, rhs = Aw.T @ A, Aw.T @ self.Y
         rows = np.array(supports)  # (C, k) features of each candidate
         pos = np.searchsorted(union, rows)  # their columns in A
-        G = gram[pos[:, :, None], pos[:, None, :]]
-        try:
-            pivots = np.diagonal(np.linalg.cholesky(G), axis1=1, axis2=2) ** 2
-        except np.linalg.LinAlgError:
+        coef = _batched_normal_equations(gram[pos[:, :, None], pos[:, None, :]], rhs[pos])  # (C, k, m)
+        if coef is None:
             return super().refit_candidates(supports, W, b)
-        if not np.all(pivots > 1e-8 * np.diagonal(G, axis1=1, axis2=2).max(axis=1, keepdims=True)):
-            # nearly collinear columns: the normal equations would lose too many digits
-            return super().refit_candidates(supports, W, b)
-        coef = np.linalg.solve(G, rhs[pos])  # (C, k, m)
         C = len(supports)
         on_union = np.zeros((C, union.size, coef.shape[2]))
         on_union[np.arange(C)[:, None], pos] = coef
@@ -289,19 +305,13 @@ class GramSquaredLoss(SquaredLoss):
         collinear supports (and supports of different sizes) are refitted one
         by one with :meth:`refit`.
         """
-        supports = [np.asarray(s) for s in supports]
-        k = supports[0].size if supports else 0
-        if k == 0 or any(s.size != k for s in supports):
+        supports, batched = _one_size(supports)
+        if not batched:
             return BaseLoss.refit_candidates(self, supports, W, b)
         rows = np.array(supports)  # (C, k)
-        G = self.gram[rows[:, :, None], rows[:, None, :]]
-        try:
-            pivots = np.diagonal(np.linalg.cholesky(G), axis1=1, axis2=2) ** 2
-        except np.linalg.LinAlgError:
+        coef = _batched_normal_equations(self.gram[rows[:, :, None], rows[:, None, :]], self.C[rows])
+        if coef is None:
             return BaseLoss.refit_candidates(self, supports, W, b)
-        if not np.all(pivots > 1e-8 * np.diagonal(G, axis1=1, axis2=2).max(axis=1, keepdims=True)):
-            return BaseLoss.refit_candidates(self, supports, W, b)
-        coef = np.linalg.solve(G, self.C[rows])  # (C, k, m)
         out = []
         for support, coef_c in zip(rows, coef, strict=True):
             W_c = np.zeros_like(W)
