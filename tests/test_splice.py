@@ -316,6 +316,29 @@ def test_screening_start_abess_is_kept_only_when_clearly_better():
     assert any(np.array_equal(both.support, r.support) for r in (first, other))
 
 
+def test_switch_gate_decides_between_the_two_searches():
+    """switch_gate sets how much lower the second search's loss must be to replace the first's:
+    at 0 the lower of the two wins, at a large value the first search's result stays, and None
+    is the exchange gate."""
+    X, y = _ar1_regression(200, 300, 8, 0.0, 0.5, 4)
+    loss = SquaredLoss(X, y)
+    fit = IHTRegressor(k=8, splicing=False).fit(X, y)
+    W, b = fit.coef_[:, None].copy(), np.zeros(1)
+    first = splice(loss, 8, W, b, screening_start=False)
+    f_first = loss.value(first.coef, first.intercept)
+    lowest = splice(loss, 8, W, b, screening_start="abess", switch_gate=0.0)
+    assert not np.array_equal(lowest.support, first.support)  # the two searches end apart here
+    assert loss.value(lowest.coef, lowest.intercept) < f_first
+    kept = splice(loss, 8, W, b, screening_start="abess", switch_gate=100.0)
+    np.testing.assert_array_equal(kept.support, first.support)
+    np.testing.assert_allclose(loss.value(kept.coef, kept.intercept), f_first, rtol=1e-10)
+    for gate in (0.0, 100.0):
+        default = splice(loss, 8, W, b, screening_start="abess", gate=gate)
+        explicit = splice(loss, 8, W, b, screening_start="abess", gate=gate, switch_gate=gate)
+        np.testing.assert_array_equal(default.support, explicit.support)
+    assert IHTRegressor._splice_options["switch_gate"] < 0.25  # the regressors' smaller gate (see _base)
+
+
 def test_screening_start_values_are_checked():
     X, y = _ar1_regression(40, 30, 3, 0.0, 3.0, 0)
     loss = SquaredLoss(X, y)

@@ -15,7 +15,7 @@ and the search repeats until no exchange is accepted.
 A second search starts from the ``k`` features of largest marginal gain,
 either with the same rules or with abess's own (its "important search", see
 :func:`_important_search`), and its result replaces the first one if its
-loss is lower by more than the gate.
+loss is lower by more than a gate (``switch_gate``, by default ``gate``).
 """
 
 import numpy as np
@@ -31,7 +31,7 @@ def _top(scores, c):
 
 
 def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, add_gate_uncorrelated=None,
-           screening_start=True, refitted=False):
+           screening_start=True, switch_gate=None, refitted=False):
     """Improve a support of ``k`` features by exchanging features (abess's splicing).
 
     Parameters
@@ -96,8 +96,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     screening_start : bool or 'abess', default=True
         Also search from abess's start, the ``k`` features of largest
         marginal gain at zero, and keep that result instead if its loss is
-        lower by more than the gate for the number of features in which the
-        two supports differ. True searches from it with the rules above;
+        lower by more than ``switch_gate`` (see below) for the number of
+        features in which the two supports differ. True searches from it with the rules above;
         ``'abess'`` with abess's (version 0.4) rules (see
         :func:`_important_search`): exchanges restricted to the ``k + 128``
         features of largest gain, the largest exchange that lowers the loss
@@ -106,6 +106,15 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         p = 1000`` it reaches lower losses than the first search where
         that search is stuck (``benchmarks/compare_peers.py``). False: no
         second search.
+    switch_gate : float or None, default=None
+        The second search's result replaces the first one when its loss is
+        lower by more than ``switch_gate * d * m * log(p) * s / N``, with
+        ``d`` the number of features in which the two supports differ (the
+        units of ``gate``). None: ``gate``. The regressors use 0.1 with
+        abess's rules (chosen on ``benchmarks/compare_peers.py``'s designs:
+        where the first search stops short of abess's lower loss with
+        independent or spread-out features at low SNR, the smaller gate
+        takes abess's support; see ``doc/peers/switch_gate.md``).
     refitted : bool, default=False
         ``W, b`` already minimise the loss on their support (a solver's
         :attr:`SolverResult.refitted`): the first refit is skipped.
@@ -119,6 +128,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     """
     if screening_start not in (True, False, "abess"):
         raise ValueError(f"screening_start must be True, False or 'abess'; got {screening_start!r}.")
+    if switch_gate is None:
+        switch_gate = gate
     support = np.flatnonzero(np.any(W != 0, axis=1))
     if not refitted:
         W, b = loss.refit(support, W, b)
@@ -147,7 +158,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
             differ = len(set(other.support.tolist()) - set(best.support.tolist()))
             f_best, f_other = best.objective[-1], other.objective[-1]
             # (the same support is the same refit: its two values differ by rounding only)
-            if differ and f_best - f_other > gate * differ * unit * loss.noise_scale(f_best, k):
+            if differ and f_best - f_other > switch_gate * differ * unit * loss.noise_scale(f_best, k):
                 best, exact = other, False
     best.objective = best.objective[1:]
     best.n_iter = len(best.objective)
