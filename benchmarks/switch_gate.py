@@ -10,7 +10,8 @@ OMP, on fresh data sets of ``compare_peers.py``'s regression designs (repeat
 indices from ``--first``, after the peer table's, the same seed rule) and
 prints, per problem size and gate, the mean support F1 and the number of the
 24 settings (rho, beta type, SNR) where the mean F1 is more than 0.01 below
-the best peer's (the issue's target). The regressors' 0.1 is chosen from it.
+the best peer's (the issue's target). The regressors' rule (``default``: 0.25
+up to 3 observations per ``k log(p - k)``, 0.1 above) is chosen from it.
 
 Usage::
 
@@ -49,16 +50,16 @@ def f1_score(truth, coef):
 
 def run_size(n, p, s, repeats, first):
     """Per setting, the mean F1 of each gate, abess and OMP."""
-    models = {gate: gated(gate) for gate in GATES}
+    models = {gate: gated(gate) for gate in GATES} | {"default": IHTRegressor}
     peers = {name: factory for name, (_, factory) in make_methods("regression", s, 1, references=False).items()
              if name in ("abess", "OMP")}
     table = {}
     for rho, beta_type, snr in itertools.product((0.0, 0.35, 0.7), (1, 2), (0.5, 1.0, 3.0, 6.0)):
-        scores = {key: [] for key in (*GATES, *peers)}
+        scores = {key: [] for key in (*models, *peers)}
         for rep in range(first, first + repeats):
             seed = int(np.random.SeedSequence([n, p, s, int(rho * 100), beta_type, int(snr * 10), rep,
                                                True]).generate_state(1)[0])
-            X, y, _, _, beta = simulate("regression", n, p, s, rho, beta_type, snr, 10, seed)
+            X, y, _, _, beta = simulate("regression", n, p, s, rho, beta_type, snr, 1000, seed)
             truth = np.flatnonzero(beta)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -73,7 +74,7 @@ def run_size(n, p, s, repeats, first):
 def summarise(table):
     """Per gate: mean F1, settings more than 0.01 below the best peer, the largest deficit."""
     rows = []
-    for gate in GATES:
+    for gate in (*GATES, "default"):
         deficits = [max(t["abess"], t["OMP"]) - t[gate] for t in table.values()]
         rows.append((gate, np.mean([t[gate] for t in table.values()]), sum(d > 0.01 + 1e-12 for d in deficits),
                      max(deficits)))

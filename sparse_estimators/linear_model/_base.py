@@ -91,6 +91,15 @@ def all_or_nothing(estimator):
         raise
 
 
+def _samples_per_selection(loss, k):
+    """Observations per ``k log(p - k)`` (the scale of the information needed to select ``k`` of ``p``).
+
+    Observations, not rows: integer weights count as repeated rows (see
+    :attr:`~sparse_estimators.losses.BaseLoss.n_observations`).
+    """
+    return loss.n_observations / (k * np.log(max(loss.n_features - k, 2)))
+
+
 class _SparseLinearBase(BaseEstimator):
     """Fit a linear model with exactly ``k`` features by a sparse solver.
 
@@ -184,9 +193,12 @@ class _SparseLinearBase(BaseEstimator):
     def _splices(self, loss, k):
         """Whether the fit runs the splicing search (``splicing`` resolved)."""
         if isinstance(self.splicing, str):  # 'auto'
-            # observations, not rows: integer weights count as repeated rows (see BaseLoss.n_observations)
-            return bool(loss.n_observations > self._splice_auto_factor * k * np.log(max(loss.n_features - k, 2)))
+            return bool(_samples_per_selection(loss, k) > self._splice_auto_factor)
         return bool(self.splicing)
+
+    def _splice_kwargs(self, loss, k):
+        """The options of this fit's splicing search (``_splice_options``, set per task)."""
+        return self._splice_options
 
     def _solve(self, loss, operator, k, W0, b0):
         """Run the solver and the debiasing refit; no attribute is set.
@@ -217,7 +229,7 @@ class _SparseLinearBase(BaseEstimator):
         support = np.flatnonzero(np.any(W != 0, axis=1))
         n_exchanges = 0
         if self.debias and self._splices(loss, k) and support.size:
-            spliced = splice(loss, k, W, b, refitted=result.refitted, **self._splice_options)
+            spliced = splice(loss, k, W, b, refitted=result.refitted, **self._splice_kwargs(loss, k))
             W, b, n_exchanges = spliced.coef, spliced.intercept, spliced.n_iter
         elif self.debias and support.size and not result.refitted:
             W, b = loss.refit(support, W, b)
@@ -280,14 +292,23 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # -> 0.516, settings more than 0.01 below abess 5 -> 2 and 3 -> 2 of 24,
     # the worst (rho 0.35, beta 1, SNR 3) -0.11 -> -0.04 and -0.15 -> -0.05;
     # the same F1 at n=500 (p=100 and 1000); classifiers keep the first rules
-    # (there abess's rules chose overfitted supports: F1 0.70 -> 0.62).
-    # That result replaces the first at a gate of 0.1 instead of 0.25: on
-    # fresh data sets (benchmarks/switch_gate.py, doc/peers/switch_gate.md)
-    # the settings more than 0.01 below the best peer went 2 -> 1 of 24 at
-    # n=100, 3 -> 0 at n=500, p=1000 and 1 -> 0 at n=2000, p=10000 (where the
-    # first search stops short of abess's lower loss: independent or spread-out
-    # features at low SNR), for a mean F1 0.005 to 0.012 lower, still above abess's
-    _splice_options = {"screening_start": "abess", "switch_gate": 0.1}
+    # (there abess's rules chose overfitted supports: F1 0.70 -> 0.62)
+    _splice_options = {"screening_start": "abess"}
+    # That result replaces the first at splice's switch_gate: 0.25 (the exchange
+    # gate) up to this many observations per k log(p - k), 0.1 above. On fresh
+    # data sets (benchmarks/switch_gate.py, doc/peers/switch_gate.md), 0.1 took
+    # abess's support where the first search stops short of abess's lower loss
+    # (independent or spread-out features at low SNR): at n=500, p=1000 (7.2
+    # observations per k log(p - k)) the settings more than 0.01 below the best
+    # peer went from 3 to 0 of 24, for a mean F1 0.006 lower, still above
+    # abess's; at n=100, p=1000 (1.45) it lowered the mean F1 by 0.01 and did
+    # not reduce those settings. The grid puts the limit between 1.45 and 7.2.
+    _switch_gate_limit = 3.0
+
+    def _splice_kwargs(self, loss, k):
+        large = _samples_per_selection(loss, k) > self._switch_gate_limit
+        return {"switch_gate": 0.1 if large else 0.25} | self._splice_options
+
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
                  fit_intercept=True, debias=True, splicing=True, precompute="auto", warm_start=False, verbose=0):
