@@ -108,7 +108,10 @@ _SPLICING_REGRESSOR_NOTE = """ For regressors a second search
         runs abess's own rules from the ``k`` features of largest marginal
         gain (``screening_start='abess'`` of ``splice``), and its support
         replaces the first one when its loss is lower by more than the
-        threshold. ``'auto'`` is the same as ``True`` for regressors."""
+        threshold, or, with more than ``3 k log(n_features - k)``
+        observations, by more than 0.4 times it (``switch_gate=0.1`` of
+        ``splice``; see ``doc/peers/switch_gate.md``). ``'auto'`` is the
+        same as ``True`` for regressors."""
 
 _SPLICING_CLASSIFIER_NOTE = """ For classifiers an exchange
         is accepted when it lowers the training deviance and every feature

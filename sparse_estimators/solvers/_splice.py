@@ -111,10 +111,11 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         lower by more than ``switch_gate * d * m * log(p) * s / N``, with
         ``d`` the number of features in which the two supports differ (the
         units of ``gate``). None: ``gate``. The regressors use 0.1 with
-        abess's rules (chosen on ``benchmarks/compare_peers.py``'s designs:
-        where the first search stops short of abess's lower loss with
-        independent or spread-out features at low SNR, the smaller gate
-        takes abess's support; see ``doc/peers/switch_gate.md``).
+        abess's rules when ``N > 3 k log(p - k)`` (chosen on
+        ``benchmarks/compare_peers.py``'s designs, see
+        ``benchmarks/switch_gate.py``: there the first search can stop short
+        of abess's lower loss with independent or spread-out features at low
+        SNR, and the smaller gate takes abess's support), ``gate`` below.
     refitted : bool, default=False
         ``W, b`` already minimise the loss on their support (a solver's
         :attr:`SolverResult.refitted`): the first refit is skipped.
