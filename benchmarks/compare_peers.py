@@ -61,8 +61,9 @@ Metrics per fit (coefficients ``b_hat`` and intercept as returned by each method
   allocation and unmapped on free. The X passed to ``fit`` is not counted by
   either (it exists before the fit); a copy of it made inside ``fit`` is.
 
-Run ``python benchmarks/compare_peers.py --quick`` (a few minutes) or ``--full``.
-Writes a Markdown table (``--out``, default ``doc/peers/comparison.md``) and the
+Run ``python benchmarks/compare_peers.py --quick`` (a few minutes) or ``--full``
+(``--sizes 100,1000,10 ...``: only those problem sizes). Writes a Markdown table
+(``--out``, default ``doc/peers/comparison.md``) and the
 raw per-fit rows to a CSV beside it.
 
 ``--recheck doc/peers/comparison.csv [--repeats 40]`` re-runs the settings where
@@ -385,7 +386,7 @@ def recheck(df, repeats, n_test, threads, log):
 def run(task, grid, repeats, n_test, threads, pool, log):
     rows = []
     settings = list(itertools.product(grid["sizes"], grid["rhos"], grid["beta_types"], grid["snrs"]))
-    largest = max(grid["sizes"], key=lambda size: size[0] * size[1])
+    largest = max(grid.get("all_sizes", grid["sizes"]), key=lambda size: size[0] * size[1])
     for i, ((n, p, s), rho, beta_type, snr) in enumerate(settings):
         t_setting = time.perf_counter()
         methods = make_methods(task, s, threads, grid["ref_cv"], grid["ref_grid"],
@@ -659,12 +660,21 @@ def main(argv=None):
     parser.add_argument("--merge", type=Path, nargs="+", metavar="CSV",
                         help="write the report from the raw rows of earlier runs (e.g. one run per --task "
                              "in two processes) instead of fitting")
+    parser.add_argument("--sizes", nargs="+", metavar="N,P,S",
+                        help="only these problem sizes of the grid (e.g. 100,1000,10), for re-running part of it "
+                             "after a change that affects only those; --merge the rows with the rest")
     parser.add_argument("--recheck", type=Path, metavar="CSV",
                         help="re-run, on --repeats fresh data sets (default 40), the settings where the "
                              "recommended estimator missed the F1 target in this earlier run's CSV, and report "
                              "the paired F1 differences with standard errors")
     args = parser.parse_args(argv)
     grid = dict(QUICK if args.quick else FULL)
+    if args.sizes:
+        sizes = {tuple(int(v) for v in size.split(",")) for size in args.sizes}
+        if not sizes <= set(grid["sizes"]):
+            parser.error(f"--sizes must be among the grid's {grid['sizes']}; got {args.sizes}")
+        grid["all_sizes"] = grid["sizes"]  # (the largest keeps its fewer repeats)
+        grid["sizes"] = tuple(size for size in grid["sizes"] if size in sizes)
     if args.recheck:
         with threadpool_limits(limits=args.threads):
             start = time.perf_counter()
