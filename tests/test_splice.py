@@ -338,9 +338,9 @@ def test_switch_gate_decides_between_the_two_searches():
         np.testing.assert_array_equal(default.support, explicit.support)
     # the regressors: the exchange gate with few observations per k log(p - k), 0.1 with more
     rng = np.random.RandomState(0)
-    for n, gate in ((100, 0.25), (500, 0.1)):
+    for n, gate in ((100, None), (500, 0.1)):
         wide = SquaredLoss(rng.standard_normal((n, 1000)), rng.standard_normal(n))
-        assert IHTRegressor(k=10)._splice_kwargs(wide, 10)["switch_gate"] == gate
+        assert IHTRegressor(k=10)._splice_kwargs(wide, 10).get("switch_gate") == gate
         assert IHTClassifier(k=10)._splice_kwargs(wide, 10).get("switch_gate") is None  # classifiers: gate
 
 

@@ -307,9 +307,9 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     _switch_gate_limit = 3.0
 
     def _splice_kwargs(self, loss, k):
+        """``_splice_options``, with ``switch_gate=0.1`` above the limit (below it, the exchange gate)."""
         large = _samples_per_selection(loss, k) > self._switch_gate_limit
-        return {"switch_gate": 0.1 if large else 0.25} | self._splice_options
-
+        return ({"switch_gate": 0.1} if large else {}) | self._splice_options
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
                  fit_intercept=True, debias=True, splicing=True, precompute="auto", warm_start=False, verbose=0):

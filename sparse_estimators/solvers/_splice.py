@@ -97,8 +97,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         Also search from abess's start, the ``k`` features of largest
         marginal gain at zero, and keep that result instead if its loss is
         lower by more than ``switch_gate`` (see below) for the number of
-        features in which the two supports differ. True searches from it with the rules above;
-        ``'abess'`` with abess's (version 0.4) rules (see
+        features in which the two supports differ. True searches from it
+        with the rules above; ``'abess'`` with abess's (version 0.4) rules (see
         :func:`_important_search`): exchanges restricted to the ``k + 128``
         features of largest gain, the largest exchange that lowers the loss
         by more than abess's threshold ``0.01 k log(p) log(log N) / N``
