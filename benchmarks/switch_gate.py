@@ -30,7 +30,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_peers import FULL, make_methods, revision, simulate  # noqa: E402
+from compare_peers import FULL, evaluate, make_methods, revision, simulate  # noqa: E402
 
 from sparse_estimators import IHTRegressor  # noqa: E402
 
@@ -41,11 +41,6 @@ def gated(gate):
     """``IHTRegressor`` whose splicing uses ``switch_gate=gate``."""
     return type(f"IHTRegressorSwitch{gate}", (IHTRegressor,),
                 {"_splice_options": IHTRegressor._splice_options | {"switch_gate": gate}})
-
-
-def f1_score(truth, coef):
-    support = np.flatnonzero(coef)
-    return 2 * np.intersect1d(truth, support).size / (truth.size + support.size)
 
 
 def run_size(n, p, s, repeats, first):
@@ -59,14 +54,12 @@ def run_size(n, p, s, repeats, first):
         for rep in range(first, first + repeats):
             seed = int(np.random.SeedSequence([n, p, s, int(rho * 100), beta_type, int(snr * 10), rep,
                                                True]).generate_state(1)[0])
-            X, y, _, _, beta = simulate("regression", n, p, s, rho, beta_type, snr, 1000, seed)
-            truth = np.flatnonzero(beta)
+            X, y, Xt, yt, beta = simulate("regression", n, p, s, rho, beta_type, snr, 1000, seed)
+            fits = {gate: model(k=s) for gate, model in models.items()} | {name: f() for name, f in peers.items()}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                for gate, model in models.items():
-                    scores[gate].append(f1_score(truth, model(k=s).fit(X, y).coef_))
-                for name, factory in peers.items():
-                    scores[name].append(f1_score(truth, factory().fit(X, y).coef_))
+                for key, model in fits.items():
+                    scores[key].append(evaluate("regression", model.fit(X, y), X, y, Xt, yt, beta, rho)["f1"])
         table[rho, beta_type, snr] = {key: float(np.mean(v)) for key, v in scores.items()}
     return table
 
