@@ -92,7 +92,8 @@ class LinearDesign:
         """Weighted second moments of the centered columns, ``sum_i w_i (x_ij - o_j)^2``.
 
         The diagonal of :meth:`weighted_gram` without forming it: dense ``X``
-        is read in blocks of rows (no ``n x p`` temporary, ``X`` never copied).
+        is read in blocks of at most an eighth of its rows (for ``n >= 64``; no
+        ``n x p`` temporary, ``X`` never copied).
 
         Parameters
         ----------
@@ -108,9 +109,10 @@ class LinearDesign:
             second = np.asarray(self.X.multiply(self.X).T @ w, dtype=float)
         else:
             second = np.zeros((self.shape[1],) + w.shape[1:])
-            for start in range(0, self.shape[0], 256):
-                block = self.X[start:start + 256]
-                second += (block * block).T @ w[start:start + 256]
+            rows = min(256, max(8, self.shape[0] // 8))  # temporaries of at most 1/8 of X (n >= 64)
+            for start in range(0, self.shape[0], rows):
+                block = self.X[start:start + rows]
+                second += (block * block).T @ w[start:start + rows]
         if self.offset is not None:  # E[(x - o)^2] = E[x^2] - 2 o E[x] + o^2
             first = np.asarray(self.X.T @ w, dtype=float)
             o = self.offset if w.ndim == 1 else self.offset[:, None]

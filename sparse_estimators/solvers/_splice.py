@@ -309,7 +309,9 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     for _ in range(max_rounds):
         gain[support] = np.inf  # U keeps the support
         U = np.sort(_top(gain, U_size))
-        # the search below works in U's own indices, on U's columns (a copy, unless U is everything)
+        # the search below works in U's own indices, on U's columns (a copy, unless U is everything;
+        # the previous round's copy is released first, so that at most one is held)
+        sub = None
         sub = loss if U_size == p else loss.restrict(U, dtype=None)
         local, h_U, usable_U = np.searchsorted(U, support), h[U], usable[U]
         if objective:
