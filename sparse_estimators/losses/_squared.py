@@ -2,6 +2,7 @@
 
 import numpy as np
 import scipy.linalg
+from scipy.linalg.lapack import dposv as _posv
 
 from ._base import BaseLoss, well_conditioned_cholesky
 from ._design import LinearDesign
@@ -20,14 +21,18 @@ def _batched_normal_equations(G, rhs):
     None when a Cholesky pivot of a system is at most ``1e-8`` times its
     largest diagonal entry (nearly collinear columns, for which the normal
     equations lose too many digits): the caller then refits one by one.
+    One LAPACK ``posv`` (Cholesky factorisation and solve) per system: for
+    the few ``k x k`` systems of a splicing round, about half the time of
+    numpy's batched ``cholesky`` and ``solve`` with their checks.
     """
-    try:
-        pivots = np.diagonal(np.linalg.cholesky(G), axis1=1, axis2=2) ** 2
-    except np.linalg.LinAlgError:
-        return None
-    if not np.all(pivots > 1e-8 * np.diagonal(G, axis1=1, axis2=2).max(axis=1, keepdims=True)):
-        return None
-    return np.linalg.solve(G, rhs)
+    out = np.empty(rhs.shape)
+    largest = np.einsum("cii->ci", G).max(axis=1)
+    for c in range(G.shape[0]):
+        L, out[c], info = _posv(G[c], rhs[c], lower=1)
+        pivots = L.diagonal()
+        if info or (pivots * pivots).min() <= 1e-8 * largest[c]:
+            return None
+    return out
 
 
 class SquaredLoss(BaseLoss):
