@@ -95,11 +95,15 @@ class IterationMonitor:
             self.objective.append(float(f) if np.isfinite(f) else np.inf)
             return True
         self.objective.append(f)
-        if f < self.best[0]:
-            self.best = (f, W.copy(), b.copy())
-        if self.best_step is None or f < self.best_step[0]:
-            self.best_step = (f, W.copy(), b.copy())
-        change = np.sqrt(np.vdot(W - W_old, W - W_old) + np.vdot(b - b_old, b - b_old))
+        better, better_step = f < self.best[0], self.best_step is None or f < self.best_step[0]
+        if better or better_step:  # (one copy serves both records: neither is modified in place)
+            record = (f, W.copy(), b.copy())
+            if better:
+                self.best = record
+            if better_step:
+                self.best_step = record
+        dW, db = W - W_old, b - b_old
+        change = np.sqrt(np.vdot(dW, dW) + np.vdot(db, db))
         scale = np.sqrt(np.vdot(W, W) + np.vdot(b, b))
         same_support = self._support is not None and np.array_equal(support, self._support)
         self._support = support
