@@ -18,7 +18,9 @@ SNR 3):
    of iterations it takes to converge, and separately past convergence (``tol < 0``,
    10 -> 110 iterations: the regime of long runs such as regularized IHT's); its
    components at the converged iterate; the set-up pieces; whole fits. Each is
-   compared with one bare ``X @ v`` plus ``X.T @ r`` pair on the same C-ordered array.
+   compared with one bare ``X @ v`` plus ``X.T @ r`` pair on the same C-ordered array,
+   and with the floor of an iteration written in numpy (fixed-step hard thresholding
+   with nothing else: its Python and numpy call overhead is what bounds small problems).
    On a shared machine run it when the load is low (``uptime``): it prints the load;
 3. cProfile of the iteration loop (own and cumulative time), and of whole fits.
 
@@ -245,6 +247,23 @@ def main():
         ]
         part_times = [(name, best_time(fn_, reps)[0]) for name, fn_ in parts]
 
+        # the floor of an iteration written in numpy: fixed-step hard thresholding with nothing
+        # else (no step-size test, no stopping rule, no centering): gradient, step, top-k,
+        # product with the k selected columns, residual; per iteration over 100 iterations
+        y1, eta1, k_ = np.ascontiguousarray(y - y.mean()), 1.0 / loss.lipschitz(), args.k
+
+        def bare_iht(iters=100):
+            w, r = np.zeros(args.p), -y1
+            for _ in range(iters):
+                u = w - eta1 * (Xc.T @ r)
+                idx = np.argpartition(np.abs(u), args.p - k_)[args.p - k_:]
+                w = np.zeros(args.p)
+                w[idx] = u[idx]
+                r = Xc[:, idx] @ w[idx] - y1
+            return w
+
+        bare_iter = best_time(bare_iht, args.repeats)[0] / 100
+
         # the bare product count the iteration performs, priced at the bare product times
         needed = (it_mv / n_iter) * mv + (it_rmv / n_iter) * rmv
         print("\n## Timings (best of repeats)\n")
@@ -261,6 +280,8 @@ def main():
              f"{past_rmv:.2f} rmatvec per iteration)", per_iter_past),
             (f"products the iteration performs ({it_mv / n_iter:.2f} matvec + {it_rmv / n_iter:.2f} rmatvec), "
              "priced bare", needed),
+            ("floor: a bare numpy hard-thresholding iteration (fixed step; X.T @ r, step, argpartition, "
+             "product with the k selected columns, residual; nothing else)", bare_iter),
             *[(f"component: {name}", t) for name, t in part_times],
             ("SquaredLoss(X, y) (weighted means)", t_init),
             ("loss.lipschitz() (Lanczos)", t_lip),
@@ -276,7 +297,8 @@ def main():
             print(f"| {name} | {1e3 * t:.3f} | {t / pair:.2f}x |")
         print(f"\none iteration / bare pair = {per_iter / pair:.2f}x best, {per_iter_med / pair_med:.2f}x median "
               f"(target <= 1.5x); past convergence {per_iter_past / pair:.2f}x; "
-              f"one iteration / the products it performs = {per_iter / needed:.2f}x")
+              f"one iteration / the products it performs = {per_iter / needed:.2f}x; the bare numpy iteration "
+              f"(floor) = {bare_iter / pair:.2f}x, ours / floor = {per_iter / bare_iter:.2f}x")
         print(f"whole fit = {fit_full / pair:.0f} bare pairs for {n_iter} iterations: iterations "
               f"{100 * n_iter * per_iter / fit_full:.0f} % of it")
 
