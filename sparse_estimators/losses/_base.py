@@ -204,6 +204,8 @@ class BaseLoss:
         sw = np.ones(self.n_samples) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self.sample_weight = sw
         self.sw_sum = float(sw.sum())
+        #: ``sample_weight / sw_sum`` as a column, the factor of every gradient
+        self._sample_share = (sw / self.sw_sum)[:, None]
         #: the number of observations the weights stand for, which the
         #: sample-size dependent thresholds use (splicing gates, degrees of
         #: freedom, information criteria): the sum of the weights when it is at

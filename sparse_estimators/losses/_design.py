@@ -53,12 +53,15 @@ class LinearDesign:
             rows = None
         if rows is None:
             Z = np.asarray(self.X @ self._cast(W), dtype=float)
-        elif rows.size:
-            Z = np.asarray(self.X[:, rows] @ self._cast(W[rows]), dtype=float)
-        else:
-            Z = np.zeros((self.shape[0], W.shape[1]))
+            if self.offset is not None:
+                Z = Z - self.offset @ W
+            return Z
+        if not rows.size:
+            return np.zeros((self.shape[0], W.shape[1]))
+        W_rows = W[rows]
+        Z = np.asarray(self.X[:, rows] @ self._cast(W_rows), dtype=float)
         if self.offset is not None:
-            Z = Z - (self.offset @ W if rows is None else self.offset[rows] @ W[rows])
+            Z = Z - self.offset[rows] @ W_rows
         return Z
 
     def rmatvec(self, R):

@@ -37,7 +37,7 @@ class _GLMLoss(BaseLoss):
         return f + 0.5 * self.alpha * float(np.vdot(W, W))
 
     def _backprop(self, D, W):
-        D = D * (self.sample_weight / self.sw_sum)[:, None]
+        D = D * self._sample_share
         gW = self.design.rmatvec(D) + self.alpha * W
         gb = D.sum(axis=0) if self.fit_intercept else np.zeros(self.n_outputs)
         return gW, gb

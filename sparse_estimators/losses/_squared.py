@@ -90,7 +90,7 @@ class SquaredLoss(BaseLoss):
         return 0.5 * float(self.sample_weight @ np.einsum("ij,ij->i", R, R)) / self.sw_sum
 
     def gradient_from_z(self, Z, W):  # noqa: D102
-        R = (Z - self.Y) * (self.sample_weight / self.sw_sum)[:, None]
+        R = (Z - self.Y) * self._sample_share
         return self.design.rmatvec(R), None
 
     def divergence_from_z(self, Z, Z_new):

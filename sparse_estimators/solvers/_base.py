@@ -45,6 +45,11 @@ class SolverResult:
     refitted: bool = False
 
 
+def same_indices(a, b):
+    """``np.array_equal`` for two index arrays, without its overhead (called every iteration)."""
+    return a.shape == b.shape and bool((a == b).all())
+
+
 class IterationMonitor:
     """Stopping, divergence detection and best-iterate bookkeeping.
 
@@ -89,7 +94,7 @@ class IterationMonitor:
         if not self.objective:
             # objective scale: start and first iterate (objectives may be <= 0)
             self.scale = max(abs(self.f0), abs(f))
-        if (not np.isfinite(f) or not np.all(np.isfinite(W))
+        if (not np.isfinite(f) or not np.isfinite(W).all()
                 or f - self.best[0] > self.blowup * self.scale):
             self.diverged = True
             self.objective.append(float(f) if np.isfinite(f) else np.inf)
@@ -105,7 +110,7 @@ class IterationMonitor:
         dW, db = W - W_old, b - b_old
         change = np.sqrt(np.vdot(dW, dW) + np.vdot(db, db))
         scale = np.sqrt(np.vdot(W, W) + np.vdot(b, b))
-        same_support = self._support is not None and np.array_equal(support, self._support)
+        same_support = self._support is not None and same_indices(support, self._support)
         self._support = support
         if self.verbose >= 2:
             print(f"[{self.name}] iter {it:4d}  objective {f:.6e}  rel. change {change / max(scale, 1e-300):.2e}")
@@ -323,7 +328,7 @@ class SupportJump:
         ``monitor.objective``) and sets ``monitor.converged`` (and
         ``monitor.refitted``) to whether the minimiser is a fixed point.
         """
-        settled = np.array_equal(support, self.support) and f <= self.f
+        settled = same_indices(support, self.support) and f <= self.f
         self.count = self.count + 1 if settled else 0
         self.support, self.f = support, f
         if not self.patience or self.count < self.patience:

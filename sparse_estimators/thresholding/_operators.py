@@ -86,12 +86,12 @@ class ThresholdingOperator:
         support : ndarray, only when ``return_support`` is True
         """
         z = np.asarray(z)
-        if not np.issubdtype(z.dtype, np.floating):
+        if z.dtype.kind != "f":
             # integer or boolean input: the shrunk magnitudes are fractional
             z = z.astype(np.float64)
         mags = _magnitudes(z)
         support, tau = select_top_k(mags, k)
-        out = np.zeros_like(z)
+        out = np.zeros(z.shape, z.dtype) if z.flags.c_contiguous else np.zeros_like(z)
         if self.is_hard:
             out[support] = z[support]
             return (out, support) if return_support else out

@@ -33,9 +33,12 @@ def select_top_k(magnitudes, k):
         return np.empty(0, dtype=np.intp), float(magnitudes.max(initial=0.0))
     # one partition places both the k-th largest value and the (k+1)-th, which
     # is the largest magnitude left out whether or not the k-th one is tied
-    below, kth = np.partition(magnitudes, (p - k - 1, p - k))[p - k - 1:p - k + 1]
-    if below < kth:  # no tie at the k-th value: the support is what is at least it (sorted)
-        return np.flatnonzero(magnitudes >= kth), float(below)
+    order = np.argpartition(magnitudes, (p - k - 1, p - k))
+    below, kth = magnitudes[order[p - k - 1]], magnitudes[order[p - k]]
+    if below < kth:  # no tie at the k-th value: the support is the last k positions (sorted)
+        support = order[p - k:]
+        support.sort()
+        return support, float(below)
     greater = np.flatnonzero(magnitudes > kth)
     support = np.concatenate([greater, np.flatnonzero(magnitudes == kth)[: k - greater.size]])
     support.sort()
