@@ -38,22 +38,6 @@ def _public_estimator_classes():
             if isinstance(obj, type) and issubclass(obj, BaseEstimator)]
 
 
-def _check_instance(cls):
-    """The instance given to scikit-learn's checks: defaults, except ``k=2`` for classifiers.
-
-    check_classifiers_train fits 2-feature standardised blobs and requires a
-    training accuracy above 0.83; the default k (10 % of the features, at
-    least 1) keeps 1 of the 2 features, which gives 0.78 on the 3-class blobs
-    (0.93 with k=2). A sparse model told to drop half of the features is not
-    meant to pass that check, so the classifiers get test parameters, as
-    scikit-learn's own test suite builds its estimators with test parameters.
-    """
-    est = cls()
-    if is_classifier(est):
-        est.set_params(k=2)
-    return est
-
-
 ESTIMATOR_CLASSES = _public_estimator_classes()
 
 
@@ -70,7 +54,7 @@ def test_discovery_finds_the_public_estimators():
 # max_iter (alpha=1e-4); the checks do not assert on warnings, so the noise is
 # filtered. Convergence is tested in test_estimators.py and test_validation.py.
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@parametrize_with_checks([_check_instance(cls) for cls in ESTIMATOR_CLASSES])
+@parametrize_with_checks([cls() for cls in ESTIMATOR_CLASSES])  # default parameters, as a user runs them
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 

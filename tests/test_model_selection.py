@@ -161,18 +161,42 @@ def test_sparsity_ic_selects_the_true_support():
     assert bic.k_ == len(support)
     np.testing.assert_array_equal(bic.best_estimator_.support_, np.sort(support))
     X, y, support = _regression(n=100, p=1000, support=(5, 200, 600), noise=0.3, seed=3)
-    ebic = SparsityIC(IHTRegressor(), k_grid=range(1, 21), criterion="ebic").fit(X, y)
+    ebic = SparsityIC(IHTRegressor(), k_grid=range(1, 15), criterion="ebic").fit(X, y)
     assert ebic.k_ == 3
     # the EBIC penalty is the BIC one plus 2 log C(p, k): it never prefers a larger model than BIC
-    bic = SparsityIC(IHTRegressor(), k_grid=range(1, 21), criterion="bic").fit(X, y)
+    bic = SparsityIC(IHTRegressor(), k_grid=range(1, 15), criterion="bic").fit(X, y)
     assert ebic.k_ <= bic.k_
     assert np.all(ebic.criterion_ >= bic.criterion_)
+
+
+@pytest.mark.parametrize("criterion", ["ebic", "bic"])
+def test_sparsity_ic_is_never_saturated_when_p_exceeds_n(criterion):
+    # issue 26: at n = 30, p = 200 the grid 1..50 reached k_ = 34 > n (RSS = 0, the fit term -inf)
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((30, 200))
+    y = 2 * X[:, 0] - X[:, 1] + rng.standard_normal(30)
+    with pytest.warns(UserWarning, match="left out"):
+        ic = SparsityIC(IHTRegressor(), k_grid=range(1, 51), criterion=criterion).fit(X, y)
+    assert ic.k_grid_.max() == 5  # floor(30 / log(200))
+    assert np.isfinite(ic.criterion_).all()
+    default = SparsityIC(IHTRegressor(), criterion=criterion).fit(X, y)  # the default grid: no warning
+    np.testing.assert_array_equal(default.k_grid_, np.arange(1, 6))
+    assert 0 in default.best_estimator_.support_  # the strong feature (n = 30 is too few to be sure of the other)
+
+
+def test_sparsity_ic_other_criteria_by_hand():
+    X, y, _ = _regression(n=120, p=20)
+    for criterion, penalty in (("aic", lambda k: 2 * k), ("gic", lambda k: k * np.log(20) * np.log(np.log(120)))):
+        ic = SparsityIC(IHTRegressor(), k_grid=[2, 4], criterion=criterion).fit(X, y)
+        for k, value in zip([2, 4], ic.criterion_, strict=True):
+            rss = np.sum((y - IHTRegressor(k=k).fit(X, y).predict(X)) ** 2)
+            assert value == pytest.approx(120 * np.log(rss / 120) + penalty(k), rel=1e-8)
 
 
 def test_sparsity_ic_bic_value_for_least_squares():
     """BIC = n log(RSS/n) + k log n, computed independently from the predictions."""
     X, y, _ = _regression(n=120, p=20)
-    ic = SparsityIC(IHTRegressor(), k_grid=[2, 4, 6]).fit(X, y)
+    ic = SparsityIC(IHTRegressor(), k_grid=[2, 4, 6], criterion="bic").fit(X, y)
     for k, value in zip([2, 4, 6], ic.criterion_, strict=True):
         rss = np.sum((y - IHTRegressor(k=k).fit(X, y).predict(X)) ** 2)
         assert value == pytest.approx(120 * np.log(rss / 120) + k * np.log(120), rel=1e-8)
@@ -199,7 +223,7 @@ def test_sparsity_ic_logistic():
     np.testing.assert_array_equal(ic.best_estimator_.support_, support)
 
 
-@pytest.mark.parametrize("bad", [dict(criterion="aic"), dict(gamma=2.0)])
+@pytest.mark.parametrize("bad", [dict(criterion="cv"), dict(gamma=2.0)])
 def test_sparsity_ic_bad_parameters(bad):
     X, y, _ = _regression(n=50, p=10)
     with pytest.raises(ValueError, match=list(bad)[0]):

@@ -175,18 +175,6 @@ def test_k_larger_than_n_features_is_clipped_with_a_warning(Estimator, data):
         Estimator(k=p).fit(X, y)
 
 
-@pytest.mark.parametrize("n_features", [1, 5, 9, 10, 25, 47])
-def test_k_none_keeps_a_tenth_of_the_features(Estimator, make_regression, make_classification, n_features):
-    if is_classifier(Estimator()):
-        X, y, _ = make_classification(n=150, p=n_features, k_true=1, seed=1)
-    else:
-        X, y, _, _ = make_regression(n=60, p=n_features, k_true=1, noise=0.5, seed=1)
-    est = Estimator().fit(X, y)
-    expected = max(1, n_features // 10)  # the documented default: 10 % of the features, at least 1
-    assert np.count_nonzero(est.coef_) == expected
-    assert est.support_.size == expected
-
-
 # -- convergence and divergence -------------------------------------------------------------------------------
 # Estimators whose ``step_size`` is not a gradient step and that document that
 # their fit cannot diverge (I-OBS: a fraction of a safeguarded Newton step,

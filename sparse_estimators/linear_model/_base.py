@@ -11,7 +11,6 @@ import inspect
 import numbers
 import time
 import warnings
-from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -23,9 +22,12 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .._utils import all_or_nothing
 from ..losses import GramSquaredLoss, LogisticLoss, MultinomialLoss, SquaredLoss
-from ..solvers import splice
-from ..thresholding import get_operator
+from ..model_selection._criteria import information_criterion, largest_k
+from ..model_selection._path import solve_path
+from ..solvers import iht, splice
+from ..thresholding import Hard, get_operator
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
 
@@ -50,6 +52,7 @@ class _Fit(NamedTuple):
     n_iter: int
     loss_curve: np.ndarray
     n_exchanges: int = 0
+    gradient: np.ndarray | None = None  # at coef, when the solver left it (SolverResult.gradient)
 
 
 @functools.cache
@@ -73,22 +76,6 @@ def _check_real(name, value, *, low=0.0, low_open=True, high=None):
         raise ValueError(f"The '{name}' parameter must be {sign} {low}, got {value!r}.")
     if high is not None and value > high:
         raise ValueError(f"The '{name}' parameter must be <= {high}, got {value!r}.")
-
-
-@contextmanager
-def all_or_nothing(estimator):
-    """Restore ``estimator``'s attributes if the body raises (KeyboardInterrupt included).
-
-    Used around every ``fit`` of the package, so an interrupted or failed fit
-    never leaves an estimator half-fitted.
-    """
-    state = dict(estimator.__dict__)
-    try:
-        yield
-    except BaseException:
-        estimator.__dict__.clear()
-        estimator.__dict__.update(state)
-        raise
 
 
 def _samples_per_selection(loss, k):
@@ -118,6 +105,10 @@ class _SparseLinearBase(BaseEstimator):
     _splice_options = {}
     #: ``splicing='auto'`` splices when ``n_samples > factor * k * log(n_features - k)``
     _splice_auto_factor = 0.0
+    #: ``k=None``: the information criterion that chooses ``k``, and how many
+    #: levels past its best value the path goes on (doc/auto_k.md)
+    _k_criterion = "ebic"
+    _k_patience = 10
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
                  fit_intercept=True, debias=True, splicing=True, warm_start=False, verbose=0):
@@ -158,8 +149,9 @@ class _SparseLinearBase(BaseEstimator):
         """Check the hyperparameters that only some estimators have."""
 
     def _effective_k(self, n_features):
+        """The sparsity level to fit (``k`` clipped to ``n_features``), or None to choose it."""
         if self.k is None:
-            return max(1, n_features // 10)
+            return None
         if self.k > n_features:
             warnings.warn(f"k={self.k} is larger than n_features={n_features}; using k={n_features}.",
                           UserWarning, stacklevel=3)
@@ -200,8 +192,16 @@ class _SparseLinearBase(BaseEstimator):
         """The options of this fit's splicing search (``_splice_options``, set per task)."""
         return self._splice_options
 
-    def _solve(self, loss, operator, k, W0, b0):
+    def _solve(self, loss, operator, k, W0, b0, *, screening=False, refitted_start=False):
         """Run the solver and the debiasing refit; no attribute is set.
+
+        ``screening=True`` is the cheap fit of the path that chooses ``k``
+        (:meth:`_choose_k`): hard-thresholding IHT (the caller passes the
+        hard operator) with its support jump, refitted on the support, no
+        splicing search, whatever the estimator's own settings; with
+        ``refitted_start`` (``W0, b0`` minimise the loss on their support, as
+        the path's warm starts do) it stops at once where that start is a
+        fixed point.
 
         Returns
         -------
@@ -211,12 +211,15 @@ class _SparseLinearBase(BaseEstimator):
             ``support``, ``n_iter``, ``loss_curve``.
         """
         start = time.perf_counter()
-        options = self._solver_options()
-        if self.debias and _takes(type(self)._solver, "support_refit"):
-            # the fit ends with a refit on the support: jump there once the support settles
-            options["support_refit"] = self._support_refit_patience
-        result = type(self)._solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
-                                    max_iter=self.max_iter, tol=self.tol, verbose=self.verbose, **options)
+        options = {"refitted_start": refitted_start} if screening else self._solver_options()
+        solver = iht if screening else type(self)._solver
+        debias = screening or self.debias
+        if debias and _takes(solver, "support_refit"):
+            # the fit ends with a refit on the support: jump there once the support settles (at
+            # once on the screening path, whose levels start refitted on the previous support)
+            options["support_refit"] = 1 if screening else self._support_refit_patience
+        result = solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
+                        max_iter=self.max_iter, tol=self.tol, verbose=self.verbose, **options)
         W, b = result.coef, result.intercept
         name = type(self).__name__
         if result.diverged:
@@ -227,18 +230,19 @@ class _SparseLinearBase(BaseEstimator):
             warnings.warn(f"{name} did not converge in max_iter={self.max_iter} iterations; "
                           "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
         support = np.flatnonzero(np.any(W != 0, axis=1))
-        n_exchanges = 0
-        if self.debias and self._splices(loss, k) and support.size:
+        n_exchanges, gradient = 0, result.gradient
+        if debias and not screening and self._splices(loss, k) and support.size:
             spliced = splice(loss, k, W, b, refitted=result.refitted, **self._splice_kwargs(loss, k))
-            W, b, n_exchanges = spliced.coef, spliced.intercept, spliced.n_iter
-        elif self.debias and support.size and not result.refitted:
+            W, b, n_exchanges, gradient = spliced.coef, spliced.intercept, spliced.n_iter, None
+        elif debias and support.size and not result.refitted:
             W, b = loss.refit(support, W, b)
+            gradient = None
         if self.verbose:
             print(f"[{name}] k={k}: {result.n_iter} iterations and {n_exchanges} exchanges in "
                   f"{time.perf_counter() - start:.2f} s, "
                   f"objective {loss.value(W, b):.6g}, {support.size} features selected")
         return _Fit(W, b, loss.intercept(W, b), np.flatnonzero(np.any(W != 0, axis=1)), result.n_iter,
-                    np.asarray(result.objective, dtype=float), n_exchanges)
+                    np.asarray(result.objective, dtype=float), n_exchanges, gradient)
 
     def _fit(self, X, y, sample_weight, coef_init):
         """Validate, set up the loss, solve, store: all or nothing.
@@ -251,8 +255,55 @@ class _SparseLinearBase(BaseEstimator):
             loss, info = self._setup(X, y, sample_weight)
             k = self._effective_k(loss.n_features)
             W0, b0 = self._initial_point(loss, coef_init)
-            self._store(self._solve(loss, operator, k, W0, b0), info)
+            if k is None:
+                k, fit, selection = self._choose_k(loss, operator, W0, b0)
+            else:
+                fit, selection = self._solve(loss, operator, k, W0, b0), {}
+            self._store(fit, info)
+            self.k_ = int(k)
+            for name in ("k_path_", "criterion_path_", "k_criterion_"):
+                if name in selection:
+                    setattr(self, name, selection[name])
+                elif hasattr(self, name):  # from an earlier fit with k=None
+                    delattr(self, name)
         return self
+
+    def _choose_k(self, loss, operator, W0, b0):
+        """``k=None``: choose ``k`` by an information criterion along a warm-started path, then fit there.
+
+        The path fits hard-thresholding IHT at ``k = 1, 2, ...`` (each level
+        warm-started from the last and refitted on its support, no splicing
+        search: the cheap fits that rank the levels), up to
+        :func:`~sparse_estimators.model_selection._criteria.largest_k`, and
+        stops ``_k_patience`` levels after the best value of the criterion
+        ``_k_criterion``. The estimator's own algorithm (solver, operator,
+        splicing) then fits at the best level, started from the path's
+        solution there.
+
+        Returns
+        -------
+        k : int
+            The chosen level.
+        fit : _Fit
+        selection : dict
+            ``k_path_``, ``criterion_path_``, ``k_criterion_``.
+        """
+        criterion = self._k_criterion
+        values = {}
+
+        def stop(k, fit):
+            values[k] = information_criterion(loss, fit.coef, fit.b, criterion)
+            best = min(values, key=values.get)
+            return k - best >= self._k_patience
+
+        top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
+        path = solve_path(self, loss, Hard(), range(1, top + 1), loss.zeros()[0], b0, screening=True, stop=stop)
+        levels = np.array(sorted(values))
+        curve = np.array([values[k] for k in levels])
+        best = int(levels[np.argmin(curve)])
+        cheap = path[best]
+        fit = self._solve(loss, operator, best, cheap.coef, cheap.b)
+        return best, fit, {"k_path_": levels, "criterion_path_": curve, "k_criterion_": criterion}
 
     def _store(self, fit, info):
         self.n_iter_ = fit.n_iter

@@ -4,8 +4,23 @@ import inspect
 
 _SHARED = {
     "k": """k : int or None, default=None
-        Number of features the model uses. ``None`` means 10 % of the
-        features (at least 1). A ``k`` larger than the number of features is
+        Number of features the model uses. ``None`` chooses it: hard
+        thresholding IHT fits a warm-started path ``k = 1, 2, ...`` (each
+        level refitted on its support, no splicing search), the extended BIC
+        of Chen & Chen (2008),
+        ``n log(RSS / n) + df log(n) + 2 log(binomial(n_features, k))`` for
+        least squares (the deviance in place of ``n log(RSS / n)`` for
+        classifiers), picks the level, and the estimator's own algorithm
+        then fits at that level (``k_``, with the criterion along the path in
+        ``k_path_`` and ``criterion_path_``). The path stops 10 levels after
+        the criterion's best value and never goes beyond
+        ``n_samples / log(n_features)`` (about the largest support that the
+        data can tell from noise). On the designs of
+        ``benchmarks/compare_peers.py`` this recovers the true support
+        better than abess's default path (mean support F1 0.744 against 0.707
+        for least squares, 0.467 against 0.407 for logistic regression) at
+        about 2 to 9 times the cost of one fit at the chosen ``k``
+        (``doc/auto_k.md``). A ``k`` larger than the number of features is
         clipped to it with a warning, so grid searches never fail on it.""",
     "thresholding": """thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, \
 default='hard'
@@ -87,6 +102,17 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         ``splicing=False``).
     loss_curve_ : ndarray of shape (``n_iter_``,)
         Training objective (weighted mean loss) after each iteration.
+    k_ : int
+        The number of features the model uses: ``k``, clipped to the number
+        of features, or the level chosen when ``k=None``.
+    k_path_ : ndarray of shape (n_levels,)
+        Only when ``k=None``: the levels ``1, 2, ...`` of the path that
+        chose ``k_``.
+    criterion_path_ : ndarray of shape (n_levels,)
+        Only when ``k=None``: the criterion at each level of ``k_path_``
+        (lower is better; its minimum is at ``k_``).
+    k_criterion_ : str
+        Only when ``k=None``: the criterion's name (``'ebic'``).
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)

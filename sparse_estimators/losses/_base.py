@@ -360,6 +360,28 @@ class BaseLoss:
         """
         return 1.0
 
+    # -- information criteria ------------------------------------------------------
+    @property
+    def coefficients_per_feature(self):
+        """Free coefficients a selected feature adds to the model (its degrees of freedom).
+
+        ``n_outputs`` here (least squares: one per target; binary logistic:
+        one); the multinomial loss has one fewer, its softmax being invariant
+        to a shift shared by the classes.
+        """
+        return self.n_outputs
+
+    def minus_two_log_likelihood(self, W, b):
+        """Minus twice the log-likelihood of the model ``(W, b)``, the fit term of information criteria.
+
+        Up to a constant that does not depend on the model, over
+        :attr:`n_observations` observations (weighted sums are rescaled to
+        that count). Subclasses define it: the deviance for the logistic and
+        multinomial losses, ``N sum_j log(RSS_j / N)`` for least squares (the
+        Gaussian likelihood with each target's variance estimated).
+        """
+        raise NotImplementedError
+
     # -- restriction and refit -------------------------------------------------
     def restrict(self, support, dtype=np.float64):
         """The same loss on the columns of ``X`` in ``support``.

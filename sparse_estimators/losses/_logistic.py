@@ -86,6 +86,11 @@ class _GLMLoss(BaseLoss):
         H[np.arange(p * m), np.arange(p * m)] += self.alpha
         return H
 
+    def minus_two_log_likelihood(self, W, b):
+        """The deviance: ``2 N`` times the weighted mean log-loss (the l2 term excluded)."""
+        Z = self.linear_predictor(W, b)
+        return 2.0 * self.n_observations * float(self.sample_weight @ self._pointwise(Z)) / self.sw_sum
+
     def _canonical(self, W):
         """The representative of a refit's ``W`` that :meth:`refit` returns (itself here)."""
         return W
@@ -275,6 +280,11 @@ class MultinomialLoss(_GLMLoss):
     def _hess_diag(self, Z):
         P = softmax(Z, axis=1)
         return P * (1.0 - P)
+
+    @property
+    def coefficients_per_feature(self):
+        """``n_classes - 1``: the softmax is invariant to a shift shared by the classes."""
+        return self.n_outputs - 1
 
     def intercept(self, W, b):
         """The intercept, shifted to mean zero (softmax is invariant to the shift)."""

@@ -129,6 +129,20 @@ class SquaredLoss(BaseLoss):
         dof = max(N - k - int(self.fit_intercept), 1.0)
         return 2.0 * value * N / (self.n_outputs * dof)
 
+    def minus_two_log_likelihood(self, W, b):
+        """``N sum_j log(RSS_j / N)``: Gaussian, with each target's noise variance estimated.
+
+        ``RSS_j`` is the weighted residual sum of squares of target ``j``
+        rescaled to ``N`` (:attr:`n_observations`) observations, from the
+        residuals themselves (also for :class:`GramSquaredLoss`, whose values
+        are differences of large terms). A perfect fit gives ``-inf``.
+        """
+        R = self.Y - self.design.matvec(W)
+        N = self.n_observations
+        rss = (N / self.sw_sum) * (self.sample_weight @ (R * R))
+        with np.errstate(divide="ignore"):
+            return N * float(np.sum(np.log(rss / N)))
+
     def restrict(self, support, dtype=np.float64):  # noqa: D102
         sub = object.__new__(SquaredLoss)
         BaseLoss.__init__(sub, self.design.columns(support, dtype), self.sample_weight,

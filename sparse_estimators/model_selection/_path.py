@@ -8,6 +8,7 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from ..thresholding import select_top_k
+from ._criteria import largest_k
 
 
 def default_k_grid(n_features):
@@ -24,32 +25,83 @@ def _check_k_grid(k_grid, n_features):
     return grid
 
 
-def _path_fits(estimator, X, y, sample_weight, k_grid):
+def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False):
     """Fit ``estimator`` at every k of ``k_grid`` (ascending), warm-starting each from the last.
 
     The loss (centering, smoothness constant) is built once. Returns the
     validated estimator clone, the grid, the per-k ``_Fit`` records (in grid
     order), the target information needed to format them, and the loss.
+    With ``criterion_limit`` the grid stays where information criteria are
+    defined (:func:`~sparse_estimators.model_selection._criteria.largest_k`):
+    the default grid is ``1 .. largest_k`` and larger values are dropped
+    with a warning.
     """
     est = clone(estimator)
     operator = est._validate_params()
     loss, info = est._setup(X, y, sample_weight)
-    grid = _check_k_grid(k_grid, loss.n_features)
+    if criterion_limit:
+        top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
+        grid = np.arange(1, top + 1) if k_grid is None else _check_k_grid(k_grid, loss.n_features)
+        if np.any(grid > top):
+            warnings.warn(f"k_grid has values above {top}, the largest number of features an information "
+                          f"criterion can judge with {loss.n_observations:g} observations and "
+                          f"{loss.n_features} features (n / log(n_features)); they are left out.",
+                          UserWarning, stacklevel=3)
+            grid = grid[grid <= top]
+            if not grid.size:
+                raise ValueError(f"Every value of k_grid is above {top}, the largest number of features an "
+                                 "information criterion can judge on these data.")
+    else:
+        grid = _check_k_grid(k_grid, loss.n_features)
     if np.any(grid > loss.n_features):
         warnings.warn(f"k_grid has values above n_features={loss.n_features}; they are clipped to it.",
                       UserWarning, stacklevel=3)
-    W, b = est._initial_point(loss, None)
-    fits = {}
-    for k in np.unique(np.minimum(grid, loss.n_features)):
-        if fits:
-            W, b = _expand(loss, W, b, int(k))
-        fit = est._solve(loss, operator, int(k), W, b)
-        fits[int(k)] = fit
-        W, b = fit.coef, fit.b
+    fits = solve_path(est, loss, operator, np.unique(np.minimum(grid, loss.n_features)),
+                      *est._initial_point(loss, None))
     return est, grid, [fits[int(min(k, loss.n_features))] for k in grid], info, loss
 
 
-def _expand(loss, W, b, k):
+def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None):
+    """Fit at each sparsity level of ``levels`` (ascending), each started from the last one's solution.
+
+    The solution at the previous level is enlarged by the features of
+    largest gradient and refitted (:func:`_expand`) before each solve.
+
+    Parameters
+    ----------
+    est : estimator of this package
+        Validated; its ``_solve`` fits one level.
+    loss : BaseLoss
+    operator : ThresholdingOperator
+    levels : sequence of int
+        Increasing sparsity levels.
+    W, b : ndarrays
+        Start of the first level.
+    screening : bool, default=False
+        Passed to ``est._solve``: the cheap fits of the path that chooses
+        ``k`` instead of the estimator's own.
+    stop : callable or None
+        ``stop(k, fit)`` after each level; True ends the path there.
+
+    Returns
+    -------
+    dict
+        ``{k: _Fit}`` for the levels solved.
+    """
+    fits, gradient = {}, None
+    for k in levels:
+        k = int(k)
+        if fits:  # (the gradient at the last solution, when its solver left it there)
+            W, b = _expand(loss, W, b, k, gradient)
+        fit = est._solve(loss, operator, k, W, b, screening=screening, refitted_start=bool(fits))
+        fits[k] = fit
+        W, b, gradient = fit.coef, fit.b, fit.gradient
+        if stop is not None and stop(k, fit):
+            break
+    return fits
+
+
+def _expand(loss, W, b, k, gradient=None):
     """Warm start for level ``k`` from a sparser solution: add, by gradient, and refit.
 
     The rows of largest gradient norm outside the current support fill it up
@@ -62,7 +114,7 @@ def _expand(loss, W, b, k):
     missing = k - support.size
     if missing <= 0:
         return W, b
-    _, gW, _ = loss.value_and_gradient(W, b)
+    gW = loss.value_and_gradient(W, b)[1] if gradient is None else gradient
     mags = np.sqrt(np.einsum("ij,ij->i", gW, gW))
     mags[support] = -1.0
     added = select_top_k(mags, missing)[0]

@@ -31,6 +31,10 @@ class SolverResult:
         ``coef`` and ``intercept`` minimise the loss on ``support`` (the run
         ended with a :class:`SupportJump`): a debiasing refit would return
         them unchanged.
+    gradient : ndarray of shape (n_features, n_outputs) or None
+        The gradient in the coefficients at ``coef``, when the solver
+        computed it there (the fixed-point test of a :class:`SupportJump`
+        that ended the run); None otherwise. A warm-started path reuses it.
     """
 
     coef: np.ndarray
@@ -43,6 +47,7 @@ class SolverResult:
     step_size: float = float("nan")
     weights: np.ndarray | None = None
     refitted: bool = False
+    gradient: np.ndarray | None = None
 
 
 def same_indices(a, b):
@@ -319,6 +324,7 @@ class SupportJump:
         self.loss, self.operator, self.k = loss, operator, k
         self.patience = patience if operator.is_hard else 0
         self.support, self.f, self.count = support, f, 0
+        self.gradient = None  # at the last minimiser jumped to
 
     def __call__(self, W, b, f, support, eta, monitor):
         """Record an iteration's result; jump when the support has settled.
@@ -340,7 +346,7 @@ class SupportJump:
         fr = loss.value_from_z(Z, Wr)
         if not fr <= f:
             return None
-        gW = loss.gradient_from_z(Z, Wr)[0]
+        gW = self.gradient = loss.gradient_from_z(Z, Wr)[0]
         self.f = fr
         monitor.objective[-1] = fr
         monitor.converged = np.array_equal(self.operator.support(Wr - eta * gW, self.k), support)

@@ -7,11 +7,12 @@ from ._base import (
     gradient_step,
     initial_step,
     project,
+    same_indices,
 )
 
 
 def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4, verbose=0,
-        support_refit=0):
+        support_refit=0, refitted_start=False):
     """Projected gradient descent ``x <- P_k(x - eta grad f(x))``.
 
     Parameters
@@ -43,6 +44,12 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
         from it. 0 never jumps (the papers' iteration, stopped by ``tol``).
         Estimators that refit on the support anyway (``debias=True``) use
         3 (regressors) or 1 (classifiers).
+    refitted_start : bool, default=False
+        ``W0, b0`` minimise the loss on ``W0``'s support (of ``k`` rows), as
+        the warm starts of a sparsity path do: when the first hard
+        thresholded step keeps that support, the start is a fixed point and
+        is returned at once, with the gradient there (the check a
+        :class:`SupportJump` would make, without refitting again).
 
     Returns
     -------
@@ -59,6 +66,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
                                verbose=verbose, name="IHT")
     support = operator.support(W, k)
     jump = SupportJump(loss, operator, k, support_refit, support, f)
+    start_support, f_start = support, f
     it = 0
     for it in range(1, max_iter + 1):
         gW, gb = loss.gradient_from_z(Z, W)
@@ -67,6 +75,13 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
                 loss, operator, k, W, b, f, gW, gb, eta_next, L, Z)
         else:
             Wn, bn, Z, f, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
+        if (it == 1 and refitted_start and operator.is_hard and start_support.size == k
+                and same_indices(support, start_support)):
+            monitor.stay(f_start)  # the start is the minimiser on the support the step keeps
+            monitor.converged = monitor.refitted = True
+            result = monitor.result(W, b, start_support, it, eta)
+            result.gradient = gW
+            return result
         stop = monitor.update(it, W, b, Wn, bn, f, support)
         if monitor.diverged:
             break
@@ -78,4 +93,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
             W, b, Z, f = jumped
             if monitor.converged:
                 break
-    return monitor.result(W, b, support, it, eta)
+    result = monitor.result(W, b, support, it, eta)
+    if result.refitted:  # it ended at the jump's minimiser, where the jump took the gradient
+        result.gradient = jump.gradient
+    return result

@@ -1,0 +1,107 @@
+"""Information criteria over sparsity levels, and the largest level at which they are defined.
+
+Shared by the estimators' automatic choice of ``k`` (``k=None``) and by
+:class:`~sparse_estimators.model_selection.SparsityIC`. The fit term comes
+from the loss (:meth:`~sparse_estimators.losses.BaseLoss.minus_two_log_likelihood`),
+so a new loss brings its own likelihood and every criterion works with it.
+"""
+
+import numpy as np
+from scipy.special import gammaln
+
+__all__ = ["CRITERIA", "criterion_penalty", "information_criterion", "largest_k"]
+
+#: the criteria, in the order of their penalty per coefficient on ordinary data
+CRITERIA = ("aic", "bic", "gic", "ebic")
+
+
+def criterion_penalty(criterion, k, n_features, n_observations, coefficients_per_feature, gamma=1.0):
+    """The penalty of a model with ``k`` selected features out of ``n_features``.
+
+    With ``df = k * coefficients_per_feature`` and ``N = n_observations``:
+
+    * ``'aic'``: ``2 df`` (Akaike);
+    * ``'bic'``: ``df log(N)`` (Schwarz);
+    * ``'gic'``: ``df log(p) log(log(N))``, abess's generalised information
+      criterion (Zhu et al., 2020, the criterion of its splicing theory);
+    * ``'ebic'``: ``df log(N) + 2 gamma log(binomial(p, k))``, the extended
+      BIC of Chen & Chen (2008), which also pays for the number of models of
+      size ``k`` and suits ``p`` larger than ``N``.
+
+    Parameters
+    ----------
+    criterion : {'aic', 'bic', 'gic', 'ebic'}
+    k : int or ndarray of int
+        Number of selected features.
+    n_features : int
+    n_observations : float
+    coefficients_per_feature : int
+        Free coefficients per feature (see
+        :attr:`~sparse_estimators.losses.BaseLoss.coefficients_per_feature`).
+    gamma : float, default=1.0
+        EBIC's ``gamma`` (0 gives BIC).
+
+    Returns
+    -------
+    float or ndarray
+    """
+    k = np.asarray(k, dtype=float)
+    df = k * coefficients_per_feature
+    N, p = float(n_observations), float(n_features)
+    if criterion == "aic":
+        return 2.0 * df
+    if criterion == "bic":
+        return df * np.log(N)
+    if criterion == "gic":
+        return df * np.log(p) * np.log(max(np.log(N), 1.0))
+    if criterion == "ebic":
+        return df * np.log(N) + 2.0 * gamma * (gammaln(p + 1) - gammaln(k + 1) - gammaln(p - k + 1))
+    raise ValueError(f"Unknown criterion {criterion!r}; expected one of {CRITERIA}.")
+
+
+def information_criterion(loss, W, b, criterion, gamma=1.0):
+    """The criterion of the model ``(W, b)`` of ``loss`` (lower is better).
+
+    ``loss.minus_two_log_likelihood(W, b)`` plus :func:`criterion_penalty`
+    for the number of non-zero rows of ``W``.
+
+    Parameters
+    ----------
+    loss : BaseLoss
+    W, b : ndarrays of shape (n_features, n_outputs) and (n_outputs,)
+    criterion : {'aic', 'bic', 'gic', 'ebic'}
+    gamma : float, default=1.0
+
+    Returns
+    -------
+    float
+    """
+    k = int(np.count_nonzero(np.any(W != 0, axis=1)))
+    return loss.minus_two_log_likelihood(W, b) + float(criterion_penalty(
+        criterion, k, loss.n_features, loss.n_observations, loss.coefficients_per_feature, gamma))
+
+
+def largest_k(n_observations, n_features, coefficients_per_feature=1):
+    """The largest sparsity level an information criterion is asked to judge.
+
+    ``floor(N / (m log(p)))`` with ``N`` observations, ``p`` features and
+    ``m`` coefficients per feature (at least 1, at most ``p``): support
+    recovery needs about ``k log(p)`` observations (Wainwright, 2009), so
+    larger models cannot be told apart from noise, and it keeps the model
+    well below saturation (``k m`` coefficients against ``N``
+    observations), where the fit term of least squares tends to minus
+    infinity and every criterion picks the largest model. See
+    ``doc/auto_k.md`` for the measurements behind it.
+
+    Parameters
+    ----------
+    n_observations : float
+    n_features : int
+    coefficients_per_feature : int, default=1
+
+    Returns
+    -------
+    int
+    """
+    per_feature = max(int(coefficients_per_feature), 1) * np.log(max(n_features, 3))
+    return int(max(1, min(n_features, np.floor(float(n_observations) / per_feature))))
