@@ -918,7 +918,7 @@ def _criterion_table(k_info):
     centre = ks.index(k_info["value"]) if k_info["value"] in ks else int(np.nanargmin(values))
     lo, hi = max(0, centre - _PATH_CONTEXT), min(len(ks), centre + _PATH_CONTEXT + 1)
     lines = _table(["k", k_info["criterion"]], [[str(ks[i]), _fmt(values[i])] for i in range(lo, hi)])
-    return [line + ("  <- chosen" if ks[lo + i - 2] == k_info["value"] and i >= 2 else "")
+    return [line + ("  <- chosen" if i >= 2 and ks[lo + i - 2] == k_info["value"] else "")  # 2 header lines
             for i, line in enumerate(lines)]
 
 

@@ -445,6 +445,24 @@ def test_automatic_k_is_reported_with_its_criterion(sparse_csv, capsys, fake_met
     assert "k chosen again in each fold: 2, 2, 2" in out
 
 
+@pytest.mark.parametrize(
+    ("path", "chosen", "shown"),
+    [
+        ([1], 1, [1]),  # a path of one level
+        ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 1, [1, 2, 3, 4]),  # chosen at the start
+        ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 9, [6, 7, 8, 9, 10]),  # near the end
+        ([2, 4, 6], 5, [2, 4, 6]),  # chosen k not on the path: centred on the lowest criterion
+    ],
+)
+def test_criterion_table_window(path, chosen, shown):
+    k_info = {"value": chosen, "criterion": "bic",
+              "path": [{"k": k, "criterion": float((k - chosen) ** 2)} for k in path]}
+    lines = _cli._criterion_table(k_info)
+    assert lines[0].split() == ["k", "bic"]
+    assert [int(line.split()[0]) for line in lines[2:]] == shown
+    assert [line.endswith("<- chosen") for line in lines[2:]] == [k == chosen for k in shown]
+
+
 def test_forced_k_is_passed_and_reported(sparse_csv, capsys, fake_methods):
     path, _ = sparse_csv
     assert main([path, "--method", "fakeauto", "--k", "3", "--cv", "0"]) == 0
