@@ -136,7 +136,7 @@ def report(df, command, elapsed):
                                             levels=("path_levels", "median"), time=("time", "median"),
                                             one=("time_one_fit", "median")).reset_index()
         abess_time = g[g.method == "abess default"].groupby(["n", "p"]).time.median().rename("abess").reset_index()
-        cost = cost.merge(abess_time, on=["n", "p"]).astype({"n": int, "p": int})
+        cost = cost.merge(abess_time, on=["n", "p"]).astype({"n": int, "p": int}).astype({"n": str, "p": str})
         cost["abess / ours"] = cost["abess"] / cost["time"]
         lines += [f"Cost of `{default[task]}`: its fit time over the time of one fit at the chosen k (same data "
                   "set; median and worst over data sets), the median number of path levels, and the median "
