@@ -310,3 +310,15 @@ def test_display_draws_scores_and_paths():
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_sparsity_cv_best_level_comes_from_full_fits():
+    """The path's cheap points only shortlist: the chosen k's scores are full fits (the estimator's own search)."""
+    X, y, _ = _separated(3, noise=1.0)
+    search = SparsityCV(IHTRegressor(), k_grid=range(1, 13), cv=KFold(4, shuffle=True, random_state=0)).fit(X, y)
+    full = search.cv_results_["full_search"]
+    assert full.dtype == bool and full.sum() >= SparsityCV._full_search_levels
+    assert full[search.best_index_]
+    assert search.cv_results_["rank_test_score"][search.best_index_] == 1
+    # every level not fitted again scored below the chosen one on the cheap path
+    assert np.all(search.cv_results_["mean_test_score"][~full] <= search.best_score_)

@@ -192,7 +192,7 @@ class _SparseLinearBase(BaseEstimator):
         """The options of this fit's splicing search (``_splice_options``, set per task)."""
         return self._splice_options
 
-    def _solve(self, loss, operator, k, W0, b0, *, screening=False, refitted_start=False):
+    def _solve(self, loss, operator, k, W0, b0, *, screening=False, refitted_start=False, second_search=True):
         """Run the solver and the debiasing refit; no attribute is set.
 
         ``screening=True`` is the cheap fit of the path that chooses ``k``
@@ -201,7 +201,9 @@ class _SparseLinearBase(BaseEstimator):
         splicing search, whatever the estimator's own settings; with
         ``refitted_start`` (``W0, b0`` minimise the loss on their support, as
         the path's warm starts do) it stops at once where that start is a
-        fixed point.
+        fixed point. ``second_search=False`` runs the splicing search from
+        the solver's support only, not its second start (``splice``'s
+        ``screening_start``): the cheaper fits of :class:`SparsityCV`'s paths.
 
         Returns
         -------
@@ -232,7 +234,8 @@ class _SparseLinearBase(BaseEstimator):
         support = np.flatnonzero(np.any(W != 0, axis=1))
         n_exchanges, gradient = 0, result.gradient
         if debias and not screening and self._splices(loss, k) and support.size:
-            spliced = splice(loss, k, W, b, refitted=result.refitted, **self._splice_kwargs(loss, k))
+            kwargs = self._splice_kwargs(loss, k) | ({} if second_search else {"screening_start": False})
+            spliced = splice(loss, k, W, b, refitted=result.refitted, **kwargs)
             W, b, n_exchanges, gradient = spliced.coef, spliced.intercept, spliced.n_iter, None
         elif debias and support.size and not result.refitted:
             W, b = loss.refit(support, W, b)

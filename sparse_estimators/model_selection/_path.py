@@ -25,7 +25,7 @@ def _check_k_grid(k_grid, n_features):
     return grid
 
 
-def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False):
+def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False, second_search=True):
     """Fit ``estimator`` at every k of ``k_grid`` (ascending), warm-starting each from the last.
 
     The loss (centering, smoothness constant) is built once. Returns the
@@ -34,7 +34,7 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False)
     With ``criterion_limit`` the grid stays where information criteria are
     defined (:func:`~sparse_estimators.model_selection._criteria.largest_k`):
     the default grid is ``1 .. largest_k`` and larger values are dropped
-    with a warning.
+    with a warning. ``second_search`` is passed to :func:`solve_path`.
     """
     est = clone(estimator)
     operator = est._validate_params()
@@ -57,11 +57,11 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False)
         warnings.warn(f"k_grid has values above n_features={loss.n_features}; they are clipped to it.",
                       UserWarning, stacklevel=3)
     fits = solve_path(est, loss, operator, np.unique(np.minimum(grid, loss.n_features)),
-                      *est._initial_point(loss, None))
+                      *est._initial_point(loss, None), second_search=second_search)
     return est, grid, [fits[int(min(k, loss.n_features))] for k in grid], info, loss
 
 
-def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None):
+def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None, second_search=True):
     """Fit at each sparsity level of ``levels`` (ascending), each started from the last one's solution.
 
     The solution at the previous level is enlarged by the features of
@@ -82,6 +82,9 @@ def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None)
         ``k`` instead of the estimator's own.
     stop : callable or None
         ``stop(k, fit)`` after each level; True ends the path there.
+    second_search : bool, default=True
+        Passed to ``est._solve``: False skips the splicing search's second
+        start (cheaper levels, see :class:`SparsityCV`).
 
     Returns
     -------
@@ -93,7 +96,8 @@ def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None)
         k = int(k)
         if fits:  # (the gradient at the last solution, when its solver left it there)
             W, b = _expand(loss, W, b, k, gradient)
-        fit = est._solve(loss, operator, k, W, b, screening=screening, refitted_start=bool(fits))
+        fit = est._solve(loss, operator, k, W, b, screening=screening, refitted_start=bool(fits),
+                         second_search=second_search)
         fits[k] = fit
         W, b, gradient = fit.coef, fit.b, fit.gradient
         if stop is not None and stop(k, fit):

@@ -18,21 +18,43 @@ from ._path import _check_k_grid, _fitted_estimator, _path_fits
 
 
 def _fold_scores(estimator, X, y, sample_weight, train, test, k_grid, scorer, fold, n_folds, verbose):
+    """Path over ``k_grid`` on one training fold (cheap splicing: first search only), scored on its test part.
+
+    Returns the scores, the time, and each level's solution ``(support,
+    coef rows, intercept variable)``, the starts of the full fits of
+    :func:`_fold_rescore`.
+    """
     start = time.perf_counter()
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
     sw_train = None if sample_weight is None else sample_weight[train]
-    template, grid, fits, info, _ = _path_fits(estimator, X_train, y_train, sw_train, k_grid)
-    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
-    estimators = [_fitted_estimator(template, fit, info, k) for fit, k in zip(fits, grid, strict=True)]
-    if scorer is None:  # the estimator's own score (R^2 / accuracy), test data validated once
-        scores = _default_scores(estimators, X_test, y_test)
-    else:
-        scores = np.array([scorer(est, X_test, y_test) for est in estimators])
+    template, grid, fits, info, _ = _path_fits(estimator, X_train, y_train, sw_train, k_grid, second_search=False)
+    scores = _score_fits(template, fits, grid, info, _safe_indexing(X, test), _safe_indexing(y, test), scorer)
     elapsed = time.perf_counter() - start
     if verbose:
         print(f"[SparsityCV] fold {fold + 1}/{n_folds}: path over {len(grid)} values of k "
               f"in {elapsed:.2f} s, best k={grid[np.argmax(scores)]} (score {scores.max():.4f})", flush=True)
-    return scores, elapsed
+    return scores, elapsed, [(fit.support, fit.coef[fit.support], fit.b) for fit in fits]
+
+
+def _fold_rescore(estimator, X, y, sample_weight, train, test, levels, starts, scorer):
+    """Full fits (the estimator's own splicing search) at ``levels`` on one fold, from the path's ``starts``."""
+    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+    est = clone(estimator)
+    operator = est._validate_params()
+    loss, info = est._setup(X_train, y_train, None if sample_weight is None else sample_weight[train])
+    fits = []
+    for k, (support, rows, b) in zip(levels, starts, strict=True):
+        W = loss.zeros()[0]
+        W[support] = rows
+        fits.append(est._solve(loss, operator, int(min(k, loss.n_features)), W, b.copy()))
+    return _score_fits(est, fits, levels, info, _safe_indexing(X, test), _safe_indexing(y, test), scorer)
+
+
+def _score_fits(template, fits, levels, info, X_test, y_test, scorer):
+    estimators = [_fitted_estimator(template, fit, info, k) for fit, k in zip(fits, levels, strict=True)]
+    if scorer is None:  # the estimator's own score (R^2 / accuracy), test data validated once
+        return _default_scores(estimators, X_test, y_test)
+    return np.array([scorer(est, X_test, y_test) for est in estimators])
 
 
 def _default_scores(estimators, X_test, y_test):
@@ -162,8 +184,14 @@ class SparsityCV(_SparsitySearchBase):
 
     On each fold, one warm-started path over ``k_grid`` (see
     :func:`sparsity_path`) replaces ``len(k_grid)`` independent fits; each
-    point is scored on the held-out part. The ``k`` with the best mean score
-    is refitted on all the data. On well-posed problems a path point equals a
+    point is scored on the held-out part. The path's points run a cheaper
+    splicing search than the estimator's own fit (from the solver's support
+    only, not from its second, screening start); then the three levels of
+    best mean score, and those between them, are fitted again on every fold
+    with the full search, started from the path's solutions, and rescored,
+    and so on until the best level is such a full fit (``cv_results_['full_search']`` tells which
+    were). The ``k`` with the best mean score is refitted on all the data.
+    On well-posed problems a path point equals a
     single fit, so the choice is the one ``GridSearchCV(estimator, {'k':
     k_grid})`` makes on the same folds (ties: the first ``k`` of the grid).
     A warm-started point can differ from a cold fit where the cold fit stops
@@ -203,8 +231,9 @@ class SparsityCV(_SparsitySearchBase):
         ``estimator`` with ``k=k_`` refitted on all the data.
     cv_results_ : dict of ndarrays
         GridSearchCV-like: ``param_k``, ``params``, ``split{i}_test_score``,
-        ``mean_test_score``, ``std_test_score``, ``rank_test_score``, and
-        ``mean_path_time`` (seconds per fold for the whole path).
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``,
+        ``mean_path_time`` (seconds per fold for the whole path), and
+        ``full_search`` (whether the level's scores come from the full fits).
     n_splits_ : int
         Number of folds.
     classes_ : ndarray
@@ -229,6 +258,9 @@ class SparsityCV(_SparsitySearchBase):
     >>> search.k_, search.best_estimator_.support_.tolist()
     (3, [1, 5, 20])
     """
+
+    #: levels fitted again with the full splicing search per round (doc/changelog.rst, SparsityCV speed)
+    _full_search_levels = 3
 
     def __init__(self, estimator, *, k_grid=None, cv=5, scoring=None, n_jobs=None, verbose=0):
         self.estimator = estimator
@@ -269,6 +301,20 @@ class SparsityCV(_SparsitySearchBase):
                                   len(splits), self.verbose)
             for i, (train, test) in enumerate(splits))
         scores = np.array([o[0] for o in out])  # (n_splits, n_k)
+        full = np.zeros(grid.size, dtype=bool)
+        while True:  # full fits where the cheap path's scores are best, until the best is a full fit
+            order = np.argsort(-np.round(scores.mean(axis=0), 12), kind="stable")
+            if full[order[0]]:
+                break
+            short = grid[[i for i in order if not full[i]][:self._full_search_levels]]
+            # (and the levels between them: a cheap path point can score below a full fit's neighbours)
+            todo = np.flatnonzero(~full & (grid >= short.min()) & (grid <= short.max()))
+            rescored = Parallel(n_jobs=self.n_jobs)(
+                delayed(_fold_rescore)(self.estimator, X, y, sample_weight, train, test, grid[todo],
+                                       [o[2][i] for i in todo], scorer)
+                for o, (train, test) in zip(out, splits, strict=True))
+            scores[:, todo] = np.array(rescored)
+            full[todo] = True
         mean, std = scores.mean(axis=0), scores.std(axis=0)
         rank = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
         results = {"param_k": np.ma.MaskedArray(grid.astype(object), mask=False),
@@ -276,7 +322,7 @@ class SparsityCV(_SparsitySearchBase):
         for i in range(len(splits)):
             results[f"split{i}_test_score"] = scores[i]
         results.update(mean_test_score=mean, std_test_score=std, rank_test_score=rank,
-                       mean_path_time=np.full(grid.size, np.mean([o[1] for o in out])))
+                       mean_path_time=np.full(grid.size, np.mean([o[1] for o in out])), full_search=full)
         self.cv_results_ = results
         self.n_splits_ = len(splits)
         self.best_index_ = int(np.argmin(rank))
