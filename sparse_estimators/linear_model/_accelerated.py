@@ -6,7 +6,7 @@ from ._docs import attributes, fill_doc
 
 _MOMENTUM = """momentum : float, default=0.25
         Momentum ``tau`` of the extrapolation ``u = x_new + tau (x_new - x)``;
-        1/4 is the paper's universal choice. A momentum step that raises the
+        1/4 is the paper's universal choice; in ``[0, 1)``. A momentum step that raises the
         objective is discarded and replaced by a plain IHT step (restart), so
         a poor value can slow the fit but never make it diverge."""
 
@@ -25,6 +25,8 @@ class _MomentumMixin:
 
     def _validate_extra_params(self):
         _check_real("momentum", self.momentum, low_open=False)
+        if not self.momentum < 1:  # an extrapolation of tau >= 1 steps past the new point: no contraction left
+            raise ValueError(f"The 'momentum' parameter must be in [0, 1), got {self.momentum!r}.")
 
 
 @fill_doc(momentum=_MOMENTUM, description=_DESCRIPTION,

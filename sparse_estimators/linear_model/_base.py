@@ -78,6 +78,14 @@ def _check_real(name, value, *, low=0.0, low_open=True, high=None):
         raise ValueError(f"The '{name}' parameter must be <= {high}, got {value!r}.")
 
 
+def _checked_weights(sample_weight, X):
+    """Sample weights as floats: finite, non-negative, with a positive sum (else a ValueError)."""
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    if not sample_weight.sum() > 0:
+        raise ValueError("Sample weights must have a positive sum; got all zeros.")
+    return sample_weight
+
+
 def _samples_per_selection(loss, k):
     """Observations per ``k log(p - k)`` (the scale of the information needed to select ``k`` of ``p``).
 
@@ -156,7 +164,7 @@ class _SparseLinearBase(BaseEstimator):
             warnings.warn(f"k={self.k} is larger than n_features={n_features}; using k={n_features}.",
                           UserWarning, stacklevel=3)
             return n_features
-        return self.k
+        return int(self.k)  # (numpy integers from grids such as np.arange)
 
     # -- fitting ----------------------------------------------------------------
     def _initial_point(self, loss, coef_init):
@@ -418,7 +426,7 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     def _setup(self, X, y, sample_weight):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C",
                              multi_output=True, y_numeric=True)
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sample_weight = _checked_weights(sample_weight, X)
         loss = (GramSquaredLoss if self._uses_gram(X) else SquaredLoss)(X, y, sample_weight, self.fit_intercept)
         return loss, {"y_ndim": y.ndim}
 
@@ -531,9 +539,13 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         encoder = LabelEncoder()
         y_enc = encoder.fit_transform(y)
         classes = encoder.classes_
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sample_weight = _checked_weights(sample_weight, X)
         if self.class_weight is not None:
-            sample_weight = sample_weight * compute_sample_weight(self.class_weight, y)
+            factors = compute_sample_weight(self.class_weight, y)
+            if not np.all(np.isfinite(factors) & (factors >= 0)):
+                raise ValueError(f"The 'class_weight' parameter must give finite, non-negative weights, "
+                                 f"got {self.class_weight!r}.")
+            sample_weight = sample_weight * factors
         present = np.unique(y_enc[sample_weight > 0])
         if present.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with "

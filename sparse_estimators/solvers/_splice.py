@@ -320,7 +320,7 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
         else:  # the start's refit
             W_U, b, f, Z = sub.refit_candidates([local], W0[U], b0)[0]
             objective.append(f)
-        C = min(max_exchange, k, U_size - k)
+        C = int(min(max_exchange, k, U_size - k))
         changed = False
         for _ in range(max_rounds * k):  # each accepted exchange lowers the loss by more than tau
             kept, forward = _ranked(sub, local, W_U, Z, h_U, usable_U)
