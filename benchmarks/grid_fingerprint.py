@@ -9,9 +9,9 @@ change in behaviour" must give identical fingerprints.
 
 Usage::
 
-    python benchmarks/grid_fingerprint.py --out /tmp/before.json          # at the old revision
-    python benchmarks/grid_fingerprint.py --out /tmp/after.json           # at the new one
-    python benchmarks/grid_fingerprint.py --compare /tmp/before.json /tmp/after.json
+    python benchmarks/grid_fingerprint.py --out before.json          # at the old revision
+    python benchmarks/grid_fingerprint.py --out after.json           # at the new one
+    python benchmarks/grid_fingerprint.py --compare before.json after.json
 
 ``--sizes`` chooses the problem sizes (``n,p,s`` triples); the default skips
 ``2000 x 10000`` (minutes per estimator), which ``--full`` adds with one data

@@ -32,6 +32,7 @@ import cProfile
 import io
 import os
 import pstats
+import re
 import sys
 import time
 import warnings
@@ -44,7 +45,6 @@ from threadpoolctl import threadpool_limits
 # measure the checkout this script lives in, whatever copy an editable install points to
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import sparse_estimators  # noqa: E402
 import sparse_estimators.solvers._iht as iht_module  # noqa: E402
 from sparse_estimators import IHTRegressor  # noqa: E402
 from sparse_estimators.losses import SquaredLoss  # noqa: E402
@@ -64,6 +64,12 @@ def _wrap(name):
 
     counted.original = original
     return counted
+
+
+def _portable(text):
+    """cProfile text with file paths relative to the repository or the installed packages (no machine paths)."""
+    text = text.replace(str(Path(__file__).resolve().parent.parent) + os.sep, "")
+    return re.sub(r"\S*[/\\](?:site-packages|lib[/\\]python3\.\d+)[/\\]", "", text)
 
 
 def revision():
@@ -136,8 +142,7 @@ def main():
             LinearDesign.matvec = LinearDesign.matvec.original
             LinearDesign.rmatvec = LinearDesign.rmatvec.original
         n_iter = model.n_iter_
-        print(f"sparse_estimators from {Path(sparse_estimators.__file__).parent} at {revision()}; "
-              f"load average {os.getloadavg()}")
+        print(f"sparse_estimators at {revision()}")
         print(f"IHTRegressor(k={args.k}) on n={args.n}, p={args.p} (SNR {args.snr}), {args.threads} BLAS thread(s): "
               f"{n_iter} iterations, support recovered: "
               f"{set(model.support_) == set(np.round(np.linspace(0, args.p - 1, args.k)).astype(int))}")
@@ -311,7 +316,7 @@ def main():
         for key in ("tottime", "cumulative"):
             s = io.StringIO()
             pstats.Stats(prof, stream=s).sort_stats(key).print_stats(14)
-            text = s.getvalue()
+            text = _portable(s.getvalue())
             start = text.find("ncalls")
             print(f"\n## cProfile of 200 solver runs to convergence ({200 * res.n_iter} iterations), sorted by {key}\n")
             print(text[start:].rstrip())
@@ -325,7 +330,7 @@ def main():
             prof.disable()
         s = io.StringIO()
         pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(12)
-        text = s.getvalue()
+        text = _portable(s.getvalue())
         print("\n## cProfile of 10 whole fits (IHTRegressor.fit), sorted by tottime\n")
         print(text[text.find("ncalls"):].rstrip())
 

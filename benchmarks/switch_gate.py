@@ -16,7 +16,7 @@ up to 3 observations per ``k log(p - k)``, 0.1 above) is chosen from it.
 Usage::
 
     python benchmarks/switch_gate.py                      # 30 data sets per setting (2000 x 10000: 4)
-    python benchmarks/switch_gate.py --repeats 5 --out /tmp/gate.md
+    python benchmarks/switch_gate.py --repeats 5 --out gate.md
 """
 
 import argparse
