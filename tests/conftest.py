@@ -16,6 +16,17 @@ from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
 import sparse_estimators
 
+try:  # the fuzz suite's profiles (tests/test_fuzz.py): bounded and deterministic in CI, thousands on demand
+    import os
+
+    from hypothesis import settings
+
+    settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, print_blob=True)
+    settings.register_profile("fuzz", max_examples=2000, deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # the test extra installs hypothesis
+    pass
+
 
 def public_estimator_classes():
     """Every class listed in ``sparse_estimators.__all__`` that is a scikit-learn estimator."""

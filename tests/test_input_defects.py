@@ -1,7 +1,12 @@
 """Regression tests for defects found by fuzzing (issue 24 item 6, issue 26 item 8)."""
 
+import warnings
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.model_selection import GridSearchCV, KFold
 
 from sparse_estimators import (
@@ -73,3 +78,28 @@ def test_class_weight_nan_is_named():
     X, y = _data(True)
     with pytest.raises(ValueError, match="'class_weight' parameter must give finite"):
         IHTClassifier(k=2, class_weight={0: np.nan, 1: 1}).fit(X, y)
+
+
+ALL = REGRESSORS + CLASSIFIERS
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+@settings(deadline=None, max_examples=15, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), value=st.sampled_from([0.1, 1.0, -7.3, 1e3, 0.0]),
+       n=st.sampled_from([40, 200]), sparse=st.booleans(), weighted=st.booleans())
+def test_a_constant_column_is_never_selected(cls, seed, value, n, sparse, weighted):
+    """Issue 26 item 1: on the Gram path a constant column was selected with a coefficient of 1e15."""
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, 8))
+    j = seed % 8
+    X[:, j] = value
+    y = 2 * X[:, (j + 1) % 8] - X[:, (j + 3) % 8] + 0.1 * rng.standard_normal(n)
+    if cls in CLASSIFIERS:
+        y = (y > np.median(y)).astype(int)
+    sw = rng.uniform(0.5, 2.0, n) if weighted else None
+    est = cls(k=3, max_iter=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(sp.csc_matrix(X) if sparse else X, y, sample_weight=sw)
+    assert j not in est.support_
+    assert np.all(np.abs(est.coef_) < 1e3)

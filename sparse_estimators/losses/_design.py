@@ -4,6 +4,31 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def constant_columns(X):
+    """Mask of the columns of ``X`` whose entries are all equal (``None`` when there is none).
+
+    With an intercept such a column carries no information; after centering
+    it must be exactly zero, not the rounding residue of its mean, which can
+    make it look informative (issue: a constant column selected with a
+    coefficient of 1e15 on the Gram path).
+    """
+    if X.shape[0] == 0:
+        return None
+    if sp.issparse(X):
+        high = np.asarray(X.max(axis=0).toarray()).ravel()
+        low = np.asarray(X.min(axis=0).toarray()).ravel()
+    else:
+        high, low = X.max(axis=0), X.min(axis=0)
+    mask = np.asarray(high == low)
+    return mask if mask.any() else None
+
+
+def column_values(X, mask):
+    """The value of each column of ``mask`` (constant columns of ``X``), as float64."""
+    return np.asarray((X[:, np.flatnonzero(mask)][[0]]).toarray() if sp.issparse(X)
+                      else X[0, mask], dtype=float).ravel()
+
+
 class LinearDesign:
     """``X`` (dense or scipy.sparse) minus an optional column offset.
 
@@ -15,11 +40,15 @@ class LinearDesign:
     X : ndarray or sparse matrix of shape (n_samples, n_features)
     offset : ndarray of shape (n_features,) or None
         Column means to subtract (``None``: no centering).
+    constant : ndarray of bool of shape (n_features,) or None
+        Columns that carry no information (constant, with an intercept):
+        their products with residuals, Gram rows and moments are exactly 0.
     """
 
-    def __init__(self, X, offset=None):
+    def __init__(self, X, offset=None, constant=None):
         self.X = X
         self.offset = offset
+        self.constant = constant
         self.shape = X.shape
         self.is_sparse = sp.issparse(X)
         #: products are computed in X's dtype (float32 X is never upcast or
@@ -69,6 +98,8 @@ class LinearDesign:
         G = np.asarray(self.X.T @ self._cast(R), dtype=float)
         if self.offset is not None:
             G -= self.offset[:, None] * R.sum(axis=0)
+        if self.constant is not None:
+            G[self.constant] = 0.0
         return G
 
     def columns(self, support, dtype=np.float64):
@@ -82,7 +113,8 @@ class LinearDesign:
         if dtype is not None and Xs.dtype != dtype:
             Xs = Xs.astype(dtype)
         offset = None if self.offset is None else self.offset[support]
-        return LinearDesign(Xs, offset)
+        constant = None if self.constant is None or not self.constant[support].any() else self.constant[support]
+        return LinearDesign(Xs, offset, constant)
 
     def dense(self):
         """The centered design as a dense array (only for small column subsets)."""
@@ -120,6 +152,8 @@ class LinearDesign:
             first = np.asarray(self.X.T @ w, dtype=float)
             o = self.offset if w.ndim == 1 else self.offset[:, None]
             second = second - 2 * o * first + o * o * np.asarray(weights, dtype=float).sum(axis=0)
+        if self.constant is not None:
+            second[self.constant] = 0.0
         return second
 
     def weighted_gram(self, weights):
@@ -140,7 +174,7 @@ class LinearDesign:
                 s = np.asarray(Xw.sum(axis=0), dtype=float).ravel()
                 o = self.offset
                 G = G - np.outer(o, s) - np.outer(s, o) + weights.sum() * np.outer(o, o)
-            return G
+            return self._zero_constant(G)
         weights = np.asarray(weights, dtype=float)
         uniform = weights.size == 0 or bool(np.all(weights == weights[0]))
         signed = not uniform and bool(np.any(weights < 0))  # (the multinomial Hessian's off-diagonal blocks)
@@ -160,4 +194,10 @@ class LinearDesign:
                 if scale is not None:
                     block = block * scale[start:start + rows]
                 G += block.T @ block
-        return G * weights[0] if uniform and weights.size else G
+        return self._zero_constant(G * weights[0] if uniform and weights.size else G)
+
+    def _zero_constant(self, G):
+        if self.constant is not None:
+            G[self.constant] = 0.0
+            G[:, self.constant] = 0.0
+        return G

@@ -5,7 +5,7 @@ import scipy.linalg
 from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._base import BaseLoss, min_norm_solve, newton_minimise, well_conditioned_cholesky
-from ._design import LinearDesign
+from ._design import LinearDesign, constant_columns
 
 
 class _GLMLoss(BaseLoss):
@@ -17,7 +17,9 @@ class _GLMLoss(BaseLoss):
     intercept_is_variable = True
 
     def __init__(self, X, Y, sample_weight=None, fit_intercept=True, alpha=0.0):
-        super().__init__(LinearDesign(X), sample_weight, Y.shape[1], fit_intercept, alpha)
+        # with an intercept, a constant column only duplicates it: never a candidate
+        super().__init__(LinearDesign(X, constant=constant_columns(X) if fit_intercept else None), sample_weight,
+                         Y.shape[1], fit_intercept, alpha)
         self.Y = Y
 
     def _pointwise(self, Z):

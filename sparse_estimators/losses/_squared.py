@@ -5,7 +5,7 @@ import scipy.linalg
 from scipy.linalg.lapack import dposv as _posv
 
 from ._base import BaseLoss
-from ._design import LinearDesign
+from ._design import LinearDesign, column_values, constant_columns
 
 
 def _one_size(supports):
@@ -79,9 +79,12 @@ class SquaredLoss(BaseLoss):
             total = sw.sum()
             x_mean = np.asarray(X.T @ sw.astype(X.dtype), dtype=float).ravel() / total
             y_mean = sw @ Y / total
+            constant = constant_columns(X)
+            if constant is not None:  # their exact value, not a rounded mean: centered, exactly 0
+                x_mean[constant] = column_values(X, constant)
         else:
-            x_mean, y_mean = None, np.zeros(Y.shape[1])
-        super().__init__(LinearDesign(X, x_mean), sw, Y.shape[1], fit_intercept)
+            x_mean, y_mean, constant = None, np.zeros(Y.shape[1]), None
+        super().__init__(LinearDesign(X, x_mean, constant), sw, Y.shape[1], fit_intercept)
         self.x_mean = np.zeros(X.shape[1]) if x_mean is None else x_mean
         self.y_mean = y_mean
         self.Y = Y - y_mean
