@@ -144,7 +144,8 @@ def test_estimators_fit_or_fail_clearly(cls, data):
 
 @pytest.mark.parametrize("search", ["cv", "ic"])
 @pytest.mark.parametrize("cls", [IHTRegressor, IHTClassifier], ids=lambda c: c.__name__)
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], max_examples=15)
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+          max_examples=max(10, settings.default.max_examples // 4))  # (a search is many fits)
 @given(data=st.data())
 def test_searches_fit_or_fail_clearly(search, cls, data):
     X, y, sw = data.draw(problems(cls is IHTClassifier))
@@ -165,7 +166,8 @@ _CELLS = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32).map(
                    st.sampled_from(["", "NA", "nan", "a", "b", "1e400", "-", "x,y", '"q"', " ", "TRUE"]))
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture], max_examples=25)
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          max_examples=max(10, settings.default.max_examples // 2))
 @given(header=st.lists(st.sampled_from(["a", "b", "c", "target", "", "a"]), min_size=0, max_size=4),
        rows=st.lists(st.lists(_CELLS, min_size=0, max_size=4), min_size=0, max_size=12),
        raw=st.one_of(st.none(), st.binary(max_size=40)),

@@ -103,3 +103,85 @@ def test_a_constant_column_is_never_selected(cls, seed, value, n, sparse, weight
         est.fit(sp.csc_matrix(X) if sparse else X, y, sample_weight=sw)
     assert j not in est.support_
     assert np.all(np.abs(est.coef_) < 1e3)
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+@settings(deadline=None, max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+@given(x_exp=st.integers(-150, 150), y_exp=st.integers(-150, 150), sparse=st.booleans())
+def test_results_do_not_depend_on_the_scale_of_x_and_y(cls, x_exp, y_exp, sparse):
+    """Issue 26 item 3: X * 1e155 gave an empty model, y * 1e160 all-zero coefficients."""
+    X, y = _data(cls in CLASSIFIERS)
+    ref = cls(k=2).fit(X, y)
+    sx, sy = 10.0 ** x_exp, (1.0 if cls in CLASSIFIERS else 10.0 ** y_exp)
+    Xs = X * sx
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow or convergence warnings either
+        est = cls(k=2).fit(sp.csr_matrix(Xs) if sparse else Xs, y * sy)
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    assert np.all(np.isfinite(est.coef_))
+    if cls in CLASSIFIERS:  # (the classifiers' ridge ``alpha`` is not scale-free: supports, not values)
+        return
+    np.testing.assert_allclose(est.coef_ * sx / sy, ref.coef_, rtol=1e-6, atol=1e-9 * np.abs(ref.coef_).max())
+    np.testing.assert_allclose(np.asarray(est.intercept_) / sy, ref.intercept_, rtol=1e-6, atol=1e-9)
+
+
+def test_regularized_iht_step_stays_bounded_without_curvature():
+    """Issue 26 item 4: the automatic step doubled without bound (ZeroDivisionError); an intercept-only model."""
+    from sparse_estimators.losses import SquaredLoss
+    from sparse_estimators.solvers import regularized_iht
+    from sparse_estimators.thresholding import Hard
+
+    rng = np.random.RandomState(0)
+    y = rng.standard_normal(40)
+    est = RegularizedIHTRegressor(k=2).fit(np.ones((40, 8)), y)
+    np.testing.assert_array_equal(est.coef_, 0.0)
+    assert est.intercept_ == pytest.approx(y.mean())
+    # straight through the solver, a design of zeros (no curvature at all): the step is capped
+    loss = SquaredLoss(np.zeros((40, 8)), y, None, True)
+    result = regularized_iht(loss, Hard(), 2, W0=np.zeros((8, 1)), b0=np.zeros(1), max_iter=200)
+    assert np.isfinite(result.step_size) and np.all(np.isfinite(result.coef))
+
+
+def test_thresholding_rejects_nan_and_does_not_overflow():
+    """Issue 26 item 9: NaN gave an empty support or NaN kept; 1e155 overflowed to inf."""
+    from sparse_estimators.thresholding import Hard, Reciprocal, Soft, select_top_k
+
+    for values, k in (([np.nan, 1, 2], 1), ([1, np.nan, 3, -5], 2), ([np.nan, 1], 2), ([1, 2, np.nan], 2)):
+        with pytest.raises(ValueError, match="NaN"):
+            select_top_k(np.abs(np.array(values, dtype=float)), k)
+        for op in (Hard(), Soft(), Reciprocal()):
+            with pytest.raises(ValueError, match="NaN"):
+                op(np.array(values, dtype=float), k)
+    out = Reciprocal()(np.array([1e155, 1.0]), 1)
+    # reciprocal thresholding with c = 0 at tau = 1: (a + sqrt(a^2 - 1)) / 2, about a for a = 1e155
+    np.testing.assert_allclose(out, [1e155, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(Reciprocal()(np.array([3.0, 1.0]), 1), [(3 + np.sqrt(8)) / 2, 0.0])
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_warm_start_with_other_classes_starts_cold(cls):
+    """Issue 26 item 7: same coef_ size, other classes: a reshape error (IOBS: a matmul mismatch)."""
+    X, yc = _data(True)
+    y3 = np.arange(X.shape[0]) % 3
+    est = cls(k=2, warm_start=True, max_iter=300).fit(X[:, :2], y3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X[:, :6], yc)
+        ref = cls(k=2, max_iter=300).fit(X[:, :6], yc)
+    np.testing.assert_array_equal(est.classes_, [0, 1])
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    np.testing.assert_allclose(est.coef_, ref.coef_)
+
+
+def test_operator_subclass_without_shrink_is_named():
+    """Issue 26 item 8: a bare NotImplementedError at fit time."""
+    from sparse_estimators.thresholding import ThresholdingOperator
+
+    class Incomplete(ThresholdingOperator):
+        pass
+
+    X, y = _data(False)
+    est = IHTRegressor(k=2, thresholding=Incomplete())
+    with pytest.raises(ValueError, match="does not implement shrink"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")

@@ -24,6 +24,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._utils import all_or_nothing
 from ..losses import GramSquaredLoss, LogisticLoss, MultinomialLoss, SquaredLoss
+from ..losses._design import column_extremes
 from ..model_selection._criteria import information_criterion, largest_k
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
@@ -76,6 +77,37 @@ def _check_real(name, value, *, low=0.0, low_open=True, high=None):
         raise ValueError(f"The '{name}' parameter must be {sign} {low}, got {value!r}.")
     if high is not None and value > high:
         raise ValueError(f"The '{name}' parameter must be <= {high}, got {value!r}.")
+
+
+#: data whose largest magnitude lies outside [2^-20, 2^20] are solved rescaled (doc/changelog.rst, scale)
+_SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
+
+
+def _power_of_two_scale(A):
+    """A power of two bringing the largest magnitude of ``A`` into [1, 2) when it lies outside ``_SCALE_RANGE``.
+
+    Extreme scales (1e-150 .. 1e150) overflow or underflow the solvers'
+    squares and step sizes; an exact power of two changes no digit, and
+    data of ordinary scale get 1 (untouched).
+    """
+    data = A.data if sp.issparse(A) else A
+    top = max(float(data.max()), -float(data.min())) if data.size else 0.0  # (no temporary of A's size)
+    if top == 0.0 or _SCALE_RANGE[0] <= top <= _SCALE_RANGE[1]:
+        return 1.0
+    # the middle, in exponents, of the columns' largest magnitudes: headroom both ways when they differ
+    if A.ndim == 2:
+        high, low = column_extremes(A)
+        ext = np.maximum(high, -low)
+    else:
+        ext = np.array([top])
+    exponents = np.frexp(ext[ext > 0])[1]
+    return float(np.ldexp(1.0, -int((exponents.min() + exponents.max()) // 2 - 1)))
+
+
+def _rescaled(A):
+    """``A`` times :func:`_power_of_two_scale` (a copy only when that is not 1), and the factor."""
+    scale = _power_of_two_scale(A)
+    return (A if scale == 1.0 else A * scale), scale
 
 
 def _checked_weights(sample_weight, X):
@@ -167,7 +199,14 @@ class _SparseLinearBase(BaseEstimator):
         return int(self.k)  # (numpy integers from grids such as np.arange)
 
     # -- fitting ----------------------------------------------------------------
-    def _initial_point(self, loss, coef_init):
+    def _initial_point(self, loss, coef_init, info=None):
+        W, b = self._initial_point_unscaled(loss, coef_init)
+        x_scale, y_scale = (info or {}).get("scale", (1.0, 1.0))
+        if (x_scale, y_scale) != (1.0, 1.0):  # a start in the user's units, solved in the rescaled problem's
+            W, b = W * (y_scale / x_scale), b * y_scale
+        return W, b
+
+    def _initial_point_unscaled(self, loss, coef_init):
         W, b = loss.zeros()
         b = loss.initial_intercept()
         p, m = W.shape
@@ -179,7 +218,8 @@ class _SparseLinearBase(BaseEstimator):
             W = C.reshape(m, p).T.copy()
         elif self.warm_start and hasattr(self, "coef_"):
             C = np.asarray(self.coef_, dtype=float)
-            if C.size == p * m:
+            # (a different shape, e.g. other classes or features, starts cold)
+            if C.shape == self._coef_shape(p, m) or (C.ndim == 2 and C.shape == (m, p)):
                 W = C.reshape(m, p).T.copy()
                 if loss.intercept_is_variable and loss.fit_intercept:
                     b = np.atleast_1d(np.asarray(self.intercept_, dtype=float)).copy()
@@ -265,7 +305,7 @@ class _SparseLinearBase(BaseEstimator):
             operator = self._validate_params()
             loss, info = self._setup(X, y, sample_weight)
             k = self._effective_k(loss.n_features)
-            W0, b0 = self._initial_point(loss, coef_init)
+            W0, b0 = self._initial_point(loss, coef_init, info)
             if k is None:
                 k, fit, selection = self._choose_k(loss, operator, W0, b0)
             else:
@@ -321,7 +361,11 @@ class _SparseLinearBase(BaseEstimator):
         self.n_exchanges_ = fit.n_exchanges
         self.loss_curve_ = fit.loss_curve
         self.support_ = fit.support
-        self.coef_, self.intercept_ = self._format_coef(fit.coef, fit.intercept, info)
+        coef, intercept = fit.coef, fit.intercept
+        x_scale, y_scale = info.get("scale", (1.0, 1.0))
+        if (x_scale, y_scale) != (1.0, 1.0):  # back to the user's units (see _rescaled)
+            coef, intercept = coef * (x_scale / y_scale), np.asarray(intercept) / y_scale
+        self.coef_, self.intercept_ = self._format_coef(coef, intercept, info)
         for name, value in info.get("attributes", {}).items():
             setattr(self, name, value)
 
@@ -427,8 +471,10 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C",
                              multi_output=True, y_numeric=True)
         sample_weight = _checked_weights(sample_weight, X)
+        X, x_scale = _rescaled(X)
+        y, y_scale = _rescaled(y)
         loss = (GramSquaredLoss if self._uses_gram(X) else SquaredLoss)(X, y, sample_weight, self.fit_intercept)
-        return loss, {"y_ndim": y.ndim}
+        return loss, {"y_ndim": y.ndim, "scale": (x_scale, y_scale)}
 
     @staticmethod
     def _format_coef(W, intercept, info):
@@ -550,11 +596,12 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         if present.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with "
                              f"positive weight; got {present.size} class(es).")
+        X, x_scale = _rescaled(X)
         if classes.size == 2:
             loss = LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha)
         else:
             loss = MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, self.alpha)
-        return loss, {"attributes": {"classes_": classes}}
+        return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0)}
 
     @staticmethod
     def _format_coef(W, intercept, info):

@@ -4,6 +4,24 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def column_extremes(X):
+    """Each column's largest and smallest entry, as two float64 vectors; a sparse ``X`` is never densified."""
+    if not sp.issparse(X):
+        return np.asarray(X.max(axis=0), dtype=float), np.asarray(X.min(axis=0), dtype=float)
+    Xc = sp.csc_matrix(X)
+    counts = np.diff(Xc.indptr)
+    high, low = np.zeros(X.shape[1]), np.zeros(X.shape[1])
+    filled = np.flatnonzero(counts)
+    if filled.size:
+        starts = Xc.indptr[filled]
+        high[filled] = np.maximum.reduceat(Xc.data, starts)
+        low[filled] = np.minimum.reduceat(Xc.data, starts)
+    partial = counts < X.shape[0]  # (columns with implicit zeros)
+    high[partial] = np.maximum(high[partial], 0.0)
+    low[partial] = np.minimum(low[partial], 0.0)
+    return high, low
+
+
 def constant_columns(X):
     """Mask of the columns of ``X`` whose entries are all equal (``None`` when there is none).
 
@@ -14,19 +32,14 @@ def constant_columns(X):
     """
     if X.shape[0] == 0:
         return None
-    if sp.issparse(X):
-        high = np.asarray(X.max(axis=0).toarray()).ravel()
-        low = np.asarray(X.min(axis=0).toarray()).ravel()
-    else:
-        high, low = X.max(axis=0), X.min(axis=0)
-    mask = np.asarray(high == low)
+    high, low = column_extremes(X)
+    mask = high == low
     return mask if mask.any() else None
 
 
 def column_values(X, mask):
     """The value of each column of ``mask`` (constant columns of ``X``), as float64."""
-    return np.asarray((X[:, np.flatnonzero(mask)][[0]]).toarray() if sp.issparse(X)
-                      else X[0, mask], dtype=float).ravel()
+    return column_extremes(X)[0][mask]
 
 
 class LinearDesign:

@@ -57,7 +57,7 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
         warnings.warn(f"k_grid has values above n_features={loss.n_features}; they are clipped to it.",
                       UserWarning, stacklevel=3)
     fits = solve_path(est, loss, operator, np.unique(np.minimum(grid, loss.n_features)),
-                      *est._initial_point(loss, None), second_search=second_search)
+                      *est._initial_point(loss, None, info), second_search=second_search)
     return est, grid, [fits[int(min(k, loss.n_features))] for k in grid], info, loss
 
 

@@ -25,6 +25,10 @@ def _update_weights(w, W, c):
     return new
 
 
+#: the adaptive step grows at most to this multiple of its start (a bound, not a tuned value)
+_STEP_GROWTH_CAP = 2.0 ** 30
+
+
 def _step(loss, operator, k, W, b, gW, gb, w, eta):
     """``x+ = P_k((1 - w/2) x - eta grad f(x))``; the intercept takes a plain gradient step."""
     return gradient_step(loss, operator, k, (1.0 - 0.5 * w)[:, None] * W, b, gW, gb, eta)
@@ -162,6 +166,8 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     if auto:  # Algorithm 1's theory step is 1/(2L): the adaptive one starts at half the optimistic step
         eta *= 0.5
     eta_next = eta
+    # where the curvature along the steps vanishes, the doubling stops here (and below float overflow)
+    eta_cap = eta * min(_STEP_GROWTH_CAP, np.finfo(float).max / max(eta, 1.0))
     W, b = project(operator, k, W0)[0], b0.copy()
     w = np.ones(p)
     Z = loss.linear_predictor(W, b)
@@ -175,6 +181,7 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         if auto:
             Wn, bn, Zn, fn, support_n, eta, eta_next = _backtracking(
                 loss, operator, k, W, b, f, gW, gb, w, eta_next, L, Z)
+            eta_next = min(eta_next, eta_cap)
         else:
             Wn, bn, Zn, fn, support_n = _step(loss, operator, k, W, b, gW, gb, w, eta)
         w_new = _update_weights(w, W, c)

@@ -160,6 +160,9 @@ class Reciprocal(ThresholdingOperator):
 
     def shrink(self, a, tau):  # noqa: D102
         b = tau * np.sqrt(1.0 - self.c**2)
+        if a.size and a.max() > 1e150:  # (a - b)(a + b) would overflow: the same root, relative to a
+            r = b / a
+            return 0.5 * a * (1.0 + np.sqrt(np.maximum((1.0 - r) * (1.0 + r), 0.0)))
         return 0.5 * (a + np.sqrt(np.maximum((a - b) * (a + b), 0.0)))
 
 
@@ -227,6 +230,10 @@ def get_operator(thresholding):
         If the name is unknown or the object is not an operator.
     """
     if isinstance(thresholding, ThresholdingOperator):
+        if not thresholding.is_hard and type(thresholding).shrink is ThresholdingOperator.shrink:
+            raise ValueError(f"The 'thresholding' operator {thresholding!r} does not implement shrink(a, tau) "
+                             "(or set is_hard = True): a ThresholdingOperator subclass must define how it "
+                             "shrinks the kept magnitudes.")
         return thresholding
     if isinstance(thresholding, str) and thresholding in _NAMED:
         return _NAMED[thresholding]()

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+_NAN_MESSAGE = "Cannot threshold: the magnitudes contain NaN (a NaN in the input or a diverged iterate)."
+
 
 def select_top_k(magnitudes, k):
     """Indices of the ``k`` largest magnitudes, sorted, with ties to the lower index.
@@ -24,16 +26,25 @@ def select_top_k(magnitudes, k):
     tau : float
         The largest magnitude outside the support (the (k+1)-th largest
         magnitude), 0.0 when every entry is kept.
+
+    Raises
+    ------
+    ValueError
+        If a magnitude is NaN (no order is defined).
     """
     magnitudes = np.asarray(magnitudes)
     p = magnitudes.shape[0]
     if k >= p:
+        if np.isnan(magnitudes).any():
+            raise ValueError(_NAN_MESSAGE)
         return np.arange(p), 0.0
     if k <= 0:
         return np.empty(0, dtype=np.intp), float(magnitudes.max(initial=0.0))
     # one partition places both the k-th largest value and the (k+1)-th, which
     # is the largest magnitude left out whether or not the k-th one is tied
     order = np.argpartition(magnitudes, (p - k - 1, p - k))
+    if np.isnan(magnitudes[order[p - k - 1:]]).any():  # (NaN sorts last: it would be in the top k or left out)
+        raise ValueError(_NAN_MESSAGE)
     below, kth = magnitudes[order[p - k - 1]], magnitudes[order[p - k]]
     if below < kth:  # no tie at the k-th value: the support is the last k positions (sorted)
         support = order[p - k:]
