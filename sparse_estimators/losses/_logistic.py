@@ -155,8 +155,7 @@ class _GLMLoss(BaseLoss):
             if m == 1:
                 H = (A * (self._hess_diag(Z)[:, 0] * sw)[:, None]).T @ A
             else:
-                Hw = self._hess_weights(Z) * sw[:, None, None]
-                H = np.einsum("ij,iac,il->jalc", A, Hw, A, optimize=True).reshape(q * m, q * m)
+                H = self._block_hessian(A, Z, sw)
             H[diag, diag] += self.alpha
             return H
 
@@ -282,6 +281,46 @@ class MultinomialLoss(_GLMLoss):
     def _hess_diag(self, Z):
         P = softmax(Z, axis=1)
         return P * (1.0 - P)
+
+    @staticmethod
+    def _block_hessian(A, Z, sw):
+        """``sum_i sw_i (a_i a_i^T) kron (diag(p_i) - p_i p_i^T)`` over the columns of ``A``, in two products.
+
+        The ``(q m)^2`` Hessian of a dense refit (``j * m + a`` for column
+        ``j``, class ``a``): the diagonal part from one ``q x (q m)`` product,
+        the rank-one part as ``B^T B`` with ``B_i = sqrt(sw_i) a_i kron p_i``,
+        instead of an einsum over the ``n x m x m`` pointwise Hessians.
+        """
+        n, q = A.shape
+        P = softmax(Z, axis=1)
+        m = P.shape[1]
+        B = (A[:, :, None] * (P * np.sqrt(sw)[:, None])[:, None, :]).reshape(n, q * m)
+        H = -(B.T @ B)
+        D = A.T @ (A[:, :, None] * (P * sw[:, None])[:, None, :]).reshape(n, q * m)  # (j, l, a)
+        H.reshape(q, m, q, m)[:, np.arange(m), :, np.arange(m)] += D.reshape(q, q, m).transpose(2, 0, 1)
+        return H
+
+    def _solve_newton(self, H, g):
+        # the Hessian is singular along the softmax shifts (a constant added to
+        # a row of coefficients over the classes: every row without the l2
+        # term, the intercept's with it); g is orthogonal to them, so adding
+        # the projector onto them gives the minimum-norm solution by Cholesky,
+        # far cheaper than the SVD-based solve it falls back to on other
+        # (near-)singularities (collinear columns, separable classes)
+        m = self.n_outputs
+        q = H.shape[0] // m
+        rows = np.arange(q) if self.alpha == 0 else np.arange(q - 1, q) if self.fit_intercept else np.arange(0)
+        if rows.size == 0:
+            L = well_conditioned_cholesky(H, 1e-10)
+            return min_norm_solve(H, g) if L is None else scipy.linalg.cho_solve((L, True), g, check_finite=False)
+        scale = max(float(np.trace(H)) / H.shape[0], np.finfo(float).tiny)
+        shifted = H.copy()
+        view = shifted.reshape(q, m, q, m)
+        view[rows, :, rows, :] += scale / m  # scale times the projector onto (e_j kron 1_m) / sqrt(m)
+        L = well_conditioned_cholesky(shifted, 1e-10)
+        if L is None:
+            return min_norm_solve(H, g)
+        return scipy.linalg.cho_solve((L, True), g, check_finite=False)
 
     @property
     def coefficients_per_feature(self):
