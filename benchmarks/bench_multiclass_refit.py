@@ -40,7 +40,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    print("| classes | labels | n, p, k | debias=True (s) | debias=False (s) | ratio | refit iterations |")
+    print("| classes | labels | n, p, k | debias=True (s) | debias=False (s) | ratio | n_iter_ |")
     print("|---|---|---|---|---|---|---|")
     for n_classes, n, p, k, labels in SETTINGS:
         rng = np.random.RandomState(0)
