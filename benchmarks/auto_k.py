@@ -22,8 +22,9 @@ fit time (minimum over repeated fits of short ones, ``compare_peers.fit_quietly`
 one BLAS thread for everybody. Writes ``doc/auto_k.md`` (``--out``) and the raw
 rows to a CSV beside it.
 
-Run: ``python benchmarks/auto_k.py`` (the full grid: about 40 minutes) or
-``--quick`` (two sizes, a few minutes).
+Run: ``python benchmarks/auto_k.py`` (the full grid: about 40 minutes on an
+idle machine), ``--quick`` (two sizes, a few minutes), or ``--sizes`` to
+choose the sizes.
 """
 
 import argparse
@@ -155,9 +156,13 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--task", choices=("regression", "classification", "both"), default="both")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--sizes", default=None,
+                        help="problem sizes 'n,p,s;n,p,s' (default: the grid's, up to 2000 x 10000)")
     args = parser.parse_args(argv)
     threadpool_limits(1)
-    grid = QUICK if args.quick else FULL
+    grid = dict(QUICK if args.quick else FULL)
+    if args.sizes:
+        grid["sizes"] = tuple(tuple(int(v) for v in size.split(",")) for size in args.sizes.split(";"))
     tasks = ("regression", "classification") if args.task == "both" else (args.task,)
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -166,7 +171,7 @@ def main(argv=None):
                         for task in tasks], ignore_index=True)
     command = "python benchmarks/auto_k.py" + (" --quick" if args.quick else "") + (
         f" --repeats {args.repeats}" if args.repeats != 5 else "") + (
-        f" --task {args.task}" if args.task != "both" else "")
+        f" --task {args.task}" if args.task != "both" else "") + (f" --sizes '{args.sizes}'" if args.sizes else "")
     text = report(df, command, time.perf_counter() - start)
     args.out.write_text(text + "\n")
     df.to_csv(args.out.with_suffix(".csv"), index=False)
