@@ -322,3 +322,56 @@ def test_sparsity_cv_best_level_comes_from_full_fits():
     assert search.cv_results_["rank_test_score"][search.best_index_] == 1
     # every level not fitted again scored below the chosen one on the cheap path
     assert np.all(search.cv_results_["mean_test_score"][~full] <= search.best_score_)
+
+
+# -- issue 26 items 5 and 6: NaN scores, clipped grids ---------------------------------------------
+def _nan_at_k1(est, X, y):
+    """R^2, except NaN for the k = 1 models (a scorer that fails on one candidate)."""
+    return np.nan if est.k == 1 else est.score(X, y)
+
+
+def test_sparsity_cv_ranks_nan_scores_last_as_gridsearchcv():
+    X, y, _ = _separated(0)
+    grid = [2, 1, 4, 3]  # k <= k* = 4: path points are cold fits; the grid's order kept
+    cv = KFold(4, shuffle=True, random_state=0)
+    ours = SparsityCV(IHTRegressor(), k_grid=grid, cv=cv, scoring=_nan_at_k1).fit(X, y)
+    ref = GridSearchCV(IHTRegressor(), {"k": grid}, cv=cv, scoring=_nan_at_k1).fit(X, y)
+    rank = ours.cv_results_["rank_test_score"]
+    assert rank[1] == len(grid) and np.all(np.delete(rank, 1) < len(grid))  # after every finite score
+    np.testing.assert_array_equal(rank, ref.cv_results_["rank_test_score"])
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"])
+    assert ours.k_ == ref.best_params_["k"] == 4
+
+
+def test_sparsity_cv_raises_when_every_score_is_nan():
+    X, y, _ = _regression(n=20, p=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (R^2 on one sample: sklearn's UndefinedMetricWarning)
+        with pytest.raises(ValueError, match="Every cross-validated score is NaN"):
+            SparsityCV(IHTRegressor(), k_grid=[1, 2], cv=len(y)).fit(X, y)
+    search = SparsityCV(IHTRegressor(), k_grid=[1, 2], cv=3)
+    with pytest.raises(ValueError, match="NaN"):
+        search.set_params(scoring=lambda est, X, y: np.nan).fit(X, y)
+    assert not hasattr(search, "k_")
+
+
+@pytest.mark.parametrize("search", ["cv", "ic"])
+def test_grid_values_above_n_features_are_clipped_and_merged(search):
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((60, 12))
+    y = 2 * X[:, 0] - X[:, 3] + 0.3 * rng.standard_normal(60)
+    est = SparsityCV(IHTRegressor(), k_grid=[50, 60], cv=3) if search == "cv" else SparsityIC(
+        IHTRegressor(), k_grid=[50, 60], criterion="aic")
+    with pytest.warns(UserWarning, match=r"clipped to 12.*\[12\]"):
+        est.fit(X, y)
+    assert est.k_ == 12
+    if search == "cv":
+        assert [p["k"] for p in est.cv_results_["params"]] == [12]
+        assert est.cv_results_["mean_test_score"].shape == (1,)
+    else:
+        np.testing.assert_array_equal(est.k_grid_, [12])
+        assert est.criterion_.shape == (1,)
+    # a grid partly above: [2, 20, 30] -> [2, 12], in the grid's order
+    with pytest.warns(UserWarning, match=r"\[20, 30\].*\[2, 12\]"):
+        path = sparsity_path(IHTRegressor(), X, y, [2, 20, 30])
+    np.testing.assert_array_equal(path.k_grid, [2, 12])

@@ -74,6 +74,18 @@ def _default_scores(estimators, X_test, y_test):
     return np.array([r2_score(y_test, est._scores(X_test)) for est in estimators])
 
 
+def _rank(mean):
+    """Ranks of the mean scores (1 the best), as GridSearchCV: NaN ranks after every finite score.
+
+    Means are compared to 12 significant decimals, so equal scores up to
+    rounding tie (the first ``k`` of the grid wins the tie).
+    """
+    mean = np.round(mean, 12)
+    if np.any(np.isnan(mean)):
+        mean = np.where(np.isnan(mean), np.nanmin(mean) - 1, mean)
+    return rankdata(-mean, method="min").astype(np.int32)
+
+
 class _SparsitySearchBase(MetaEstimatorMixin, BaseEstimator):
     """Shared by the selectors: delegation to ``best_estimator_``, tags, atomic fit."""
 
@@ -316,7 +328,11 @@ class SparsityCV(_SparsitySearchBase):
             scores[:, todo] = np.array(rescored)
             full[todo] = True
         mean, std = scores.mean(axis=0), scores.std(axis=0)
-        rank = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
+        if np.all(np.isnan(mean)):
+            raise ValueError(f"Every cross-validated score is NaN (k_grid {grid.tolist()}, {len(splits)} folds), "
+                             "so no k can be chosen; with one-sample test folds (e.g. cv=n_samples) R^2 is "
+                             "undefined: use fewer folds or another scoring.")
+        rank = _rank(mean)
         results = {"param_k": np.ma.MaskedArray(grid.astype(object), mask=False),
                    "params": [{"k": int(k)} for k in grid]}
         for i in range(len(splits)):
