@@ -1,5 +1,6 @@
 """Choosing k: sparsity_path, SparsityCV, SparsityIC, the display (issue 6)."""
 
+import functools
 import warnings
 from unittest import mock
 
@@ -7,15 +8,18 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning, FitFailedWarning
 from sklearn.feature_selection import SelectFromModel
+from sklearn.linear_model import OrthogonalMatchingPursuit
+from sklearn.metrics import make_scorer, roc_auc_score
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sparse_estimators
 from sparse_estimators import IHTClassifier, IHTRegressor
-from sparse_estimators.model_selection import SparsityCV, SparsityIC, sparsity_path
+from sparse_estimators.model_selection import SparsityCV, SparsityIC, one_standard_error, sparsity_path
 
 
 def _regression(n=200, p=60, support=None, noise=0.3, seed=0, intercept=2.0):
@@ -375,3 +379,159 @@ def test_grid_values_above_n_features_are_clipped_and_merged(search):
     with pytest.warns(UserWarning, match=r"\[20, 30\].*\[2, 12\]"):
         path = sparsity_path(IHTRegressor(), X, y, [2, 20, 30])
     np.testing.assert_array_equal(path.k_grid, [2, 12])
+
+
+# -- issue 25: column-vector y, check_estimator, other estimators, multi-metric scoring, refit ------
+@pytest.mark.parametrize("kind", ["array", "frame"])
+def test_column_vector_y_of_a_classifier_is_raveled_and_scored(kind):
+    # issue 25 defect 1: (n,) against (n, 1) broadcast to n x n in the default scorer: k_ = 1, scores 0.5
+    pd = pytest.importorskip("pandas")
+    X, y, support = _classification(n=300)
+    Y = y.reshape(-1, 1) if kind == "array" else pd.DataFrame({"label": y})
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    flat = SparsityCV(IHTClassifier(), k_grid=range(1, 7), cv=cv).fit(X, y)
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        column = SparsityCV(IHTClassifier(), k_grid=range(1, 7), cv=cv).fit(X, Y)
+    assert column.k_ == flat.k_
+    np.testing.assert_array_equal(column.cv_results_["mean_test_score"], flat.cv_results_["mean_test_score"])
+    assert column.best_score_ > 0.9  # (0.5 with the broadcast comparison)
+    with pytest.warns(DataConversionWarning):
+        ic = SparsityIC(IHTClassifier(), k_grid=range(1, 7)).fit(X, Y)
+    assert ic.k_ == SparsityIC(IHTClassifier(), k_grid=range(1, 7)).fit(X, y).k_
+
+
+def test_column_vector_y_of_a_regressor_is_one_target():
+    X, y, support = _regression(noise=0.5)
+    cv = KFold(3, shuffle=True, random_state=0)
+    flat = SparsityCV(IHTRegressor(), k_grid=range(1, 8), cv=cv).fit(X, y)
+    column = SparsityCV(IHTRegressor(), k_grid=range(1, 8), cv=cv).fit(X, y.reshape(-1, 1))
+    assert column.k_ == flat.k_ == len(support)
+    np.testing.assert_allclose(column.cv_results_["mean_test_score"], flat.cv_results_["mean_test_score"])
+    assert column.predict(X[:3]).shape == (3, 1)  # as the estimator's own fit with a (n, 1) y
+
+
+SEARCHES = [SparsityCV(IHTRegressor()), SparsityCV(IHTClassifier()), SparsityIC(IHTRegressor()),
+            SparsityIC(IHTClassifier())]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@parametrize_with_checks(SEARCHES)  # issue 25 defect 2: default parameters, list input, 1-D X, y=None, weights
+def test_searches_pass_check_estimator(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("search", [SparsityCV, SparsityIC])
+def test_an_estimator_of_another_package_is_refused_clearly(search):
+    # issue 25 defect 3: AttributeError '_setup' before
+    X, y, _ = _regression(n=60, p=10)
+    with pytest.raises(TypeError, match="estimator of sparse_estimators.*OrthogonalMatchingPursuit.*GridSearchCV"):
+        search(OrthogonalMatchingPursuit()).fit(X, y)
+    with pytest.raises(TypeError, match="got Pipeline"):
+        search(make_pipeline(StandardScaler(), IHTRegressor())).fit(X, y)
+
+
+def test_multimetric_scoring_matches_gridsearchcv():
+    """issue 25 defect 4 (a TypeError before) and refit by name: same k, same scores as GridSearchCV."""
+    X, y, support = _classification(n=400)
+    grid = [1, 2, 3]  # k <= k*: each path point is the cold fit
+    cv = StratifiedKFold(4, shuffle=True, random_state=0)
+    auc = make_scorer(roc_auc_score, response_method="decision_function")
+    for scoring in (["accuracy", "roc_auc"], {"accuracy": "accuracy", "roc_auc": auc}):
+        ours = SparsityCV(IHTClassifier(), k_grid=grid, cv=cv, scoring=scoring, refit="roc_auc",
+                          return_train_score=True).fit(X, y)
+        ref = GridSearchCV(IHTClassifier(), {"k": grid}, cv=cv, scoring=scoring, refit="roc_auc",
+                           return_train_score=True).fit(X, y)
+        assert ours.multimetric_ and ours.k_ == ref.best_params_["k"] == 3
+        assert ours.best_params_ == ref.best_params_ and ours.best_index_ == ref.best_index_
+        assert ours.best_score_ == pytest.approx(ref.best_score_, rel=1e-10)
+        for key in [f"{stat}_{kind}_{metric}" for stat in ("mean", "std", "split0", "split3")
+                    for kind in ("test", "train") for metric in ("accuracy", "roc_auc")]:
+            np.testing.assert_allclose(ours.cv_results_[key], ref.cv_results_[key], rtol=1e-10, err_msg=key)
+        np.testing.assert_array_equal(ours.cv_results_["rank_test_accuracy"], ref.cv_results_["rank_test_accuracy"])
+    np.testing.assert_allclose(ours.predict_log_proba(X[:5]), ref.best_estimator_.predict_log_proba(X[:5]),
+                               rtol=1e-8)
+    with pytest.raises(ValueError, match="metric name of \\['accuracy', 'roc_auc'\\]"):
+        SparsityCV(IHTClassifier(), k_grid=grid, cv=cv, scoring=["accuracy", "roc_auc"]).fit(X, y)
+
+
+def test_refit_accuracy_matches_gridsearchcv_beyond_the_true_k():
+    """A grid past k* = 3: the same k as GridSearchCV with refit='accuracy', the same scores up to k*.
+
+    Beyond k*, a classifier's path point can fill the extra slots with other
+    noise features than a cold fit (class docstring): scores there differ by
+    a few test samples.
+    """
+    X, y, support = _classification(n=400)
+    grid = list(range(1, 7))
+    cv = StratifiedKFold(4, shuffle=True, random_state=1)
+    ours = SparsityCV(IHTClassifier(), k_grid=grid, cv=cv, scoring=["accuracy", "roc_auc"],
+                      refit="accuracy").fit(X, y)
+    ref = GridSearchCV(IHTClassifier(), {"k": grid}, cv=cv, scoring=["accuracy", "roc_auc"],
+                       refit="accuracy").fit(X, y)
+    assert ours.k_ == ref.best_params_["k"] == len(support)
+    for key in ("mean_test_accuracy", "mean_test_roc_auc", "split1_test_accuracy"):
+        np.testing.assert_allclose(ours.cv_results_[key][:3], ref.cv_results_[key][:3], rtol=1e-10)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_accuracy"], ref.cv_results_["mean_test_accuracy"],
+                               atol=0.02)
+
+
+def test_multimetric_regression_refit_by_name_matches_gridsearchcv():
+    X, y, _ = _separated(2, noise=0.3)
+    grid = list(range(1, 9))
+    cv = KFold(5, shuffle=True, random_state=0)
+    scoring = ["r2", "neg_mean_absolute_error"]
+    ours = SparsityCV(IHTRegressor(), k_grid=grid, cv=cv, scoring=scoring, refit="neg_mean_absolute_error").fit(X, y)
+    ref = GridSearchCV(IHTRegressor(), {"k": grid}, cv=cv, scoring=scoring, refit="neg_mean_absolute_error").fit(X, y)
+    assert ours.k_ == ref.best_params_["k"] == 4
+    for key in ("mean_test_r2", "mean_test_neg_mean_absolute_error", "split3_test_r2"):  # k <= k*: cold fits
+        np.testing.assert_allclose(ours.cv_results_[key][:4], ref.cv_results_[key][:4], rtol=1e-10)
+
+
+def test_one_standard_error_refit():
+    X, y, support = _separated(1, noise=1.0)
+    grid = list(range(1, 9))
+    cv = KFold(5, shuffle=True, random_state=0)
+    ours = SparsityCV(IHTRegressor(), k_grid=grid, cv=cv, refit=one_standard_error).fit(X, y)
+    best = SparsityCV(IHTRegressor(), k_grid=grid, cv=cv).fit(X, y)
+    ref = GridSearchCV(IHTRegressor(), {"k": grid}, cv=cv, refit=one_standard_error).fit(X, y)
+    assert ours.k_ == ref.best_params_["k"] <= best.k_
+    # the rule by hand on our own results: the smallest k within one standard error of the best
+    mean, std = ours.cv_results_["mean_test_score"], ours.cv_results_["std_test_score"]
+    top = int(np.argmax(mean))
+    assert ours.k_ == min(k for k, m in zip(grid, mean, strict=True) if m >= mean[top] - std[top] / np.sqrt(5))
+    assert ours.cv_results_["full_search"][ours.best_index_]
+    assert ours.best_score_ == mean[ours.best_index_]
+    # with several metrics, a partial names the metric
+    multi = SparsityCV(IHTRegressor(), k_grid=grid, cv=cv, scoring=["r2", "neg_mean_squared_error"],
+                       refit=functools.partial(one_standard_error, metric="r2")).fit(X, y)
+    assert multi.k_ == ours.k_ and not hasattr(multi, "best_score_")
+
+
+def test_refit_callable_and_bad_refit():
+    X, y, _ = _regression(n=80, p=10)
+    search = SparsityCV(IHTRegressor(), k_grid=[1, 2, 3], cv=3, refit=lambda results: 1).fit(X, y)
+    assert search.k_ == 2 and search.best_params_ == {"k": 2}
+    for refit, error in ((False, ValueError), ("accuracy", ValueError), (lambda r: 7, IndexError),
+                         (lambda r: 1.0, TypeError)):
+        with pytest.raises(error, match="refit"):
+            SparsityCV(IHTRegressor(), k_grid=[1, 2, 3], cv=3, refit=refit).fit(X, y)
+
+
+def test_error_score_as_gridsearchcv():
+    """A fold whose training part has one class fails its fit: it scores error_score, with a FitFailedWarning."""
+    X, y, _ = _classification(n=120)
+    order = np.argsort(y, kind="stable")
+    first = order[:40]  # one class only: the fit on it fails
+    cv = [(first, order[40:80]), (order[40:], order[:40]), (np.r_[order[:40], order[80:]], order[40:80])]
+    ours = SparsityCV(IHTClassifier(), k_grid=[1, 2, 3], cv=cv, error_score=0.0)
+    with pytest.warns(FitFailedWarning, match="1 of the 3 fold paths failed"):
+        ours.fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = GridSearchCV(IHTClassifier(), {"k": [1, 2, 3]}, cv=cv, error_score=0.0).fit(X, y)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"])
+    assert ours.k_ == ref.best_params_["k"]
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        SparsityCV(IHTClassifier(), k_grid=[1, 2], cv=cv, error_score="raise").fit(X, y)
+    with pytest.raises(ValueError, match="All the 1 fold paths"):
+        SparsityCV(IHTClassifier(), k_grid=[1, 2], cv=cv[:1]).fit(X, y)
