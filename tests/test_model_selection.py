@@ -7,15 +7,17 @@ from unittest import mock
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import sklearn
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning, DataConversionWarning, FitFailedWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning, FitFailedWarning, UnsetMetadataPassedError
 from sklearn.feature_selection import SelectFromModel
 from sklearn.linear_model import OrthogonalMatchingPursuit
-from sklearn.metrics import make_scorer, roc_auc_score
-from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+from sklearn.metrics import make_scorer, r2_score, roc_auc_score
+from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.metadata_routing import MetadataRouter
 
 import sparse_estimators
 from sparse_estimators import IHTClassifier, IHTRegressor
@@ -535,3 +537,94 @@ def test_error_score_as_gridsearchcv():
         SparsityCV(IHTClassifier(), k_grid=[1, 2], cv=cv, error_score="raise").fit(X, y)
     with pytest.raises(ValueError, match="All the 1 fold paths"):
         SparsityCV(IHTClassifier(), k_grid=[1, 2], cv=cv[:1]).fit(X, y)
+
+
+# -- issue 25: metadata routing --------------------------------------------------------------------
+def _weights(n, seed=0):
+    return np.random.RandomState(seed).randint(1, 4, n).astype(float)
+
+
+def test_selectors_are_routers():
+    for search in (SparsityCV(IHTRegressor()), SparsityIC(IHTRegressor())):
+        router = search.get_metadata_routing()
+        assert isinstance(router, MetadataRouter)
+        assert "estimator" in str(router)
+    assert "splitter" in str(SparsityCV(IHTRegressor(), cv=GroupKFold(3)).get_metadata_routing())
+
+
+def test_routing_honours_the_estimators_sample_weight_request():
+    X, y, _ = _separated(0, noise=1.0)
+    w = _weights(len(y))
+    cv = KFold(4, shuffle=True, random_state=0)
+    grid = [1, 2, 3, 4]
+    weighted = SparsityCV(IHTRegressor(), k_grid=grid, cv=cv).fit(X, y, sample_weight=w)  # no routing
+    with sklearn.config_context(enable_metadata_routing=True):
+        # fits unweighted, weighted scores: the scores of the unweighted fits, weighted by hand
+        est = IHTRegressor().set_fit_request(sample_weight=False).set_score_request(sample_weight=True)
+        ignored = SparsityCV(est, k_grid=grid, cv=cv).fit(X, y, sample_weight=w)
+        np.testing.assert_array_equal(ignored.best_estimator_.coef_,
+                                      IHTRegressor(k=ignored.k_).fit(X, y).coef_)
+        for i, (train, test) in enumerate(cv.split(X)):
+            for j, k in enumerate(grid):
+                model = IHTRegressor(k=k).fit(X[train], y[train])
+                assert ignored.cv_results_[f"split{i}_test_score"][j] == pytest.approx(
+                    r2_score(y[test], model.predict(X[test]), sample_weight=w[test]), rel=1e-10)
+        with pytest.raises(TypeError, match="not routed to any object"):  # requested by nobody, as GridSearchCV
+            SparsityCV(IHTRegressor().set_fit_request(sample_weight=False).set_score_request(sample_weight=False),
+                       k_grid=grid, cv=cv).fit(X, y, sample_weight=w)
+        # requested by the fit and the estimator's score: both weighted, as without routing (GridSearchCV's rule)
+        est = IHTRegressor().set_fit_request(sample_weight=True).set_score_request(sample_weight=True)
+        routed = SparsityCV(est, k_grid=grid, cv=cv).fit(X, y, sample_weight=w)
+        np.testing.assert_allclose(routed.cv_results_["mean_test_score"], weighted.cv_results_["mean_test_score"])
+        ref = GridSearchCV(est, {"k": grid}, cv=cv).fit(X, y, sample_weight=w)
+        np.testing.assert_allclose(routed.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"],
+                                   rtol=1e-10)
+        with pytest.raises(UnsetMetadataPassedError):  # a request never set: scikit-learn's error
+            SparsityCV(IHTRegressor(), k_grid=grid, cv=cv).fit(X, y, sample_weight=w)
+        with pytest.raises(TypeError, match="not routed to any object"):  # the estimator declines the weights
+            SparsityIC(IHTRegressor().set_fit_request(sample_weight=False), k_grid=grid).fit(X, y, sample_weight=w)
+        ic_used = SparsityIC(IHTRegressor().set_fit_request(sample_weight=True), k_grid=grid).fit(
+            X, y, sample_weight=w)
+    np.testing.assert_array_equal(ic_used.criterion_,
+                                  SparsityIC(IHTRegressor(), k_grid=grid).fit(X, y, sample_weight=w).criterion_)
+
+
+def test_routing_sends_sample_weight_to_the_scorers_that_request_it():
+    X, y, _ = _separated(1, noise=1.0)
+    w = _weights(len(y), seed=1)
+    cv = KFold(4, shuffle=True, random_state=0)
+    grid = [1, 2, 3, 4]
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = IHTRegressor().set_fit_request(sample_weight=False)
+        scoring = {"w": make_scorer(r2_score).set_score_request(sample_weight=True),
+                   "r2": make_scorer(r2_score).set_score_request(sample_weight=False)}
+        ours = SparsityCV(est, k_grid=grid, cv=cv, scoring=scoring, refit="w").fit(X, y, sample_weight=w)
+        ref = GridSearchCV(est, {"k": grid}, cv=cv, scoring=scoring, refit="w").fit(X, y, sample_weight=w)
+    for key in ("mean_test_w", "mean_test_r2", "split2_test_w"):
+        np.testing.assert_allclose(ours.cv_results_[key], ref.cv_results_[key], rtol=1e-10)
+    assert not np.allclose(ours.cv_results_["mean_test_w"], ours.cv_results_["mean_test_r2"])  # weights used
+    # by hand: the weighted R^2 of the first fold's k = 2 model
+    train, test = next(cv.split(X))
+    model = IHTRegressor(k=2).fit(X[train], y[train])
+    assert ours.cv_results_["split0_test_w"][1] == pytest.approx(
+        r2_score(y[test], model.predict(X[test]), sample_weight=w[test]), rel=1e-10)
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_groups_reach_a_group_aware_splitter(routing):
+    X, y, _ = _separated(2, noise=1.0)
+    groups = np.repeat(np.arange(20), 10)
+    grid = [1, 2, 3, 4]
+    with sklearn.config_context(enable_metadata_routing=routing):
+        ours = SparsityCV(IHTRegressor(), k_grid=grid, cv=GroupKFold(4)).fit(X, y, groups=groups)
+        ref = GridSearchCV(IHTRegressor(), {"k": grid}, cv=GroupKFold(4)).fit(X, y, groups=groups)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], rtol=1e-10)
+    assert ours.k_ == ref.best_params_["k"]
+    # every test fold holds whole groups: one group's rows scored in one fold only
+    if not routing:
+        with pytest.raises(ValueError, match="groups"):
+            SparsityCV(IHTRegressor(), k_grid=grid, cv=GroupKFold(4)).fit(X, y)
+        with pytest.raises(TypeError, match="unexpected parameters \\['foo'\\]"):
+            SparsityCV(IHTRegressor(), k_grid=grid).fit(X, y, foo=1)
+        with pytest.raises(TypeError, match="unexpected parameters \\['groups'\\]"):
+            SparsityIC(IHTRegressor(), k_grid=grid).fit(X, y, groups=groups)
