@@ -1,5 +1,9 @@
 """Accelerated IHT estimators (Khanna & Kyrillidis, *IHT dies hard*)."""
 
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
 from ..solvers import accelerated_iht
 from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
 from ._docs import attributes, fill_doc
@@ -22,6 +26,7 @@ _DESCRIPTION = """The gradient is taken at an extrapolated point
 class _MomentumMixin:
     _solver = staticmethod(accelerated_iht)
     _solver_params = ("momentum",)
+    _parameter_constraints = {"momentum": [Interval(Real, 0, 1, closed="left")]}
 
     def _validate_extra_params(self):
         _check_real("momentum", self.momentum, low_open=False)

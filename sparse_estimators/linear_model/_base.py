@@ -11,6 +11,7 @@ import inspect
 import numbers
 import time
 import warnings
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
@@ -18,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -28,7 +30,8 @@ from ..losses._design import column_extremes
 from ..model_selection._criteria import information_criterion, largest_k
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
-from ..thresholding import Hard, get_operator
+from ..thresholding import Hard, ThresholdingOperator, get_operator
+from ..thresholding._operators import _NAMED
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
 
@@ -149,6 +152,28 @@ class _SparseLinearBase(BaseEstimator):
     #: levels past its best value the path goes on (doc/auto_k.md)
     _k_criterion = "ebic"
     _k_patience = 10
+    #: scikit-learn's declarative parameter constraints; each class lists its own parameters and
+    #: ``__init_subclass__`` merges those of its bases (mixins included), so ``_parameter_constraints``
+    #: of an estimator class covers all its parameters
+    _parameter_constraints = {
+        "k": [Interval(Integral, 1, None, closed="left"), None],
+        "thresholding": [StrOptions(set(_NAMED)), ThresholdingOperator],
+        "step_size": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "debias": ["boolean"],
+        "splicing": ["boolean", StrOptions({"auto"})],
+        "warm_start": ["boolean"],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        merged = {}
+        for klass in reversed(cls.__mro__):
+            merged.update(vars(klass).get("_parameter_constraints", {}))
+        cls._parameter_constraints = merged
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
                  fit_intercept=True, debias=True, splicing=True, warm_start=False, verbose=0):
@@ -165,6 +190,10 @@ class _SparseLinearBase(BaseEstimator):
 
     # -- validation -------------------------------------------------------------
     def _validate_params(self):
+        # scikit-learn's InvalidParameterError (a ValueError naming the class and the allowed range) first;
+        # the checks below add what the constraints cannot say (bool is not an int, finite values)
+        validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
+                                       caller_name=type(self).__name__)
         if self.k is not None:
             _check_int("k", self.k, 1)
         operator = get_operator(self.thresholding)
@@ -424,6 +453,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
                          verbose=verbose)
         self.precompute = precompute
 
+    _parameter_constraints = {"precompute": ["boolean", StrOptions({"auto"})]}
+
     def _validate_params(self):
         operator = super()._validate_params()
         if not (isinstance(self.precompute, (bool, np.bool_))
@@ -538,6 +569,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
                          warm_start=warm_start, verbose=verbose)
         self.alpha = alpha
         self.class_weight = class_weight
+
+    _parameter_constraints = {"alpha": [Interval(Real, 0, None, closed="left")],
+                              "class_weight": [dict, StrOptions({"balanced"}), None]}
 
     def _validate_params(self):
         operator = super()._validate_params()

@@ -1,5 +1,9 @@
 """Iterative Optimal Brain Surgeon estimators (Wu et al., *The Iterative Optimal Brain Surgeon*)."""
 
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
 from ..solvers import iobs
 from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
 from ._docs import attributes, fill_doc
@@ -85,6 +89,9 @@ class _IOBSMixin:
     _solver = staticmethod(iobs)
     _solver_params = ("damping", "correction", "hessian")
     _hessian_routes = ("auto", "dense", "woodbury", "cg")
+    # (the Hessian routes differ between regressors and classifiers: checked by _validate_extra_params)
+    _parameter_constraints = {"damping": [Interval(Real, 0, None, closed="left")], "correction": ["boolean"],
+                              "hessian": [str]}
 
     def _validate_extra_params(self):
         _check_real("damping", self.damping, low_open=False)

@@ -1,5 +1,9 @@
 """Regularized IHT estimators (Axiotis & Sviridenko, *IHT with adaptive regularization*)."""
 
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
 from ..solvers import regularized_iht
 from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
 from ._docs import attributes, fill_doc
@@ -65,6 +69,7 @@ _TOL = """tol : float, default=1e-4
 class _WeightStepMixin:
     _solver = staticmethod(regularized_iht)
     _solver_params = ("weight_step",)
+    _parameter_constraints = {"weight_step": [Interval(Real, 0, None, closed="neither"), None]}
 
     def _validate_extra_params(self):
         if self.weight_step is not None:

@@ -5,17 +5,19 @@ import time
 import traceback
 import warnings
 from inspect import signature
+from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import rankdata
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier, is_regressor
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone, is_classifier, is_regressor
 from sklearn.exceptions import FitFailedWarning
-from sklearn.metrics import check_scoring
+from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.metrics._scorer import _check_multimetric_scoring, _MultimetricScorer
 from sklearn.model_selection import check_cv
 from sklearn.model_selection._validation import _score
 from sklearn.utils import Bunch, _safe_indexing, metadata_routing
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
@@ -492,6 +494,18 @@ class SparsityCV(_SparsitySearchBase):
     #: levels fitted again with the full splicing search per round (doc/changelog.rst, SparsityCV speed)
     _full_search_levels = 3
 
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"])],
+        "k_grid": ["array-like", None],
+        "cv": ["cv_object"],
+        "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, dict, None],
+        "refit": ["boolean", str, callable],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "return_train_score": ["boolean"],
+        "error_score": [StrOptions({"raise"}), Real],
+    }
+
     def __init__(self, estimator, *, k_grid=None, cv=5, scoring=None, refit=True, n_jobs=None, verbose=0,
                  return_train_score=False, error_score=np.nan):
         self.estimator = estimator
@@ -504,6 +518,7 @@ class SparsityCV(_SparsitySearchBase):
         self.return_train_score = return_train_score
         self.error_score = error_score
 
+    @_fit_context(prefer_skip_nested_validation=False)  # (the estimator validates its own parameters)
     def fit(self, X, y, sample_weight=None, **params):
         """Cross-validate the path over ``k_grid``, choose ``k_`` and refit.
 
@@ -559,8 +574,6 @@ class SparsityCV(_SparsitySearchBase):
 
     def _fit(self, X, y, sample_weight, params):
         self._check_estimator()
-        if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):
-            raise ValueError(f"The 'error_score' parameter must be 'raise' or a number, got {self.error_score!r}.")
         X, y = self._validate_input(X, y)
         scorer, names, _ = self._get_scorers()
         routed = self._routed_fit_params(sample_weight, params, splitter=True,
@@ -770,12 +783,20 @@ class SparsityIC(_SparsitySearchBase):
     3
     """
 
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"])],
+        "k_grid": ["array-like", None],
+        "criterion": [StrOptions(set(CRITERIA))],
+        "gamma": [Interval(Real, 0, 1, closed="both")],
+    }
+
     def __init__(self, estimator, *, k_grid=None, criterion="ebic", gamma=1.0):
         self.estimator = estimator
         self.k_grid = k_grid
         self.criterion = criterion
         self.gamma = gamma
 
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None, **params):
         """Compute the path, the criterion at each ``k``, choose ``k_`` and refit.
 
@@ -799,10 +820,6 @@ class SparsityIC(_SparsitySearchBase):
 
     def _fit(self, X, y, sample_weight, params):
         self._check_estimator()
-        if self.criterion not in CRITERIA:
-            raise ValueError(f"The 'criterion' parameter must be one of {CRITERIA}, got {self.criterion!r}.")
-        if not (0.0 <= self.gamma <= 1.0):
-            raise ValueError(f"The 'gamma' parameter must be in [0, 1], got {self.gamma!r}.")
         X, y = self._validate_input(X, y)
         sample_weight = self._routed_fit_params(sample_weight, params).estimator.fit.get("sample_weight")
         template, grid, fits, info, loss = _path_fits(self.estimator, X, y, sample_weight, self.k_grid,
