@@ -469,7 +469,7 @@ class SparsityCV(_SparsitySearchBase):
         Class labels (classifiers).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of the features, when ``X`` has string column names.
 
     See Also
