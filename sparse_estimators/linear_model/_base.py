@@ -31,7 +31,7 @@ from ..model_selection._criteria import information_criterion, largest_k
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
 from ..thresholding import Hard, ThresholdingOperator, get_operator
-from ..thresholding._operators import _NAMED
+from ..thresholding._operators import _NAMED, _NonNegative
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
 
@@ -217,6 +217,10 @@ class _SparseLinearBase(BaseEstimator):
     def _validate_extra_params(self):
         """Check the hyperparameters that only some estimators have."""
 
+    def _constrained(self, operator):
+        """The projection with the coefficients' constraints (``positive=True``: :class:`_NonNegative`)."""
+        return operator
+
     def _effective_k(self, n_features):
         """The sparsity level to fit (``k`` clipped to ``n_features``), or None to choose it."""
         if self.k is None:
@@ -317,6 +321,9 @@ class _SparseLinearBase(BaseEstimator):
         elif debias and support.size and not result.refitted:
             W, b = loss.refit(support, W, b)
             gradient = None
+        if loss.positive and np.any(W < 0):  # (e.g. IOBS's unconstrained Newton correction): back to W >= 0
+            W, b = loss.refit(np.flatnonzero(np.any(W != 0, axis=1)), W, b)
+            gradient = None
         if self.verbose:
             print(f"[{name}] k={k}: {result.n_iter} iterations and {n_exchanges} exchanges in "
                   f"{time.perf_counter() - start:.2f} s, "
@@ -377,7 +384,8 @@ class _SparseLinearBase(BaseEstimator):
             return k - best >= self._k_patience
 
         top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
-        path = solve_path(self, loss, Hard(), range(1, top + 1), loss.zeros()[0], b0, screening=True, stop=stop)
+        path = solve_path(self, loss, self._constrained(Hard()), range(1, top + 1), loss.zeros()[0], b0,
+                          screening=True, stop=stop)
         levels = np.array(sorted(values))
         curve = np.array([values[k] for k in levels])
         best = int(levels[np.argmin(curve)])
@@ -447,20 +455,26 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         return ({"switch_gate": 0.1} if large else {}) | self._splice_options
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing=True, precompute="auto", warm_start=False, verbose=0):
+                 fit_intercept=True, debias=True, splicing=True, precompute="auto", positive=False, warm_start=False,
+                 verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, warm_start=warm_start,
                          verbose=verbose)
         self.precompute = precompute
+        self.positive = positive
 
-    _parameter_constraints = {"precompute": ["boolean", StrOptions({"auto"})]}
+    _parameter_constraints = {"precompute": ["boolean", StrOptions({"auto"})], "positive": ["boolean"]}
+
+    def _constrained(self, operator):
+        """``positive=True``: the operator applied to the positive part (the ``k`` largest positive entries)."""
+        return _NonNegative(operator) if self.positive else operator
 
     def _validate_params(self):
         operator = super()._validate_params()
         if not (isinstance(self.precompute, (bool, np.bool_))
                 or isinstance(self.precompute, str) and self.precompute == "auto"):
             raise ValueError(f"The 'precompute' parameter must be a bool or 'auto', got {self.precompute!r}.")
-        return operator
+        return self._constrained(operator)
 
     def _uses_gram(self, X):
         """Whether the fit works through the Gram matrix (``precompute`` resolved)."""
@@ -505,6 +519,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         X, x_scale = _rescaled(X)
         y, y_scale = _rescaled(y)
         loss = (GramSquaredLoss if self._uses_gram(X) else SquaredLoss)(X, y, sample_weight, self.fit_intercept)
+        if self.positive:
+            loss.positive = True
         return loss, {"y_ndim": y.ndim, "scale": (x_scale, y_scale)}
 
     @staticmethod

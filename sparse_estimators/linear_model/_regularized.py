@@ -128,11 +128,11 @@ class RegularizedIHTRegressor(_WeightStepMixin, SparseRegressorBase):
     """
 
     def __init__(self, k=None, *, weight_step=None, thresholding="hard", step_size="auto", max_iter=1000,
-                 tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto", warm_start=False,
-                 verbose=0):
+                 tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto", positive=False,
+                 warm_start=False, verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, precompute=precompute,
-                         warm_start=warm_start, verbose=verbose)
+                         positive=positive, warm_start=warm_start, verbose=verbose)
         self.weight_step = weight_step
 
 
