@@ -24,7 +24,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._utils import all_or_nothing
+from .._utils import _DocLinkMixin, all_or_nothing
 from ..losses import GramSquaredLoss, LogisticLoss, MultinomialLoss, SquaredLoss
 from ..losses._design import column_extremes
 from ..model_selection._criteria import information_criterion, largest_k
@@ -130,7 +130,7 @@ def _samples_per_selection(loss, k):
     return loss.n_observations / (k * np.log(max(loss.n_features - k, 2)))
 
 
-class _SparseLinearBase(BaseEstimator):
+class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     """Fit a linear model with exactly ``k`` features by a sparse solver.
 
     Subclasses set ``_solver`` (a function of ``sparse_estimators.solvers``)
