@@ -628,3 +628,19 @@ def test_groups_reach_a_group_aware_splitter(routing):
             SparsityCV(IHTRegressor(), k_grid=grid).fit(X, y, foo=1)
         with pytest.raises(TypeError, match="unexpected parameters \\['groups'\\]"):
             SparsityIC(IHTRegressor(), k_grid=grid).fit(X, y, groups=groups)
+
+
+def test_display_of_a_multimetric_search_draws_the_refit_metric():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sparse_estimators.plotting import SparsityPathDisplay
+
+    X, y, _ = _regression(n=120, p=20, support=(1, 5), noise=0.5)
+    search = SparsityCV(IHTRegressor(), k_grid=range(1, 6), cv=3, scoring=["r2", "neg_mean_squared_error"],
+                        refit="neg_mean_squared_error").fit(X, y)
+    display = SparsityPathDisplay.from_estimator(search)
+    np.testing.assert_allclose(display.ax_[0].get_lines()[0].get_ydata(),
+                               search.cv_results_["mean_test_neg_mean_squared_error"])
+    plt.close("all")
