@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sparse_estimators import IHTRegressor
-from sparse_estimators.model_selection import SparsityCV, SparsityIC, sparsity_path
+from sparse_estimators.model_selection import SparsityCV, SparsityIC, one_standard_error, sparsity_path
 from sparse_estimators.plotting import SparsityPathDisplay
 
 rng = np.random.default_rng(0)
@@ -51,12 +51,10 @@ display.figure_.tight_layout()
 # %%
 # The CV curve is usually flat beyond the true sparsity: a common rule is to
 # take the smallest ``k`` whose score is within one standard error of the
-# best, read off ``cv_results_``.
-results = search.cv_results_
-mean, std = results["mean_test_score"], results["std_test_score"]
-threshold = mean[search.best_index_] - std[search.best_index_] / np.sqrt(search.n_splits_)
-k_1se = int(np.asarray(results["param_k"])[np.argmax(mean >= threshold)])
-print(f"one-standard-error rule: k={k_1se}")
+# best, :func:`~sparse_estimators.model_selection.one_standard_error`, passed
+# as ``refit``.
+search_1se = SparsityCV(IHTRegressor(), k_grid=range(1, 21), cv=5, refit=one_standard_error).fit(X, y)
+print(f"one-standard-error rule: k={search_1se.k_}")
 
 # %%
 # Information criteria

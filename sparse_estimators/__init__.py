@@ -5,6 +5,7 @@ three separately tested pieces: :mod:`~sparse_estimators.losses`,
 :mod:`~sparse_estimators.thresholding` and :mod:`~sparse_estimators.solvers`.
 """
 
+from ._selection import support_importance
 from .linear_model import (
     AcceleratedIHTClassifier,
     AcceleratedIHTRegressor,
@@ -28,4 +29,5 @@ __all__ = [
     "RegularizedIHTClassifier",
     "RegularizedIHTRegressor",
     "__version__",
+    "support_importance",
 ]

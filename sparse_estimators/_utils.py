@@ -1,8 +1,38 @@
 """Helpers shared by the estimators and the model-selection objects."""
 
+import itertools
 from contextlib import contextmanager
 
 __all__ = ["all_or_nothing"]
+
+#: Root of the published documentation: the HTML repr of an estimator links to its API page under
+#: it (``generated/<public module>.<class>.html``, the pages of doc/api.rst)
+DOC_URL = "https://sparse-estimators.readthedocs.io/en/latest/"
+
+
+class _DocLinkMixin:
+    """The ``?`` link of scikit-learn's HTML repr points to this package's API page of the estimator.
+
+    scikit-learn's ``_get_doc_link`` fills ``_doc_link_template`` for
+    classes of ``_doc_link_module``; the page is named after the module the
+    class is documented in: the top-level package for the estimators
+    (``sparse_estimators.IHTRegressor``), else its public module
+    (``sparse_estimators.model_selection.SparsityCV``).
+    """
+
+    _doc_link_module = "sparse_estimators"
+    _doc_link_template = DOC_URL + "generated/{estimator_module}.{estimator_name}.html"
+
+    def _doc_link_url_param_generator(self):
+        import sparse_estimators
+
+        name = type(self).__name__
+        if getattr(sparse_estimators, name, None) is type(self):
+            module = "sparse_estimators"
+        else:
+            module = ".".join(itertools.takewhile(lambda part: not part.startswith("_"),
+                                                  type(self).__module__.split(".")))
+        return {"estimator_module": module, "estimator_name": name}
 
 
 @contextmanager

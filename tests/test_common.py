@@ -282,3 +282,35 @@ def test_pandas_feature_names_like_sklearn(Estimator, make_regression, make_clas
     np.testing.assert_allclose(est.coef_, from_array.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(_outputs(est, df)[-1], _outputs(from_array, X)[-1], rtol=1e-9, atol=1e-12)
     assert not hasattr(from_array, "feature_names_in_")
+
+
+def test_selectfrommodel_with_support_importance_keeps_exactly_the_support(Estimator, make_regression,
+                                                                            make_classification):
+    """issue 25: SelectFromModel's default threshold (the mean |coef|) dropped selected features.
+
+    With ``importance_getter=support_importance`` the default threshold keeps
+    ``support_``, also when one selected coefficient is far below the mean
+    magnitude (feature 11's 0.05 against 3 and -2).
+    """
+    from sparse_estimators import support_importance
+    from sparse_estimators.model_selection import SparsityIC
+
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((400, 20))
+    z = 3 * X[:, 2] - 2 * X[:, 7] + 0.25 * X[:, 11]
+    y = (z + 0.05 * rng.standard_normal(400) > 0).astype(int) if is_classifier(Estimator()) else z
+    est = Estimator(k=3).fit(X, y)
+    default = SelectFromModel(Estimator(k=3)).fit(X, y)
+    ours = SelectFromModel(Estimator(k=3), importance_getter=support_importance).fit(X, y)
+    np.testing.assert_array_equal(np.flatnonzero(ours.get_support()), est.support_)
+    np.testing.assert_array_equal(ours.transform(X), X[:, est.support_])
+    if not is_classifier(Estimator()):
+        np.testing.assert_array_equal(est.support_, [2, 7, 11])
+        assert default.get_support().sum() < 3  # (the default drops feature 11)
+    # through a pipeline and a selector
+    pipe = SelectFromModel(make_pipeline(StandardScaler(), Estimator(k=3)), importance_getter=support_importance)
+    assert pipe.fit(X, y).get_support().sum() == 3
+    ic = SelectFromModel(SparsityIC(Estimator(), k_grid=[3]), importance_getter=support_importance).fit(X, y)
+    assert ic.get_support().sum() == 3
+    with pytest.raises(TypeError, match="support_"):
+        support_importance(LinearRegression().fit(X, y))

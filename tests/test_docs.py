@@ -33,3 +33,29 @@ def test_docs_build_without_warnings(tmp_path):
     for page in ["index.html", "api.html", "reproduction.html", "user_guide/choosing_k.html",
                  "auto_examples/index.html", "generated/sparse_estimators.IHTRegressor.html"]:
         assert (out / page).is_file(), f"{page} was not built"
+
+
+def test_html_repr_links_to_the_api_pages():
+    """The HTML repr's link of every public estimator names a page that doc/api.rst generates."""
+    import re
+
+    import sparse_estimators
+    from sparse_estimators import model_selection
+    from sparse_estimators._utils import DOC_URL
+
+    api = (DOC / "api.rst").read_text()
+    pages, module = set(), None
+    for line in api.splitlines():  # autosummary entries under their currentmodule
+        if line.startswith(".. currentmodule::"):
+            module = line.split("::")[1].strip()
+        elif re.fullmatch(r"   [A-Za-z_]\w*", line) and module:
+            pages.add(f"{module}.{line.strip()}")
+    classes = [getattr(sparse_estimators, n) for n in sparse_estimators.__all__
+               if isinstance(getattr(sparse_estimators, n), type)]
+    estimators = [cls() for cls in classes] + [model_selection.SparsityCV(sparse_estimators.IHTRegressor()),
+                                               model_selection.SparsityIC(sparse_estimators.IHTRegressor())]
+    for est in estimators:
+        link = est._get_doc_link()
+        assert link.startswith(DOC_URL + "generated/") and link.endswith(".html"), link
+        assert link[len(DOC_URL + "generated/"):-len(".html")] in pages, link
+        assert link in est._repr_html_()

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.linear_model import LinearRegression
+from sklearn.utils._param_validation import InvalidParameterError
 
 PARAMETRIZE_OVER_PUBLIC_ESTIMATORS = True  # see conftest.py
 
@@ -259,3 +260,45 @@ def test_converged_fit_does_not_warn(Estimator, data):
         est = Estimator(k=2).fit(X, y)
     assert 1 <= est.n_iter_ < est.max_iter
 
+
+
+# -- declarative parameter validation (issue 25): scikit-learn's InvalidParameterError -------------------
+DECLARED_BAD = [("k", 0, r"in the range \[1, inf\) or None"), ("max_iter", 10.5, r"in the range \[1, inf\)"),
+                ("tol", -1.0, r"in the range \[0(\.0)?, inf\)"), ("step_size", 0.0, r"'auto'"),
+                ("splicing", "always", r"'auto'"), ("thresholding", "hardest", "ThresholdingOperator")]
+
+
+@pytest.mark.parametrize("name, value, allowed", DECLARED_BAD, ids=[f"{n}={v!r}" for n, v, _ in DECLARED_BAD])
+def test_invalid_parameter_error_names_the_class_and_the_range(Estimator, data, name, value, allowed):
+    X, y = data(Estimator)
+    est = Estimator(**{name: value})
+    with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of {Estimator.__name__} must be.*"
+                                                    f"{allowed}"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+    assert set(Estimator._parameter_constraints) == set(Estimator().get_params())  # every parameter declared
+
+
+def test_numpy_integer_parameters_are_accepted(Estimator, data):
+    X, y = data(Estimator)
+    est = Estimator(k=np.arange(1, 4)[1], max_iter=np.int64(500), verbose=np.int32(0)).fit(X, y)
+    assert est.k_ == 2 and isinstance(est.k_, int)
+
+
+@pytest.mark.parametrize("search, name, value, allowed", [
+    ("SparsityCV", "cv", 1, r"\[2, inf\)"), ("SparsityCV", "scoring", "best", "a callable"),
+    ("SparsityCV", "error_score", "ignore", r"\{'raise'\}"), ("SparsityCV", "return_train_score", "yes", "bool"),
+    ("SparsityCV", "n_jobs", 1.5, "int"), ("SparsityIC", "criterion", "cv", "aic"),
+    ("SparsityIC", "gamma", 2.0, r"\[0(\.0)?, 1(\.0)?\]"), ("SparsityIC", "k_grid", "abc", "array-like"),
+])
+def test_search_parameters_are_declared(search, name, value, allowed):
+    from sklearn.datasets import make_regression
+
+    from sparse_estimators import IHTRegressor, model_selection
+
+    X, y = make_regression(n_samples=40, n_features=6, random_state=0)
+    cls = getattr(model_selection, search)
+    est = cls(IHTRegressor(), **{name: value})
+    with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of {search} must be.*{allowed}"):
+        est.fit(X, y)
+    assert set(cls._parameter_constraints) == set(cls(IHTRegressor()).get_params(deep=False))

@@ -1,5 +1,9 @@
 """Accelerated IHT estimators (Khanna & Kyrillidis, *IHT dies hard*)."""
 
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
 from ..solvers import accelerated_iht
 from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
 from ._docs import attributes, fill_doc
@@ -22,6 +26,7 @@ _DESCRIPTION = """The gradient is taken at an extrapolated point
 class _MomentumMixin:
     _solver = staticmethod(accelerated_iht)
     _solver_params = ("momentum",)
+    _parameter_constraints = {"momentum": [Interval(Real, 0, 1, closed="left")]}
 
     def _validate_extra_params(self):
         _check_real("momentum", self.momentum, low_open=False)
@@ -69,11 +74,11 @@ class AcceleratedIHTRegressor(_MomentumMixin, SparseRegressorBase):
     """
 
     def __init__(self, k=None, *, momentum=0.25, thresholding="hard", step_size="auto", max_iter=1000,
-                 tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto", warm_start=False,
-                 verbose=0):
+                 tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto", positive=False,
+                 warm_start=False, verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, precompute=precompute,
-                         warm_start=warm_start, verbose=verbose)
+                         positive=positive, warm_start=warm_start, verbose=verbose)
         self.momentum = momentum
 
 

@@ -11,6 +11,7 @@ import inspect
 import numbers
 import time
 import warnings
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
@@ -18,17 +19,19 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._utils import all_or_nothing
+from .._utils import _DocLinkMixin, all_or_nothing
 from ..losses import GramSquaredLoss, LogisticLoss, MultinomialLoss, SquaredLoss
 from ..losses._design import column_extremes
 from ..model_selection._criteria import information_criterion, largest_k
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
-from ..thresholding import Hard, get_operator
+from ..thresholding import Hard, ThresholdingOperator, get_operator
+from ..thresholding._operators import _NAMED, _NonNegative
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
 
@@ -127,7 +130,7 @@ def _samples_per_selection(loss, k):
     return loss.n_observations / (k * np.log(max(loss.n_features - k, 2)))
 
 
-class _SparseLinearBase(BaseEstimator):
+class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     """Fit a linear model with exactly ``k`` features by a sparse solver.
 
     Subclasses set ``_solver`` (a function of ``sparse_estimators.solvers``)
@@ -149,6 +152,28 @@ class _SparseLinearBase(BaseEstimator):
     #: levels past its best value the path goes on (doc/auto_k.md)
     _k_criterion = "ebic"
     _k_patience = 10
+    #: scikit-learn's declarative parameter constraints; each class lists its own parameters and
+    #: ``__init_subclass__`` merges those of its bases (mixins included), so ``_parameter_constraints``
+    #: of an estimator class covers all its parameters
+    _parameter_constraints = {
+        "k": [Interval(Integral, 1, None, closed="left"), None],
+        "thresholding": [StrOptions(set(_NAMED)), ThresholdingOperator],
+        "step_size": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "debias": ["boolean"],
+        "splicing": ["boolean", StrOptions({"auto"})],
+        "warm_start": ["boolean"],
+        "verbose": [Interval(Integral, 0, None, closed="left")],
+    }
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        merged = {}
+        for klass in reversed(cls.__mro__):
+            merged.update(vars(klass).get("_parameter_constraints", {}))
+        cls._parameter_constraints = merged
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
                  fit_intercept=True, debias=True, splicing=True, warm_start=False, verbose=0):
@@ -165,6 +190,10 @@ class _SparseLinearBase(BaseEstimator):
 
     # -- validation -------------------------------------------------------------
     def _validate_params(self):
+        # scikit-learn's InvalidParameterError (a ValueError naming the class and the allowed range) first;
+        # the checks below add what the constraints cannot say (bool is not an int, finite values)
+        validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
+                                       caller_name=type(self).__name__)
         if self.k is not None:
             _check_int("k", self.k, 1)
         operator = get_operator(self.thresholding)
@@ -187,6 +216,10 @@ class _SparseLinearBase(BaseEstimator):
 
     def _validate_extra_params(self):
         """Check the hyperparameters that only some estimators have."""
+
+    def _constrained(self, operator):
+        """The projection with the coefficients' constraints (``positive=True``: :class:`_NonNegative`)."""
+        return operator
 
     def _effective_k(self, n_features):
         """The sparsity level to fit (``k`` clipped to ``n_features``), or None to choose it."""
@@ -288,6 +321,9 @@ class _SparseLinearBase(BaseEstimator):
         elif debias and support.size and not result.refitted:
             W, b = loss.refit(support, W, b)
             gradient = None
+        if loss.positive and np.any(W < 0):  # (e.g. IOBS's unconstrained Newton correction): back to W >= 0
+            W, b = loss.refit(np.flatnonzero(np.any(W != 0, axis=1)), W, b)
+            gradient = None
         if self.verbose:
             print(f"[{name}] k={k}: {result.n_iter} iterations and {n_exchanges} exchanges in "
                   f"{time.perf_counter() - start:.2f} s, "
@@ -348,7 +384,8 @@ class _SparseLinearBase(BaseEstimator):
             return k - best >= self._k_patience
 
         top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
-        path = solve_path(self, loss, Hard(), range(1, top + 1), loss.zeros()[0], b0, screening=True, stop=stop)
+        path = solve_path(self, loss, self._constrained(Hard()), range(1, top + 1), loss.zeros()[0], b0,
+                          screening=True, stop=stop)
         levels = np.array(sorted(values))
         curve = np.array([values[k] for k in levels])
         best = int(levels[np.argmin(curve)])
@@ -418,18 +455,26 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         return ({"switch_gate": 0.1} if large else {}) | self._splice_options
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing=True, precompute="auto", warm_start=False, verbose=0):
+                 fit_intercept=True, debias=True, splicing=True, precompute="auto", positive=False, warm_start=False,
+                 verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, warm_start=warm_start,
                          verbose=verbose)
         self.precompute = precompute
+        self.positive = positive
+
+    _parameter_constraints = {"precompute": ["boolean", StrOptions({"auto"})], "positive": ["boolean"]}
+
+    def _constrained(self, operator):
+        """``positive=True``: the operator applied to the positive part (the ``k`` largest positive entries)."""
+        return _NonNegative(operator) if self.positive else operator
 
     def _validate_params(self):
         operator = super()._validate_params()
         if not (isinstance(self.precompute, (bool, np.bool_))
                 or isinstance(self.precompute, str) and self.precompute == "auto"):
             raise ValueError(f"The 'precompute' parameter must be a bool or 'auto', got {self.precompute!r}.")
-        return operator
+        return self._constrained(operator)
 
     def _uses_gram(self, X):
         """Whether the fit works through the Gram matrix (``precompute`` resolved)."""
@@ -474,6 +519,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         X, x_scale = _rescaled(X)
         y, y_scale = _rescaled(y)
         loss = (GramSquaredLoss if self._uses_gram(X) else SquaredLoss)(X, y, sample_weight, self.fit_intercept)
+        if self.positive:
+            loss.positive = True
         return loss, {"y_ndim": y.ndim, "scale": (x_scale, y_scale)}
 
     @staticmethod
@@ -538,6 +585,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
                          warm_start=warm_start, verbose=verbose)
         self.alpha = alpha
         self.class_weight = class_weight
+
+    _parameter_constraints = {"alpha": [Interval(Real, 0, None, closed="left")],
+                              "class_weight": [dict, StrOptions({"balanced"}), None]}
 
     def _validate_params(self):
         operator = super()._validate_params()

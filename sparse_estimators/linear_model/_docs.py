@@ -70,6 +70,17 @@ default='hard'
         is the same up to rounding (values are then precise to about
         ``1e-16`` times the variance of ``y``, not of the residuals: for
         noiseless data use ``False``).""",
+    "positive": """positive : bool, default=False
+        Constrain the coefficients to be non-negative (as
+        ``LinearRegression(positive=True)``): the projection keeps the ``k``
+        largest positive entries (negative ones are set to zero first), and
+        every refit on a support (the debiasing, the support jump, the
+        splicing search's candidates, the path's warm starts) is a
+        non-negative least-squares fit (``scipy.optimize.nnls`` on the
+        columns, slower than the unconstrained solve). A feature whose
+        non-negative fit is zero leaves the support, so fewer than ``k``
+        features can be selected. With several targets every entry is
+        constrained.""",
     "warm_start": """warm_start : bool, default=False
         Start from the previous fit's coefficients when refitting.""",
     "verbose": """verbose : int, default=0
@@ -177,7 +188,7 @@ def fill_doc(**extra):
                                               else _SPLICING_CLASSIFIER_NOTE)
         fields.update(extra)  # per-class descriptions replace the shared ones, also in the groups
         names = [name for name in ("thresholding", "step_size", "max_iter", "tol", "fit_intercept", "debias",
-                                   "splicing", "precompute", "warm_start", "verbose")
+                                   "splicing", "precompute", "positive", "warm_start", "verbose")
                  if name in inspect.signature(cls.__init__).parameters]
         fields["solver_params"] = "\n\n    ".join(fields[name] for name in names)
         fields["classifier_params"] = "\n\n    ".join(fields[name] for name in ("alpha", "class_weight"))

@@ -1,5 +1,9 @@
 """Iterative Optimal Brain Surgeon estimators (Wu et al., *The Iterative Optimal Brain Surgeon*)."""
 
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
 from ..solvers import iobs
 from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
 from ._docs import attributes, fill_doc
@@ -85,6 +89,9 @@ class _IOBSMixin:
     _solver = staticmethod(iobs)
     _solver_params = ("damping", "correction", "hessian")
     _hessian_routes = ("auto", "dense", "woodbury", "cg")
+    # (the Hessian routes differ between regressors and classifiers: checked by _validate_extra_params)
+    _parameter_constraints = {"damping": [Interval(Real, 0, None, closed="left")], "correction": ["boolean"],
+                              "hessian": [str]}
 
     def _validate_extra_params(self):
         _check_real("damping", self.damping, low_open=False)
@@ -143,10 +150,10 @@ class IOBSRegressor(_IOBSMixin, SparseRegressorBase):
 
     def __init__(self, k=None, *, damping=1e-2, correction=True, hessian="auto", thresholding="hard",
                  step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True,
-                 precompute="auto", warm_start=False, verbose=0):
+                 precompute="auto", positive=False, warm_start=False, verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, precompute=precompute,
-                         warm_start=warm_start, verbose=verbose)
+                         positive=positive, warm_start=warm_start, verbose=verbose)
         self.damping = damping
         self.correction = correction
         self.hessian = hessian

@@ -1,5 +1,9 @@
 """Regularized IHT estimators (Axiotis & Sviridenko, *IHT with adaptive regularization*)."""
 
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
 from ..solvers import regularized_iht
 from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
 from ._docs import attributes, fill_doc
@@ -65,6 +69,7 @@ _TOL = """tol : float, default=1e-4
 class _WeightStepMixin:
     _solver = staticmethod(regularized_iht)
     _solver_params = ("weight_step",)
+    _parameter_constraints = {"weight_step": [Interval(Real, 0, None, closed="neither"), None]}
 
     def _validate_extra_params(self):
         if self.weight_step is not None:
@@ -123,11 +128,11 @@ class RegularizedIHTRegressor(_WeightStepMixin, SparseRegressorBase):
     """
 
     def __init__(self, k=None, *, weight_step=None, thresholding="hard", step_size="auto", max_iter=1000,
-                 tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto", warm_start=False,
-                 verbose=0):
+                 tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto", positive=False,
+                 warm_start=False, verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, precompute=precompute,
-                         warm_start=warm_start, verbose=verbose)
+                         positive=positive, warm_start=warm_start, verbose=verbose)
         self.weight_step = weight_step
 
 

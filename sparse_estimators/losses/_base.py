@@ -191,6 +191,9 @@ class BaseLoss:
     trial costs one product with ``X`` and an accepted step one more.
     """
 
+    #: non-negative coefficients (least squares only, the regressors' ``positive=True``): refits are NNLS
+    positive = False
+
     intercept_is_variable = False
     #: curvature bound of the pointwise loss (1 squared, 1/4 logistic, 1/2 multinomial)
     curvature = 1.0

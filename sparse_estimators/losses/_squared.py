@@ -2,6 +2,7 @@
 
 import numpy as np
 import scipy.linalg
+import scipy.optimize
 from scipy.linalg.lapack import dposv as _posv
 
 from ._base import BaseLoss
@@ -168,6 +169,8 @@ class SquaredLoss(BaseLoss):
         minimum-norm solution when columns are collinear.
         """
         support = np.asarray(support)
+        if self.positive:
+            return self._nonnegative_refit(support, W, b)
         W_full = np.zeros_like(W)
         if support.size:
             A = self.design.columns(support).dense()
@@ -181,6 +184,16 @@ class SquaredLoss(BaseLoss):
                 # duplicated column was kept and got a coefficient of 4e14 (and its twin -4e14)
                 cond = max(A.shape) * np.finfo(float).eps
                 W_full[support] = scipy.linalg.lstsq(A * root, self.Y * root, cond=cond, lapack_driver="gelsy")[0]
+        return W_full, b
+
+    def _nonnegative_refit(self, support, W, b):
+        """Weighted non-negative least squares on ``support`` (``positive=True``), per target, on the columns."""
+        W_full = np.zeros_like(W)
+        if support.size:
+            root = np.sqrt(self.sample_weight)
+            A = self.design.columns(support).dense() * root[:, None]
+            for j in range(W.shape[1]):
+                W_full[support, j] = scipy.optimize.nnls(A, self.Y[:, j] * root)[0]
         return W_full, b
 
     def refit_candidates(self, supports, W, b):
@@ -197,7 +210,7 @@ class SquaredLoss(BaseLoss):
         many digits). See :meth:`BaseLoss.refit_candidates`.
         """
         supports, batched = _one_size(supports)
-        if not batched:
+        if not batched or self.positive:  # (non-negative refits: one NNLS per candidate)
             return super().refit_candidates(supports, W, b)
         # (plain Python sets and np.array: on the few small arrays of a splicing round,
         # np.unique and np.stack cost more in overhead than the rest of the set-up)
@@ -330,6 +343,8 @@ class GramSquaredLoss(SquaredLoss):
         on the columns themselves.
         """
         support = np.asarray(support)
+        if self.positive:
+            return self._nonnegative_refit(support, W, b)
         W_full = np.zeros_like(W)
         if support.size:
             coef = _cholesky_solve(self.gram[np.ix_(support, support)], self.C[support], 1e-4)
@@ -346,7 +361,7 @@ class GramSquaredLoss(SquaredLoss):
         by one with :meth:`refit`.
         """
         supports, batched = _one_size(supports)
-        if not batched:
+        if not batched or self.positive:
             return BaseLoss.refit_candidates(self, supports, W, b)
         rows = np.array(supports)  # (C, k)
         coef = _batched_normal_equations(self.gram[rows[:, :, None], rows[:, None, :]], self.C[rows])

@@ -16,13 +16,30 @@ def default_k_grid(n_features):
     return np.arange(1, min(n_features, 50) + 1)
 
 
-def _check_k_grid(k_grid, n_features):
+def _check_k_grid(k_grid, n_features, *, stacklevel=3):
+    """The validated grid: values above ``n_features`` clipped to it, repeated values merged (first kept).
+
+    Clipping turns ``[50, 60]`` with 12 features into one candidate, 12; a
+    warning names the clipped values and the candidates left, so a search
+    never lists the same model twice under different ``k``.
+    """
     if k_grid is None:
         return default_k_grid(n_features)
     grid = np.asarray(k_grid)
     if grid.ndim != 1 or grid.size == 0 or not np.issubdtype(grid.dtype, np.integer) or np.any(grid < 1):
         raise ValueError(f"The 'k_grid' parameter must be a non-empty 1-D sequence of integers >= 1, got {k_grid!r}.")
-    return grid
+    grid = grid.astype(np.int64)
+    clipped = grid[grid > n_features]
+    grid = np.minimum(grid, n_features)
+    first = np.sort(np.unique(grid, return_index=True)[1])  # (the grid's order, each value once)
+    if clipped.size:
+        warnings.warn(f"k_grid has values above n_features={n_features} ({clipped.tolist()}); they are clipped "
+                      f"to {n_features}, and repeated values merged: the candidates are {grid[first].tolist()}.",
+                      UserWarning, stacklevel=stacklevel)
+    elif first.size < grid.size:
+        warnings.warn(f"k_grid has repeated values; each is evaluated once: {grid[first].tolist()}.",
+                      UserWarning, stacklevel=stacklevel)
+    return grid[first]
 
 
 def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False, second_search=True):
@@ -39,9 +56,11 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
     est = clone(estimator)
     operator = est._validate_params()
     loss, info = est._setup(X, y, sample_weight)
+    grid = _check_k_grid(k_grid, loss.n_features, stacklevel=4)
     if criterion_limit:
         top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
-        grid = np.arange(1, top + 1) if k_grid is None else _check_k_grid(k_grid, loss.n_features)
+        if k_grid is None:
+            grid = np.arange(1, top + 1)
         if np.any(grid > top):
             warnings.warn(f"k_grid has values above {top}, the largest number of features an information "
                           f"criterion can judge with {loss.n_observations:g} observations and "
@@ -51,14 +70,9 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
             if not grid.size:
                 raise ValueError(f"Every value of k_grid is above {top}, the largest number of features an "
                                  "information criterion can judge on these data.")
-    else:
-        grid = _check_k_grid(k_grid, loss.n_features)
-    if np.any(grid > loss.n_features):
-        warnings.warn(f"k_grid has values above n_features={loss.n_features}; they are clipped to it.",
-                      UserWarning, stacklevel=3)
-    fits = solve_path(est, loss, operator, np.unique(np.minimum(grid, loss.n_features)),
-                      *est._initial_point(loss, None, info), second_search=second_search)
-    return est, grid, [fits[int(min(k, loss.n_features))] for k in grid], info, loss
+    fits = solve_path(est, loss, operator, np.unique(grid), *est._initial_point(loss, None, info),
+                      second_search=second_search)
+    return est, grid, [fits[int(k)] for k in grid], info, loss
 
 
 def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None, second_search=True):
@@ -155,7 +169,8 @@ def sparsity_path(estimator, X, y, k_grid=None, *, sample_weight=None):
         Targets.
     k_grid : array-like of int, default=None
         Sparsity levels; ``None`` means ``1 .. min(n_features, 50)``. Levels
-        above ``n_features`` are clipped (with a warning).
+        above ``n_features`` are clipped to it and repeated levels merged
+        (with a warning).
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
 

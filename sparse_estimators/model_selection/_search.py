@@ -1,42 +1,62 @@
-"""Choosing k: cross-validation over warm-started paths, and information criteria."""
+"""Choosing k: cross-validation over warm-started sparsity paths, and information criteria."""
 
+import numbers
 import time
+import traceback
+import warnings
+from inspect import signature
+from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import rankdata
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.metrics import check_scoring, r2_score
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone, is_classifier, is_regressor
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import check_scoring, get_scorer_names
+from sklearn.metrics._scorer import _check_multimetric_scoring, _MultimetricScorer
 from sklearn.model_selection import check_cv
-from sklearn.utils import _safe_indexing
+from sklearn.model_selection._validation import _score
+from sklearn.utils import Bunch, _safe_indexing, metadata_routing
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    _routing_enabled,
+    process_routing,
+)
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, indexable, validate_data
+from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, validate_data
 
-from .._utils import all_or_nothing
+from .._utils import _DocLinkMixin, all_or_nothing
 from ._criteria import CRITERIA, information_criterion
 from ._path import _check_k_grid, _fitted_estimator, _path_fits
 
+__all__ = ["SparsityCV", "SparsityIC", "one_standard_error"]
 
-def _fold_scores(estimator, X, y, sample_weight, train, test, k_grid, scorer, fold, n_folds, verbose):
+
+def _fold_scores(estimator, X, y, sample_weight, train, test, k_grid, scoring, fold, n_folds, verbose):
     """Path over ``k_grid`` on one training fold (cheap splicing: first search only), scored on its test part.
 
-    Returns the scores, the time, and each level's solution ``(support,
-    coef rows, intercept variable)``, the starts of the full fits of
-    :func:`_fold_rescore`.
+    ``scoring`` is a :class:`_Scoring`. Returns the test scores and the train
+    scores (``{metric: (n_k,)}``, the latter None unless asked for), the
+    time, and each level's solution ``(support, coef rows, intercept
+    variable)``, the starts of the full fits of :func:`_fold_rescore`.
     """
     start = time.perf_counter()
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
     sw_train = None if sample_weight is None else sample_weight[train]
     template, grid, fits, info, _ = _path_fits(estimator, X_train, y_train, sw_train, k_grid, second_search=False)
-    scores = _score_fits(template, fits, grid, info, _safe_indexing(X, test), _safe_indexing(y, test), scorer)
+    test_scores, train_scores = scoring.score_fits(template, fits, grid, info, X, y, train, test)
     elapsed = time.perf_counter() - start
     if verbose:
+        first = next(iter(test_scores.values()))
+        best = int(np.nanargmax(first)) if not np.all(np.isnan(first)) else 0
         print(f"[SparsityCV] fold {fold + 1}/{n_folds}: path over {len(grid)} values of k "
-              f"in {elapsed:.2f} s, best k={grid[np.argmax(scores)]} (score {scores.max():.4f})", flush=True)
-    return scores, elapsed, [(fit.support, fit.coef[fit.support], fit.b) for fit in fits]
+              f"in {elapsed:.2f} s, best k={grid[best]} (score {first[best]:.4f})", flush=True)
+    return test_scores, train_scores, elapsed, [(fit.support, fit.coef[fit.support], fit.b) for fit in fits]
 
 
-def _fold_rescore(estimator, X, y, sample_weight, train, test, levels, starts, scorer):
+def _fold_rescore(estimator, X, y, sample_weight, train, test, levels, starts, scoring):
     """Full fits (the estimator's own splicing search) at ``levels`` on one fold, from the path's ``starts``."""
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
     est = clone(estimator)
@@ -47,40 +67,204 @@ def _fold_rescore(estimator, X, y, sample_weight, train, test, levels, starts, s
         W = loss.zeros()[0]
         W[support] = rows
         fits.append(est._solve(loss, operator, int(min(k, loss.n_features)), W, b.copy()))
-    return _score_fits(est, fits, levels, info, _safe_indexing(X, test), _safe_indexing(y, test), scorer)
+    return scoring.score_fits(est, fits, levels, info, X, y, train, test)
 
 
-def _score_fits(template, fits, levels, info, X_test, y_test, scorer):
-    estimators = [_fitted_estimator(template, fit, info, k) for fit, k in zip(fits, levels, strict=True)]
-    if scorer is None:  # the estimator's own score (R^2 / accuracy), test data validated once
-        return _default_scores(estimators, X_test, y_test)
-    return np.array([scorer(est, X_test, y_test) for est in estimators])
+def _guarded(function, error_score, *args):
+    """``function(*args)``, or ``(None, the formatted exception)`` when it fails and errors become scores."""
+    if error_score == "raise":
+        return function(*args)
+    try:
+        return function(*args)
+    except Exception:  # (a failed fit scores error_score, as in GridSearchCV; KeyboardInterrupt passes)
+        return None, traceback.format_exc()
 
 
-def _default_scores(estimators, X_test, y_test):
-    """``est.score(X_test, y_test)`` for fitted estimators sharing their training data.
+class _Scoring:
+    """The scorers of a search and their parameters; scores the path's fitted points on a fold.
+
+    ``scorer`` is None for the estimator's own ``score`` (computed with the
+    test data validated once for all the levels), else a scikit-learn
+    scorer, a callable, or a ``_MultimetricScorer``. ``score_params`` are
+    the routed scorer parameters (e.g. ``sample_weight``), indexed per fold.
+    """
+
+    def __init__(self, scorer, score_params, error_score, return_train_score):
+        self.scorer = scorer
+        self.score_params = score_params
+        self.error_score = error_score
+        self.return_train_score = return_train_score
+
+    def score_fits(self, template, fits, levels, info, X, y, train, test):
+        estimators = [_fitted_estimator(template, fit, info, k) for fit, k in zip(fits, levels, strict=True)]
+        test_scores = self._scores(estimators, X, y, test)
+        train_scores = self._scores(estimators, X, y, train) if self.return_train_score else None
+        return test_scores, train_scores
+
+    def _scores(self, estimators, X, y, indices):
+        X_part, y_part = _safe_indexing(X, indices), _safe_indexing(y, indices)
+        params = _check_method_params(X, params=self.score_params, indices=indices)
+        if self.scorer is None:  # the estimator's own score (R^2 / accuracy), test data validated once
+            return {"score": _default_scores(estimators, X_part, y_part, params.get("sample_weight"))}
+        values = [_score(est, X_part, y_part, self.scorer, params, self.error_score) for est in estimators]
+        if isinstance(values[0], dict):
+            return {name: np.array([v[name] for v in values], dtype=float) for name in values[0]}
+        return {"score": np.array(values, dtype=float)}
+
+
+def _default_scores(estimators, X_test, y_test, sample_weight=None):
+    """``est.score(X_test, y_test, sample_weight)`` for fitted estimators sharing their training data.
 
     The same values as the estimators' ``score`` (R^2, uniform average over
     targets, or accuracy), with the test data validated once instead of once
     per estimator.
     """
+    from sklearn.metrics import accuracy_score, r2_score
+
     first = estimators[0]
     X_test = validate_data(first, X_test, accept_sparse=["csr", "csc"], reset=False)
     if is_classifier(first):
-        y_test = np.asarray(y_test)
-        return np.array([float(np.mean(est._labels_from_scores(est._scores(X_test)) == y_test))
-                         for est in estimators])
+        return np.array([accuracy_score(y_test, est._labels_from_scores(est._scores(X_test)),
+                                        sample_weight=sample_weight) for est in estimators])
     y_test = np.asarray(y_test, dtype=float)
-    return np.array([r2_score(y_test, est._scores(X_test)) for est in estimators])
+    return np.array([r2_score(y_test, est._scores(X_test), sample_weight=sample_weight) for est in estimators])
 
 
-class _SparsitySearchBase(MetaEstimatorMixin, BaseEstimator):
-    """Shared by the selectors: delegation to ``best_estimator_``, tags, atomic fit."""
+def _rank(mean):
+    """Ranks of the mean scores (1 the best), as GridSearchCV: NaN ranks after every finite score.
+
+    Means are compared to 12 significant decimals, so equal scores up to
+    rounding tie (the first ``k`` of the grid wins the tie).
+    """
+    mean = np.round(mean, 12)
+    if np.all(np.isnan(mean)):
+        return np.ones(mean.shape, dtype=np.int32)
+    if np.any(np.isnan(mean)):
+        mean = np.where(np.isnan(mean), np.nanmin(mean) - 1, mean)
+    return rankdata(-mean, method="min").astype(np.int32)
+
+
+def one_standard_error(cv_results, *, metric="score", param="k"):
+    """The one-standard-error rule: the smallest ``k`` whose mean score is within one standard error of the best.
+
+    Pass it as ``refit`` (``SparsityCV(est, refit=one_standard_error)``, or
+    ``GridSearchCV(est, {"k": grid}, refit=one_standard_error)``); with
+    several metrics, name one: ``refit=functools.partial(one_standard_error,
+    metric="roc_auc")``. The standard error of the best level is its
+    ``std_test_<metric>`` divided by the square root of the number of folds
+    (Hastie, Tibshirani & Friedman, *The Elements of Statistical Learning*,
+    2nd ed., section 7.10). The CV curve of a sparse model is usually flat
+    beyond the true sparsity: the rule trades a score difference within noise
+    for fewer features. NaN scores are never chosen.
+
+    Parameters
+    ----------
+    cv_results : dict
+        ``cv_results_`` of :class:`SparsityCV` or of
+        :class:`~sklearn.model_selection.GridSearchCV`.
+    metric : str, default="score"
+        The metric (``"score"`` for a single one).
+    param : str, default="k"
+        The sparsity parameter's key in ``cv_results["params"]`` (e.g.
+        ``"model__k"`` for a pipeline in GridSearchCV).
+
+    Returns
+    -------
+    int
+        The index of the chosen candidate in ``cv_results``.
+
+    Examples
+    --------
+    >>> from sparse_estimators.model_selection import one_standard_error
+    >>> results = {"params": [{"k": 1}, {"k": 2}, {"k": 3}],
+    ...            "mean_test_score": [0.5, 0.79, 0.8], "std_test_score": [0.1, 0.02, 0.02],
+    ...            "split0_test_score": [0, 0, 0], "split1_test_score": [0, 0, 0],
+    ...            "split2_test_score": [0, 0, 0], "split3_test_score": [0, 0, 0]}
+    >>> one_standard_error(results)  # 0.79 >= 0.8 - 0.02 / sqrt(4)
+    1
+    """
+    mean = np.asarray(cv_results[f"mean_test_{metric}"], dtype=float)
+    if np.all(np.isnan(mean)):
+        raise ValueError(f"Every mean_test_{metric} is NaN: the one-standard-error rule has no best score.")
+    n_splits = sum(1 for key in cv_results if key.startswith("split") and key.endswith(f"_test_{metric}"))
+    best = int(np.nanargmax(mean))
+    threshold = mean[best] - float(cv_results[f"std_test_{metric}"][best]) / np.sqrt(max(n_splits, 1))
+    within = np.flatnonzero(np.nan_to_num(mean, nan=-np.inf) >= threshold)
+    ks = np.array([cv_results["params"][i][param] for i in within])
+    return int(within[np.argmin(ks)])  # (the smallest k; among equal k, the first)
+
+
+def _accepts_sample_weight(scorer):
+    """Whether a scorer takes ``sample_weight`` (GridSearchCV's rule without metadata routing)."""
+    if hasattr(scorer, "_accept_sample_weight"):
+        return bool(scorer._accept_sample_weight())
+    return "sample_weight" in signature(scorer).parameters
+
+
+class _SparsitySearchBase(_DocLinkMixin, MetaEstimatorMixin, BaseEstimator):
+    """Shared by the selectors: input checks, routing, delegation to ``best_estimator_``, tags, atomic fit."""
+
+    # sample_weight is passed on (to the estimator, and to scorers that accept it), not consumed here
+    __metadata_request__fit = {"sample_weight": metadata_routing.UNUSED}
 
     def _atomic(self, fit_body, *args):
         with all_or_nothing(self):
             fit_body(*args)
         return self
+
+    def _check_estimator(self):
+        """The estimator must be one of this package's (its paths use their solvers), with valid parameters."""
+        from ..linear_model._base import _SparseLinearBase  # (here: linear_model imports model_selection)
+
+        if not isinstance(self.estimator, _SparseLinearBase):
+            raise TypeError(
+                f"{type(self).__name__} needs an estimator of sparse_estimators (its warm-started paths run "
+                f"their solvers), got {type(self.estimator).__name__}. For another estimator with a sparsity "
+                "parameter, search it with sklearn.model_selection.GridSearchCV, e.g. "
+                "GridSearchCV(OrthogonalMatchingPursuit(), {'n_nonzero_coefs': range(1, 11)}).")
+        clone(self.estimator)._validate_params()  # (a clear error before any fold is fitted)
+
+    def _validate_input(self, X, y):
+        """Check ``X`` and ``y`` as the estimator will, once; a column-vector ``y`` of a classifier is raveled.
+
+        Returns the data the folds and the refit use: arrays and sparse
+        matrices as validated (the estimator's own validation then copies
+        nothing), DataFrames as given (so that the fitted estimators keep
+        their column names), ``y`` as validated (a classifier's ``(n, 1)``
+        ``y`` raveled, with a DataConversionWarning; a regressor keeps it
+        as one target, as the estimator does).
+        """
+        regressor = is_regressor(self.estimator)
+        X_valid, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
+                                   order="C", multi_output=regressor, y_numeric=regressor)
+        return (X if hasattr(X, "columns") else X_valid), y
+
+    def _routed_fit_params(self, sample_weight, params, *, splitter=False, scorer=None):
+        """The fit's metadata for the estimator, the splitter and the scorer, as GridSearchCV routes them.
+
+        With metadata routing enabled (``sklearn.set_config(enable_metadata_routing=True)``), through
+        :func:`~sklearn.utils.metadata_routing.process_routing`: the estimator gets ``sample_weight``
+        only if it requests it (``set_fit_request``), the scorers that request it get it, the splitter
+        gets ``groups``. Without routing: ``sample_weight`` goes to the estimator's fit and to the
+        scorers that accept it (as GridSearchCV does), ``groups`` to the splitter.
+        """
+        name = type(self).__name__
+        if _routing_enabled():
+            kwargs = {key: value for key, value in params.items() if value is not None}
+            if sample_weight is not None:
+                kwargs["sample_weight"] = sample_weight
+            return process_routing(self, "fit", **kwargs)
+        params = dict(params)
+        groups = params.pop("groups", None) if splitter else None
+        if params:
+            allowed = "sample_weight and groups" if splitter else "sample_weight"
+            raise TypeError(f"{name}.fit got unexpected parameters {sorted(params)}: it takes {allowed}; other "
+                            "metadata need metadata routing (sklearn.set_config(enable_metadata_routing=True)).")
+        score = {}
+        if sample_weight is not None and scorer is not None and _accepts_sample_weight(scorer):
+            score["sample_weight"] = sample_weight
+        return Bunch(estimator=Bunch(fit={} if sample_weight is None else {"sample_weight": sample_weight}),
+                     splitter=Bunch(split={"groups": groups}), scorer=Bunch(score=score))
 
     def _refit(self, X, y, sample_weight):
         self.best_estimator_ = clone(self.estimator).set_params(k=int(self.k_)).fit(
@@ -124,6 +308,21 @@ class _SparsitySearchBase(MetaEstimatorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
+
+    @available_if(_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities of the refitted best estimator.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict_log_proba(X)
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
@@ -186,11 +385,12 @@ class SparsityCV(_SparsitySearchBase):
     :func:`sparsity_path`) replaces ``len(k_grid)`` independent fits; each
     point is scored on the held-out part. The path's points run a cheaper
     splicing search than the estimator's own fit (from the solver's support
-    only, not from its second, screening start); then the three levels of
-    best mean score, and those between them, are fitted again on every fold
-    with the full search, started from the path's solutions, and rescored,
-    and so on until the best level is such a full fit (``cv_results_['full_search']`` tells which
-    were). The ``k`` with the best mean score is refitted on all the data.
+    only, not from its second, screening start); then the level ``refit``
+    chooses and the best levels by mean score (three in all), and those
+    between them, are fitted again on every fold with the full search,
+    started from the path's solutions, and rescored, and so on until the
+    chosen level is such a full fit (``cv_results_['full_search']`` tells
+    which were). The chosen ``k`` is refitted on all the data.
     On well-posed problems a path point equals a
     single fit, so the choice is the one ``GridSearchCV(estimator, {'k':
     k_grid})`` makes on the same folds (ties: the first ``k`` of the grid).
@@ -204,20 +404,42 @@ class SparsityCV(_SparsitySearchBase):
     ----------
     estimator : estimator of this package
         The model whose ``k`` is chosen; its other hyperparameters are kept.
+        Other estimators are refused with a TypeError (search them with
+        ``GridSearchCV``).
     k_grid : array-like of int, default=None
         Candidate sparsity levels; ``None`` means ``1 .. min(n_features, 50)``.
+        Values above ``n_features`` are clipped to it and repeated values
+        merged, with a warning.
     cv : int, cross-validation generator or iterable, default=5
         As in :class:`~sklearn.model_selection.GridSearchCV` (stratified
-        folds for classifiers when an int).
-    scoring : str or callable, default=None
+        folds for classifiers when an int). Group-aware splitters
+        (``GroupKFold``) get the ``groups`` passed to :meth:`fit`.
+    scoring : str, callable, list, tuple or dict, default=None
         As in ``GridSearchCV``; ``None`` uses the estimator's ``score``
-        (R^2 or accuracy).
+        (R^2 or accuracy). Several metrics (a list of names or a dict of
+        scorers) are all reported in ``cv_results_``; ``refit`` then names
+        the one that chooses ``k``.
+    refit : bool, str or callable, default=True
+        How ``k`` is chosen, as in ``GridSearchCV``: ``True``, the best mean
+        score (single metric); a metric name, the best mean score of that
+        metric; a callable, ``refit(cv_results_)`` returns the index of the
+        chosen level, e.g. :func:`one_standard_error`, the smallest ``k``
+        within one standard error of the best. The chosen ``k`` is always
+        refitted on all the data (``False`` is not supported: use
+        ``GridSearchCV`` for scores alone).
     n_jobs : int, default=None
         Folds run in parallel through joblib; any joblib backend works,
         including Dask's (``with joblib.parallel_config(backend="dask"):``
         after creating a ``distributed.Client``).
     verbose : int, default=0
         Print one line per fold.
+    return_train_score : bool, default=False
+        Also score each level on its training folds (``split{i}_train_*``,
+        ``mean_train_*``, ``std_train_*`` in ``cv_results_``).
+    error_score : 'raise' or float, default=np.nan
+        Score of a fold whose path fit or scoring fails, with a
+        FitFailedWarning (a failed fit fails every level of its fold's
+        path); ``'raise'`` raises. When every fold fails, the fit raises.
 
     Attributes
     ----------
@@ -225,26 +447,36 @@ class SparsityCV(_SparsitySearchBase):
         The chosen sparsity level.
     best_index_ : int
         Its index in ``cv_results_``.
+    best_params_ : dict
+        ``{'k': k_}``.
     best_score_ : float
-        Its mean cross-validated score.
+        Its mean cross-validated score (of the ``refit`` metric; not set
+        when ``refit`` is a callable and there are several metrics).
     best_estimator_ : estimator
         ``estimator`` with ``k=k_`` refitted on all the data.
     cv_results_ : dict of ndarrays
-        GridSearchCV-like: ``param_k``, ``params``, ``split{i}_test_score``,
-        ``mean_test_score``, ``std_test_score``, ``rank_test_score``,
-        ``mean_path_time`` (seconds per fold for the whole path), and
-        ``full_search`` (whether the level's scores come from the full fits).
+        GridSearchCV-like: ``param_k``, ``params``, ``split{i}_test_<metric>``,
+        ``mean_test_<metric>``, ``std_test_<metric>``, ``rank_test_<metric>``
+        (``<metric>`` is ``score`` for a single metric; NaN means rank last),
+        the train scores with ``return_train_score``, ``mean_path_time``
+        (seconds per fold for the whole path), and ``full_search`` (whether
+        the level's scores come from the full fits).
+    multimetric_ : bool
+        Whether several metrics were scored.
     n_splits_ : int
         Number of folds.
     classes_ : ndarray
         Class labels (classifiers).
     n_features_in_ : int
         Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of the features, when ``X`` has string column names.
 
     See Also
     --------
     SparsityIC : Choose k by BIC / EBIC, without cross-validation.
     sparsity_path : The warm-started path.
+    one_standard_error : The one-standard-error rule, as ``refit``.
 
     Examples
     --------
@@ -262,76 +494,215 @@ class SparsityCV(_SparsitySearchBase):
     #: levels fitted again with the full splicing search per round (doc/changelog.rst, SparsityCV speed)
     _full_search_levels = 3
 
-    def __init__(self, estimator, *, k_grid=None, cv=5, scoring=None, n_jobs=None, verbose=0):
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"])],
+        "k_grid": ["array-like", None],
+        "cv": ["cv_object"],
+        "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, dict, None],
+        "refit": ["boolean", str, callable],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "return_train_score": ["boolean"],
+        "error_score": [StrOptions({"raise"}), Real],
+    }
+
+    def __init__(self, estimator, *, k_grid=None, cv=5, scoring=None, refit=True, n_jobs=None, verbose=0,
+                 return_train_score=False, error_score=np.nan):
         self.estimator = estimator
         self.k_grid = k_grid
         self.cv = cv
         self.scoring = scoring
+        self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.return_train_score = return_train_score
+        self.error_score = error_score
 
-    def fit(self, X, y, sample_weight=None):
+    @_fit_context(prefer_skip_nested_validation=False)  # (the estimator validates its own parameters)
+    def fit(self, X, y, sample_weight=None, **params):
         """Cross-validate the path over ``k_grid``, choose ``k_`` and refit.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            A classifier's column vector ``(n_samples, 1)`` is raveled with
+            a DataConversionWarning.
         sample_weight : array-like of shape (n_samples,), default=None
-            Passed to the estimator's fit on each training fold and the refit
-            (not to the scorer, as in ``GridSearchCV``).
+            Passed to the estimator's fit on each training fold and the
+            refit, and to the scorers that accept it, as ``GridSearchCV``
+            does (with metadata routing: to those that request it).
+        **params : dict
+            ``groups`` for group-aware splitters (``GroupKFold``); with
+            metadata routing enabled, any metadata the estimator, the
+            scorers or the splitter request.
 
         Returns
         -------
         self : object
         """
-        return self._atomic(self._fit, X, y, sample_weight)
+        return self._atomic(self._fit, X, y, sample_weight, params)
 
-    def _fit(self, X, y, sample_weight):
-        X, y = indexable(X, y)
+    def _get_scorers(self):
+        """The scorer (None: the estimator's own score), the metric names (None: found when scoring) and refit's."""
+        if self.scoring is None:
+            return None, ["score"], "score"
+        if callable(self.scoring):
+            return self.scoring, None, "score"
+        if isinstance(self.scoring, str):
+            return check_scoring(self.estimator, scoring=self.scoring), ["score"], "score"
+        scorers = _check_multimetric_scoring(self.estimator, self.scoring)
+        return (_MultimetricScorer(scorers=scorers, raise_exc=(self.error_score == "raise")), list(scorers),
+                self.refit if isinstance(self.refit, str) else None)
+
+    def _check_refit(self, names):
+        """``refit`` must name one of several metrics (or be a callable); ``False`` is refused."""
+        if self.refit is False:
+            raise ValueError(f"{type(self).__name__} always refits the chosen k: refit must be True, a metric "
+                             "name or a callable, got False (use GridSearchCV for scores alone).")
+        if callable(self.refit):
+            return None
+        if names == ["score"]:
+            if isinstance(self.refit, str) and self.refit != "score":
+                raise ValueError(f"The 'refit' parameter {self.refit!r} names no metric: the scoring is a "
+                                 "single metric; use refit=True.")
+            return "score"
+        if isinstance(self.refit, str) and self.refit in names:
+            return self.refit
+        raise ValueError(f"For multi-metric scoring, the 'refit' parameter must be a metric name of {names} or "
+                         f"a callable, got {self.refit!r}.")
+
+    def _fit(self, X, y, sample_weight, params):
+        self._check_estimator()
+        X, y = self._validate_input(X, y)
+        scorer, names, _ = self._get_scorers()
+        routed = self._routed_fit_params(sample_weight, params, splitter=True,
+                                         scorer=check_scoring(self.estimator) if scorer is None else scorer)
+        sample_weight = routed.estimator.fit.get("sample_weight")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
-        grid = _check_k_grid(self.k_grid, X.shape[1])
+        grid = _check_k_grid(self.k_grid, self.n_features_in_)
         cv = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
-        splits = list(cv.split(X, y))
-        scorer = None if self.scoring is None else check_scoring(self.estimator, scoring=self.scoring)
+        splits = list(cv.split(X, y, **routed.splitter.split))
+        scoring = _Scoring(scorer, routed.scorer.score, self.error_score, self.return_train_score)
         start = time.perf_counter()
         out = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fold_scores)(self.estimator, X, y, sample_weight, train, test, grid, scorer, i,
-                                  len(splits), self.verbose)
+            delayed(_guarded)(_fold_scores, self.error_score, self.estimator, X, y, sample_weight, train, test,
+                              grid, scoring, i, len(splits), self.verbose)
             for i, (train, test) in enumerate(splits))
-        scores = np.array([o[0] for o in out])  # (n_splits, n_k)
+        failed = [o[1] for o in out if o[0] is None]
+        if len(failed) == len(out):
+            raise ValueError(f"All the {len(out)} fold paths of {type(self).__name__} failed; the first "
+                             f"error:\n{failed[0]}")
+        if failed:
+            warnings.warn(f"{len(failed)} of the {len(out)} fold paths failed and score error_score="
+                          f"{self.error_score!r}; the first error:\n{failed[0]}", FitFailedWarning, stacklevel=3)
+        names = list(next(o[0] for o in out if o[0] is not None))
+        metric = self._check_refit(names)
+        ranking = metric or names[0]  # (the metric that shortlists the levels fitted again)
+        blank = np.full((len(splits), grid.size), np.nan if self.error_score == "raise" else float(self.error_score))
+        test_scores = {name: blank.copy() for name in names}
+        train_scores = {name: blank.copy() for name in names} if self.return_train_score else None
+        for i, o in enumerate(out):
+            if o[0] is not None:
+                self._store_scores(test_scores, train_scores, i, slice(None), o[0], o[1])
+        times = np.mean([o[2] for o in out if o[0] is not None])
         full = np.zeros(grid.size, dtype=bool)
-        while True:  # full fits where the cheap path's scores are best, until the best is a full fit
-            order = np.argsort(-np.round(scores.mean(axis=0), 12), kind="stable")
-            if full[order[0]]:
+        while True:  # full fits at the chosen and the best levels, until the chosen one is a full fit
+            results = self._results(grid, test_scores, train_scores, times, full, len(splits))
+            best = self._select(results, metric, names)
+            if full[best]:
                 break
-            short = grid[[i for i in order if not full[i]][:self._full_search_levels]]
+            order = np.argsort(-np.round(results[f"mean_test_{ranking}"], 12), kind="stable")
+            short = [best] + [i for i in order if not full[i] and i != best][:self._full_search_levels - 1]
             # (and the levels between them: a cheap path point can score below a full fit's neighbours)
-            todo = np.flatnonzero(~full & (grid >= short.min()) & (grid <= short.max()))
+            todo = np.flatnonzero(~full & (grid >= grid[short].min()) & (grid <= grid[short].max()))
             rescored = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fold_rescore)(self.estimator, X, y, sample_weight, train, test, grid[todo],
-                                       [o[2][i] for i in todo], scorer)
-                for o, (train, test) in zip(out, splits, strict=True))
-            scores[:, todo] = np.array(rescored)
+                delayed(_guarded)(_fold_rescore, self.error_score, self.estimator, X, y, sample_weight, train,
+                                  test, grid[todo], [o[3][i] for i in todo], scoring)
+                for o, (train, test) in zip(out, splits, strict=True) if o[0] is not None)
+            for i, r in zip([i for i, o in enumerate(out) if o[0] is not None], rescored, strict=True):
+                if r[0] is None:
+                    warnings.warn(f"A full fit on fold {i} failed and scores error_score={self.error_score!r}:"
+                                  f"\n{r[1]}", FitFailedWarning, stacklevel=3)
+                    for scores in (test_scores, train_scores or {}):
+                        for name in names:
+                            scores[name][i, todo] = float(self.error_score)
+                else:
+                    self._store_scores(test_scores, train_scores, i, todo, r[0], r[1])
             full[todo] = True
-        mean, std = scores.mean(axis=0), scores.std(axis=0)
-        rank = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
-        results = {"param_k": np.ma.MaskedArray(grid.astype(object), mask=False),
-                   "params": [{"k": int(k)} for k in grid]}
-        for i in range(len(splits)):
-            results[f"split{i}_test_score"] = scores[i]
-        results.update(mean_test_score=mean, std_test_score=std, rank_test_score=rank,
-                       mean_path_time=np.full(grid.size, np.mean([o[1] for o in out])), full_search=full)
         self.cv_results_ = results
+        self.multimetric_ = names != ["score"]
         self.n_splits_ = len(splits)
-        self.best_index_ = int(np.argmin(rank))
-        self.best_score_ = float(mean[self.best_index_])
-        self.k_ = int(grid[self.best_index_])
+        self.best_index_ = best
+        self.k_ = int(grid[best])
+        self.best_params_ = {"k": self.k_}
+        if metric is not None or not self.multimetric_:
+            self.best_score_ = float(results[f"mean_test_{metric or 'score'}"][best])
         self._refit(X, y, sample_weight)
         if self.verbose:
-            print(f"[SparsityCV] chose k={self.k_} (mean score {self.best_score_:.4f}) in "
-                  f"{time.perf_counter() - start:.2f} s", flush=True)
+            score = f" (mean score {self.best_score_:.4f})" if hasattr(self, "best_score_") else ""
+            print(f"[SparsityCV] chose k={self.k_}{score} in {time.perf_counter() - start:.2f} s", flush=True)
+
+    @staticmethod
+    def _store_scores(test_scores, train_scores, fold, columns, test, train):
+        for name, values in test.items():
+            test_scores[name][fold, columns] = values
+        if train_scores is not None:
+            for name, values in train.items():
+                train_scores[name][fold, columns] = values
+
+    @staticmethod
+    def _results(grid, test_scores, train_scores, times, full, n_splits):
+        results = {"param_k": np.ma.MaskedArray(grid.astype(object), mask=False),
+                   "params": [{"k": int(k)} for k in grid]}
+        for kind, scores in (("test", test_scores), ("train", train_scores)):
+            for name, values in (scores or {}).items():
+                for i in range(n_splits):
+                    results[f"split{i}_{kind}_{name}"] = values[i].copy()
+                mean = values.mean(axis=0)
+                results[f"mean_{kind}_{name}"] = mean
+                results[f"std_{kind}_{name}"] = values.std(axis=0)
+                if kind == "test":
+                    results[f"rank_test_{name}"] = _rank(mean)
+        results.update(mean_path_time=np.full(grid.size, times), full_search=full.copy())
+        return results
+
+    def _select(self, results, metric, names):
+        """The index ``refit`` chooses; a ValueError when every score it reads is NaN."""
+        for name in ([metric] if metric else names):
+            if not np.all(np.isnan(results[f"mean_test_{name}"])):
+                break
+        else:
+            raise ValueError(f"Every cross-validated score is NaN (k_grid {[p['k'] for p in results['params']]}), "
+                             "so no k can be chosen; with one-sample test folds (e.g. cv=n_samples) R^2 is "
+                             "undefined: use fewer folds or another scoring.")
+        if metric is not None:
+            return int(np.argmin(results[f"rank_test_{metric}"]))
+        best = self.refit(results)
+        if isinstance(best, bool) or not isinstance(best, numbers.Integral):
+            raise TypeError(f"refit must return an integer index, got {best!r}.")
+        if not 0 <= best < len(results["params"]):
+            raise IndexError(f"refit returned {best}, out of range for {len(results['params'])} candidates.")
+        return int(best)
+
+    def get_metadata_routing(self):
+        """Get the metadata routing of this object: to the estimator's fit, the scorers and the splitter.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            A :class:`~sklearn.utils.metadata_routing.MetadataRouter`, as
+            ``GridSearchCV``'s.
+        """
+        scorer = self._get_scorers()[0]
+        router = MetadataRouter(owner=self)
+        router.add(estimator=self.estimator, method_mapping=MethodMapping().add(caller="fit", callee="fit"))
+        router.add(scorer=check_scoring(self.estimator) if scorer is None else scorer,
+                   method_mapping=MethodMapping().add(caller="score", callee="score").add(caller="fit",
+                                                                                        callee="score"))
+        router.add(splitter=self.cv, method_mapping=MethodMapping().add(caller="fit", callee="split"))
+        return router
 
 
 class SparsityIC(_SparsitySearchBase):
@@ -412,32 +783,45 @@ class SparsityIC(_SparsitySearchBase):
     3
     """
 
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"])],
+        "k_grid": ["array-like", None],
+        "criterion": [StrOptions(set(CRITERIA))],
+        "gamma": [Interval(Real, 0, 1, closed="both")],
+    }
+
     def __init__(self, estimator, *, k_grid=None, criterion="ebic", gamma=1.0):
         self.estimator = estimator
         self.k_grid = k_grid
         self.criterion = criterion
         self.gamma = gamma
 
-    def fit(self, X, y, sample_weight=None):
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None, **params):
         """Compute the path, the criterion at each ``k``, choose ``k_`` and refit.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            A classifier's column vector ``(n_samples, 1)`` is raveled with
+            a DataConversionWarning.
         sample_weight : array-like of shape (n_samples,), default=None
+            Passed to the estimator (with metadata routing enabled, only if
+            it requests it: ``set_fit_request(sample_weight=True)``).
+        **params : dict
+            With metadata routing enabled, metadata the estimator requests.
 
         Returns
         -------
         self : object
         """
-        return self._atomic(self._fit, X, y, sample_weight)
+        return self._atomic(self._fit, X, y, sample_weight, params)
 
-    def _fit(self, X, y, sample_weight):
-        if self.criterion not in CRITERIA:
-            raise ValueError(f"The 'criterion' parameter must be one of {CRITERIA}, got {self.criterion!r}.")
-        if not (0.0 <= self.gamma <= 1.0):
-            raise ValueError(f"The 'gamma' parameter must be in [0, 1], got {self.gamma!r}.")
+    def _fit(self, X, y, sample_weight, params):
+        self._check_estimator()
+        X, y = self._validate_input(X, y)
+        sample_weight = self._routed_fit_params(sample_weight, params).estimator.fit.get("sample_weight")
         template, grid, fits, info, loss = _path_fits(self.estimator, X, y, sample_weight, self.k_grid,
                                                       criterion_limit=True)
         crit = [information_criterion(loss, fit.coef, fit.b, self.criterion, self.gamma) for fit in fits]
@@ -445,3 +829,14 @@ class SparsityIC(_SparsitySearchBase):
         self.k_grid_ = grid
         self.k_ = int(grid[int(np.argmin(self.criterion_))])
         self._refit(X, y, sample_weight)
+
+    def get_metadata_routing(self):
+        """Get the metadata routing of this object: ``fit``'s metadata go to the estimator's fit.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            A :class:`~sklearn.utils.metadata_routing.MetadataRouter`.
+        """
+        return MetadataRouter(owner=self).add(estimator=self.estimator,
+                                              method_mapping=MethodMapping().add(caller="fit", callee="fit"))

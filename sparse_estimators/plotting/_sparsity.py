@@ -78,10 +78,14 @@ class SparsityPathDisplay:
         from ..model_selection import sparsity_path
 
         if hasattr(estimator, "cv_results_"):
-            grid = np.array([p["k"] for p in estimator.cv_results_["params"]])
-            scores = estimator.cv_results_["mean_test_score"]
-            std = estimator.cv_results_["std_test_score"]
-            name = "mean CV score"
+            results = estimator.cv_results_
+            grid = np.array([p["k"] for p in results["params"]])
+            # (several metrics: the one refit chose k by, else the first)
+            metric = "score" if "mean_test_score" in results else (
+                estimator.refit if isinstance(estimator.refit, str) and f"mean_test_{estimator.refit}" in results
+                else next(key[len("mean_test_"):] for key in results if key.startswith("mean_test_")))
+            scores, std = results[f"mean_test_{metric}"], results[f"std_test_{metric}"]
+            name = "mean CV score" if metric == "score" else f"mean CV {metric}"
         elif hasattr(estimator, "criterion_"):
             grid, scores, std = estimator.k_grid_, estimator.criterion_, None
             name = estimator.criterion.upper()

@@ -241,3 +241,62 @@ def get_operator(thresholding):
         "The 'thresholding' parameter must be one of 'hard', 'soft', 'reciprocal', "
         f"'lq' or a ThresholdingOperator instance, got {thresholding!r}."
     )
+
+
+class _NonNegative(ThresholdingOperator):
+    """``operator`` applied to the positive part of its input: the projection of ``positive=True``.
+
+    Negative entries are set to zero first, so the ``k`` entries (rows)
+    kept are the largest positive ones and the result is non-negative.
+    """
+
+    def __init__(self, operator):
+        self.operator = operator
+        self.is_hard = operator.is_hard
+
+    def shrink(self, a, tau):
+        """The wrapped operator's shrinkage.
+
+        Parameters
+        ----------
+        a : ndarray
+        tau : float
+
+        Returns
+        -------
+        ndarray
+        """
+        return self.operator.shrink(a, tau)
+
+    def support(self, z, k):
+        """The wrapped operator's support of ``max(z, 0)``.
+
+        Parameters
+        ----------
+        z : ndarray of shape (p,) or (p, m)
+        k : int
+
+        Returns
+        -------
+        ndarray
+        """
+        return self.operator.support(np.maximum(z, 0), k)
+
+    def __call__(self, z, k, *, return_support=False):
+        """The wrapped operator on ``max(z, 0)``.
+
+        Parameters
+        ----------
+        z : ndarray of shape (p,) or (p, m)
+        k : int
+        return_support : bool, default=False
+
+        Returns
+        -------
+        out : ndarray
+        support : ndarray, only when ``return_support`` is True
+        """
+        return self.operator(np.maximum(z, 0), k, return_support=return_support)
+
+    def __repr__(self):
+        return f"_NonNegative({self.operator!r})"

@@ -1,0 +1,107 @@
+"""``positive=True`` on the regressors: non-negative coefficients (issue 25).
+
+Checked against independent computations: the best non-negative support by
+exhaustive search over all supports (``scipy.optimize.nnls`` on each), and
+``LinearRegression(positive=True)`` on the selected columns.
+"""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LinearRegression
+
+from sparse_estimators import (
+    AcceleratedIHTRegressor,
+    IHTClassifier,
+    IHTRegressor,
+    IOBSRegressor,
+    RegularizedIHTRegressor,
+)
+from sparse_estimators.model_selection import SparsityCV, sparsity_path
+
+REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
+
+
+def _design(seed=0, n=200, p=10):
+    """Two strong negative-free features, one strong negative one, one weaker positive one."""
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    y = 2 * X[:, 0] - 3 * X[:, 1] + 1.5 * X[:, 2] + 1.0 * X[:, 5] + 0.3 * rng.standard_normal(n)
+    return X, y
+
+
+def _best_nonnegative_support(X, y, k, sample_weight=None):
+    w = np.ones(len(y)) if sample_weight is None else sample_weight
+    root = np.sqrt(w)
+    Xc, yc = X - np.average(X, axis=0, weights=w), y - np.average(y, weights=w)
+    return min(itertools.combinations(range(X.shape[1]), k),
+               key=lambda S: scipy.optimize.nnls(Xc[:, S] * root[:, None], yc * root)[1])
+
+
+@pytest.mark.parametrize("cls", REGRESSORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("precompute", [False, True])
+@pytest.mark.parametrize("k", [2, 3])
+def test_positive_finds_the_best_nonnegative_support(cls, precompute, k):
+    X, y = _design()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = cls(k=k, positive=True, precompute=precompute).fit(X, y)
+    unconstrained = cls(k=k, precompute=precompute).fit(X, y)
+    assert 1 in unconstrained.support_ and unconstrained.coef_[1] < 0  # the constraint matters here
+    np.testing.assert_array_equal(model.support_, _best_nonnegative_support(X, y, k))
+    assert np.all(model.coef_ >= 0)
+    ref = LinearRegression(positive=True).fit(X[:, model.support_], y)
+    np.testing.assert_allclose(model.coef_[model.support_], ref.coef_, rtol=1e-7)
+    assert model.intercept_ == pytest.approx(ref.intercept_, rel=1e-7)
+
+
+@pytest.mark.parametrize("cls", REGRESSORS, ids=lambda c: c.__name__)
+def test_positive_with_weights_sparse_input_and_several_targets(cls):
+    X, y = _design(seed=1)
+    w = np.random.RandomState(1).randint(1, 4, len(y)).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        weighted = cls(k=2, positive=True).fit(X, y, sample_weight=w)
+        sparse = cls(k=2, positive=True).fit(sp.csr_matrix(X), y)
+        multi = cls(k=2, positive=True).fit(X, np.column_stack([y, 0.5 * y]))
+    np.testing.assert_array_equal(weighted.support_, _best_nonnegative_support(X, y, 2, w))
+    ref = LinearRegression(positive=True).fit(X[:, weighted.support_], y, sample_weight=w)
+    np.testing.assert_allclose(weighted.coef_[weighted.support_], ref.coef_, rtol=1e-7)
+    np.testing.assert_array_equal(sparse.support_, _best_nonnegative_support(X, y, 2))
+    assert np.all(sparse.coef_ >= 0) and np.all(multi.coef_ >= 0)
+
+
+def test_positive_with_negative_true_effects_fits_the_best_nonnegative_model():
+    """Only negative true effects: the best non-negative model of k features uses what correlates positively."""
+    rng = np.random.RandomState(2)
+    X = rng.standard_normal((100, 5))
+    y = -X[:, 0] - 2 * X[:, 3]
+    model = IHTRegressor(k=2, positive=True).fit(X, y)
+    assert np.all(model.coef_ >= 0) and not {0, 3} & set(model.support_)
+    best = list(_best_nonnegative_support(X, y, 2))
+    ref = LinearRegression(positive=True).fit(X[:, best], y)
+    assert model.score(X, y) == pytest.approx(ref.score(X[:, best], y), abs=1e-10)
+
+
+def test_positive_along_the_path_the_automatic_k_and_sparsitycv():
+    X, y = _design(seed=3)
+    path = sparsity_path(IHTRegressor(positive=True), X, y, [1, 2, 3])
+    assert np.all(path.coefs >= 0)
+    for k, support in zip([1, 2, 3], path.supports, strict=True):
+        np.testing.assert_array_equal(support, _best_nonnegative_support(X, y, k))
+    auto = IHTRegressor(positive=True).fit(X, y)
+    np.testing.assert_array_equal(auto.support_, [0, 2, 5])  # every feature of positive effect, not feature 1
+    search = SparsityCV(IHTRegressor(positive=True), k_grid=range(1, 6), cv=3).fit(X, y)
+    assert np.all(search.best_estimator_.coef_ >= 0) and search.k_ >= 3
+
+
+def test_positive_is_validated_and_only_on_regressors():
+    X, y = _design()
+    with pytest.raises(ValueError, match="'positive' parameter of IHTRegressor"):
+        IHTRegressor(k=2, positive="yes").fit(X, y)
+    assert "positive" not in IHTClassifier().get_params()
