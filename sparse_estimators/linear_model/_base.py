@@ -28,6 +28,7 @@ from ..losses._design import column_extremes
 from ..model_selection._criteria import information_criterion, largest_k
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
+from ..structures import Groups, Structure, get_structure
 from ..thresholding import Hard, get_operator
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
@@ -151,7 +152,7 @@ class _SparseLinearBase(BaseEstimator):
     _k_patience = 10
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing=True, warm_start=False, verbose=0):
+                 fit_intercept=True, debias=True, splicing=True, groups=None, warm_start=False, verbose=0):
         self.k = k
         self.thresholding = thresholding
         self.step_size = step_size
@@ -160,6 +161,7 @@ class _SparseLinearBase(BaseEstimator):
         self.fit_intercept = fit_intercept
         self.debias = debias
         self.splicing = splicing
+        self.groups = groups
         self.warm_start = warm_start
         self.verbose = verbose
 
@@ -188,15 +190,34 @@ class _SparseLinearBase(BaseEstimator):
     def _validate_extra_params(self):
         """Check the hyperparameters that only some estimators have."""
 
-    def _effective_k(self, n_features):
-        """The sparsity level to fit (``k`` clipped to ``n_features``), or None to choose it."""
+    def _effective_k(self, n_units, unit="n_features"):
+        """The sparsity level to fit (``k`` clipped to the number of units), or None to choose it."""
         if self.k is None:
             return None
-        if self.k > n_features:
-            warnings.warn(f"k={self.k} is larger than n_features={n_features}; using k={n_features}.",
+        if self.k > n_units:
+            warnings.warn(f"k={self.k} is larger than {unit}={n_units}; using k={n_units}.",
                           UserWarning, stacklevel=3)
-            return n_features
+            return n_units
         return int(self.k)  # (numpy integers from grids such as np.arange)
+
+    def _structure(self, operator, n_features):
+        """The structure the operator acts through: rows, or the ``groups`` (validated against ``n_features``)."""
+        if isinstance(operator, Structure):
+            return operator
+        if self.groups is None:
+            return get_structure(operator)
+        groups = self.groups
+        if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
+            raise ValueError(f"The 'groups' parameter must be an array-like of one label per feature, "
+                             f"got {type(groups).__name__}.")
+        if len(groups) != n_features:
+            raise ValueError(f"The 'groups' parameter must have one label per feature: got {len(groups)} "
+                             f"labels for {n_features} features.")
+        try:
+            return get_structure(operator, groups)
+        except TypeError as exc:  # (unhashable or unorderable labels)
+            raise ValueError(f"The 'groups' labels must be hashable and sortable (e.g. ints or strings): "
+                             f"{exc}") from None
 
     # -- fitting ----------------------------------------------------------------
     def _initial_point(self, loss, coef_init, info=None):
@@ -261,6 +282,7 @@ class _SparseLinearBase(BaseEstimator):
             ``support``, ``n_iter``, ``loss_curve``.
         """
         start = time.perf_counter()
+        operator = self._structure(operator, loss.n_features)
         options = {"refitted_start": refitted_start} if screening else self._solver_options()
         solver = iht if screening else type(self)._solver
         debias = screening or self.debias
@@ -281,7 +303,7 @@ class _SparseLinearBase(BaseEstimator):
                           "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
         support = np.flatnonzero(np.any(W != 0, axis=1))
         n_exchanges, gradient = 0, result.gradient
-        if debias and not screening and self._splices(loss, k) and support.size:
+        if debias and not screening and operator.exchanges and self._splices(loss, k) and support.size:
             kwargs = self._splice_kwargs(loss, k) | ({} if second_search else {"screening_start": False})
             spliced = splice(loss, k, W, b, refitted=result.refitted, **kwargs)
             W, b, n_exchanges, gradient = spliced.coef, spliced.intercept, spliced.n_iter, None
@@ -304,7 +326,9 @@ class _SparseLinearBase(BaseEstimator):
         with all_or_nothing(self):
             operator = self._validate_params()
             loss, info = self._setup(X, y, sample_weight)
-            k = self._effective_k(loss.n_features)
+            operator = self._structure(operator, loss.n_features)
+            k = self._effective_k(operator.n_units(loss.n_features), "the number of groups"
+                                  if isinstance(operator, Groups) else "n_features")
             W0, b0 = self._initial_point(loss, coef_init, info)
             if k is None:
                 k, fit, selection = self._choose_k(loss, operator, W0, b0)
@@ -312,6 +336,10 @@ class _SparseLinearBase(BaseEstimator):
                 fit, selection = self._solve(loss, operator, k, W0, b0), {}
             self._store(fit, info)
             self.k_ = int(k)
+            if isinstance(operator, Groups):
+                self.groups_support_ = operator.labels[operator.units(self.support_)]
+            elif hasattr(self, "groups_support_"):  # (from an earlier fit with groups)
+                del self.groups_support_
             for name in ("k_path_", "criterion_path_", "k_criterion_"):
                 if name in selection:
                     setattr(self, name, selection[name])
@@ -343,12 +371,15 @@ class _SparseLinearBase(BaseEstimator):
         values = {}
 
         def stop(k, fit):
-            values[k] = information_criterion(loss, fit.coef, fit.b, criterion)
+            values[k] = information_criterion(loss, fit.coef, fit.b, criterion, structure=operator)
             best = min(values, key=values.get)
             return k - best >= self._k_patience
 
         top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
-        path = solve_path(self, loss, Hard(), range(1, top + 1), loss.zeros()[0], b0, screening=True, stop=stop)
+        units = operator.n_units(loss.n_features)
+        top = max(1, top * units // loss.n_features)  # (in units: groups of the mean size)
+        path = solve_path(self, loss, operator.with_operator(Hard()), range(1, top + 1), loss.zeros()[0], b0,
+                          screening=True, stop=stop)
         levels = np.array(sorted(values))
         curve = np.array([values[k] for k in levels])
         best = int(levels[np.argmin(curve)])
@@ -418,9 +449,11 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         return ({"switch_gate": 0.1} if large else {}) | self._splice_options
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing=True, precompute="auto", warm_start=False, verbose=0):
+                 fit_intercept=True, debias=True, splicing=True, precompute="auto",
+                 groups=None, warm_start=False, verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
-                         fit_intercept=fit_intercept, debias=debias, splicing=splicing, warm_start=warm_start,
+                         fit_intercept=fit_intercept, debias=debias, splicing=splicing,
+                         groups=groups, warm_start=warm_start,
                          verbose=verbose)
         self.precompute = precompute
 
@@ -531,11 +564,11 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
     _splice_auto_factor = 2.0
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing="auto", warm_start=False, verbose=0, alpha=1e-4,
+                 fit_intercept=True, debias=True, splicing="auto", groups=None, warm_start=False, verbose=0, alpha=1e-4,
                  class_weight=None):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter,
                          tol=tol, fit_intercept=fit_intercept, debias=debias, splicing=splicing,
-                         warm_start=warm_start, verbose=verbose)
+                         groups=groups, warm_start=warm_start, verbose=verbose)
         self.alpha = alpha
         self.class_weight = class_weight
 

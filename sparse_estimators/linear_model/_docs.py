@@ -70,6 +70,17 @@ default='hard'
         is the same up to rounding (values are then precise to about
         ``1e-16`` times the variance of ``y``, not of the residuals: for
         noiseless data use ``False``).""",
+    "groups": """groups : array-like of shape (n_features,) or None, default=None
+        One label per feature: the features with the same label form a group
+        that is selected or dropped as a whole, and ``k`` counts groups
+        (thresholding on the groups' l2 norms over their features and all
+        outputs or classes; see :class:`~sparse_estimators.structures.Groups`
+        and, to group the columns a ``ColumnTransformer`` makes from each
+        original variable, :func:`~sparse_estimators.structures.groups_from_feature_names`).
+        ``support_`` lists the selected features and ``groups_support_`` the
+        selected groups' labels. The splicing search exchanges single
+        features and is not run with groups (the fit is refitted on the
+        selected groups' features). None: every feature is its own unit.""",
     "warm_start": """warm_start : bool, default=False
         Start from the previous fit's coefficients when refitting.""",
     "verbose": """verbose : int, default=0
@@ -95,6 +106,8 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         Intercept (0 when ``fit_intercept=False``).
     support_ : ndarray of shape (n_selected,)
         Sorted indices of the selected features.
+    groups_support_ : ndarray of shape (n_selected_groups,)
+        Only with ``groups``: the sorted labels of the selected groups.
     n_iter_ : int
         Number of iterations of the sparse solver.
     n_exchanges_ : int
@@ -177,7 +190,7 @@ def fill_doc(**extra):
                                               else _SPLICING_CLASSIFIER_NOTE)
         fields.update(extra)  # per-class descriptions replace the shared ones, also in the groups
         names = [name for name in ("thresholding", "step_size", "max_iter", "tol", "fit_intercept", "debias",
-                                   "splicing", "precompute", "warm_start", "verbose")
+                                   "splicing", "precompute", "groups", "warm_start", "verbose")
                  if name in inspect.signature(cls.__init__).parameters]
         fields["solver_params"] = "\n\n    ".join(fields[name] for name in names)
         fields["classifier_params"] = "\n\n    ".join(fields[name] for name in ("alpha", "class_weight"))

@@ -7,7 +7,6 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
-from ..thresholding import select_top_k
 from ._criteria import largest_k
 
 
@@ -39,8 +38,10 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
     est = clone(estimator)
     operator = est._validate_params()
     loss, info = est._setup(X, y, sample_weight)
+    units = est._structure(operator, loss.n_features).n_units(loss.n_features)  # (k counts groups with groups)
     if criterion_limit:
-        top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
+        top = max(1, largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
+                  * units // loss.n_features)
         grid = np.arange(1, top + 1) if k_grid is None else _check_k_grid(k_grid, loss.n_features)
         if np.any(grid > top):
             warnings.warn(f"k_grid has values above {top}, the largest number of features an information "
@@ -53,12 +54,12 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
                                  "information criterion can judge on these data.")
     else:
         grid = _check_k_grid(k_grid, loss.n_features)
-    if np.any(grid > loss.n_features):
-        warnings.warn(f"k_grid has values above n_features={loss.n_features}; they are clipped to it.",
-                      UserWarning, stacklevel=3)
-    fits = solve_path(est, loss, operator, np.unique(np.minimum(grid, loss.n_features)),
+    if np.any(grid > units):
+        warnings.warn(f"k_grid has values above {units}, the number of features (or groups); they are clipped "
+                      "to it.", UserWarning, stacklevel=3)
+    fits = solve_path(est, loss, operator, np.unique(np.minimum(grid, units)),
                       *est._initial_point(loss, None, info), second_search=second_search)
-    return est, grid, [fits[int(min(k, loss.n_features))] for k in grid], info, loss
+    return est, grid, [fits[int(min(k, units))] for k in grid], info, loss
 
 
 def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None, second_search=True):
@@ -92,10 +93,11 @@ def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None,
         ``{k: _Fit}`` for the levels solved.
     """
     fits, gradient = {}, None
+    structure = est._structure(operator, loss.n_features)
     for k in levels:
         k = int(k)
         if fits:  # (the gradient at the last solution, when its solver left it there)
-            W, b = _expand(loss, W, b, k, gradient)
+            W, b = _expand(loss, W, b, k, gradient, structure)
         fit = est._solve(loss, operator, k, W, b, screening=screening, refitted_start=bool(fits),
                          second_search=second_search)
         fits[k] = fit
@@ -105,24 +107,21 @@ def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None,
     return fits
 
 
-def _expand(loss, W, b, k, gradient=None):
+def _expand(loss, W, b, k, gradient, structure):
     """Warm start for level ``k`` from a sparser solution: add, by gradient, and refit.
 
-    The rows of largest gradient norm outside the current support fill it up
-    to ``k`` (ties: lower index), and the loss is minimised on the enlarged
-    support (an orthogonal-matching-pursuit step). The solver then starts
-    from a point that is optimal on its support, so a stable support
-    converges in one or two iterations.
+    The units (features, or groups) of largest gradient norm outside the
+    current support fill it up to ``k`` (ties: lower index), and the loss is
+    minimised on the enlarged support (an orthogonal-matching-pursuit step).
+    The solver then starts from a point that is optimal on its support, so a
+    stable support converges in one or two iterations.
     """
-    support = np.flatnonzero(np.any(W != 0, axis=1))
-    missing = k - support.size
+    mask = np.any(W != 0, axis=1)
+    missing = k - structure.units(np.flatnonzero(mask)).size
     if missing <= 0:
         return W, b
     gW = loss.value_and_gradient(W, b)[1] if gradient is None else gradient
-    mags = np.sqrt(np.einsum("ij,ij->i", gW, gW))
-    mags[support] = -1.0
-    added = select_top_k(mags, missing)[0]
-    return loss.refit(np.union1d(support, added), W, b)
+    return loss.refit(np.flatnonzero(structure.expand(gW, mask, missing)), W, b)
 
 
 def _fitted_estimator(template, fit, info, k):

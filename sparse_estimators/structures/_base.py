@@ -1,0 +1,142 @@
+"""The structure a thresholding operator acts through: which coefficients are kept or dropped together.
+
+A structure wraps a :class:`~sparse_estimators.thresholding.ThresholdingOperator`
+and is used by every solver in its place: it projects a coefficient matrix
+``W`` (n_features, n_outputs) at level ``k`` (``k`` counts the structure's
+*units*: features, or groups of features), reports the support, scores the
+units for expansion and screening, and says whether the splicing search may
+exchange its units. Supports are always sorted *feature* indices, so the
+losses (refit, restricted products) need nothing new. The developer page
+``doc/developers.rst`` states the contract.
+"""
+
+import copy
+
+import numpy as np
+
+from ..thresholding import select_top_k
+
+__all__ = ["Structure", "Rows", "get_structure"]
+
+
+class Structure:
+    """Base class: a thresholding operator applied through a structure.
+
+    Parameters
+    ----------
+    operator : ThresholdingOperator
+        The operator whose ``shrink`` maps the kept units' magnitudes.
+    """
+
+    #: the splicing search may exchange this structure's units
+    exchanges = True
+
+    def __init__(self, operator):
+        self.operator = operator
+
+    def with_operator(self, operator):
+        """The same structure applied with another operator."""
+        new = copy.copy(self)
+        new.operator = operator
+        return new
+
+    @property
+    def is_hard(self):
+        """Whether the projection keeps the selected coefficients unchanged."""
+        return self.operator.is_hard
+
+    def n_units(self, n_features):
+        """The number of units among ``n_features`` features (what ``k`` counts)."""
+        raise NotImplementedError
+
+    def unit_scores(self, G):
+        """The l2 norm of each unit of ``G`` (n_features, n_outputs), shape (n_units,)."""
+        raise NotImplementedError
+
+    def units(self, features):
+        """Sorted units holding the given feature indices."""
+        raise NotImplementedError
+
+    def features(self, units):
+        """Sorted feature indices of the given units."""
+        raise NotImplementedError
+
+    def __call__(self, W, k, *, return_support=False):
+        """Project ``W`` onto ``k`` units; ``return_support`` also returns the kept features (sorted)."""
+        raise NotImplementedError
+
+    def support(self, W, k):
+        """The features (sorted) that the projection of ``W`` at level ``k`` keeps."""
+        return self(W, k, return_support=True)[1]
+
+    def expand(self, G, mask, k):
+        """A feature mask: ``mask`` plus the features of the ``k`` units of largest ``G`` norm outside it.
+
+        The support expansion of accelerated IHT (Khanna & Kyrillidis,
+        Algorithm 1) and of the warm-started path.
+        """
+        scores = self.unit_scores(G)
+        current = np.zeros(scores.size, dtype=bool)
+        current[self.units(np.flatnonzero(mask))] = True
+        out = mask.copy()
+        outside = np.flatnonzero(~current)
+        if outside.size:
+            out[self.features(outside[select_top_k(scores[outside], k)[0]])] = True
+        return out
+
+
+class Rows(Structure):
+    """Row sparsity, the default: each feature is a unit, its row of coefficients (all outputs) kept or dropped.
+
+    Exactly the operator's own selection by row l2 norm (by magnitude for
+    one output); ``k`` counts features.
+    """
+
+    def n_units(self, n_features):  # noqa: D102
+        return n_features
+
+    def unit_scores(self, G):  # noqa: D102
+        return np.sqrt(np.einsum("ij,ij->i", G, G))
+
+    def units(self, features):  # noqa: D102
+        return np.asarray(features)
+
+    def features(self, units):  # noqa: D102
+        return np.asarray(units)
+
+    def __call__(self, W, k, *, return_support=False):  # noqa: D102
+        return self.operator(W, k, return_support=return_support)
+
+    def support(self, W, k):  # noqa: D102
+        return self.operator.support(W, k)
+
+    def expand(self, G, mask, k):  # noqa: D102
+        mags = self.unit_scores(G)
+        out = mask.copy()
+        outside = np.flatnonzero(~mask)
+        if outside.size:
+            out[outside[select_top_k(mags[outside], k)[0]]] = True
+        return out
+
+
+def get_structure(operator, groups=None):
+    """The structure of a fit: :class:`Rows` without ``groups``, else :class:`~sparse_estimators.structures.Groups`.
+
+    Parameters
+    ----------
+    operator : ThresholdingOperator or Structure
+        A structure is returned as it is.
+    groups : array-like of shape (n_features,) or None
+        One label per feature.
+
+    Returns
+    -------
+    Structure
+    """
+    if isinstance(operator, Structure):
+        return operator
+    if groups is None:
+        return Rows(operator)
+    from ._groups import Groups
+
+    return Groups(operator, groups)
