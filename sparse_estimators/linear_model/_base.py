@@ -207,6 +207,12 @@ class _SparseLinearBase(BaseEstimator):
         if self.groups is None:
             return get_structure(operator)
         groups = self.groups
+        if callable(groups):  # (e.g. groups_from_feature_names: labels from the input's column names)
+            if not hasattr(self, "feature_names_in_"):
+                raise ValueError("The 'groups' parameter is a callable of the feature names, but X has none: "
+                                 "pass a DataFrame (in a Pipeline, .set_output(transform='pandas') on the "
+                                 "transformer before this estimator).")
+            groups = groups(self.feature_names_in_)
         if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
             raise ValueError(f"The 'groups' parameter must be an array-like of one label per feature, "
                              f"got {type(groups).__name__}.")

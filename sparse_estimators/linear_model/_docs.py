@@ -70,8 +70,9 @@ default='hard'
         is the same up to rounding (values are then precise to about
         ``1e-16`` times the variance of ``y``, not of the residuals: for
         noiseless data use ``False``).""",
-    "groups": """groups : array-like of shape (n_features,) or None, default=None
-        One label per feature: the features with the same label form a group
+    "groups": """groups : array-like of shape (n_features,), callable or None, default=None
+        One label per feature (or a callable returning them from the input's
+        feature names at fit time): the features with the same label form a group
         that is selected or dropped as a whole, and ``k`` counts groups
         (thresholding on the groups' l2 norms over their features and all
         outputs or classes; see :class:`~sparse_estimators.structures.Groups`
