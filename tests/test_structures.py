@@ -185,3 +185,69 @@ def test_groups_from_feature_names_prefers_the_longest_variable():
     assert g(["a__s1", "a__sex_m", "a__s_x", "s"]).tolist() == ["s1", "sex", "s", "s"]
     with pytest.raises(ValueError, match="comes from none"):
         g(["a__bmi"])
+
+
+def _forced_data(classification=False):
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((200, 30))
+    y = X[:, 3] - 2 * X[:, 7] + X[:, 11] + 0.3 * rng.standard_normal(200)
+    return X, ((y > 0).astype(int) if classification else y)
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("thresholding", ["hard", "reciprocal"])
+@pytest.mark.parametrize("debias", [True, False])
+def test_always_select_is_kept_and_counts_towards_k(cls, thresholding, debias):
+    X, y = _forced_data(cls.__name__.endswith("Classifier"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        free = cls(k=2, thresholding=thresholding, debias=debias).fit(X, y)
+        est = cls(k=3, always_select=[20], thresholding=thresholding, debias=debias).fit(X, y)
+    assert 20 in est.support_ and est.support_.size == 3
+    assert np.all(np.atleast_2d(est.coef_)[:, 20] != 0) or not debias  # refitted: a real coefficient
+    # feature 20 is pure noise: the two other slots go where k=2 without it puts them
+    np.testing.assert_array_equal(np.setdiff1d(est.support_, [20]), free.support_)
+
+
+def test_forced_projection_keeps_forced_units_unshrunk():
+    rng = np.random.RandomState(4)
+    W = rng.standard_normal((10, 2))
+    W[6] *= 1e-3  # a forced row far below the threshold
+    structure = Rows(Reciprocal(0.0)).with_forced([6])
+    out, support = structure(W, 3, return_support=True)
+    norms = np.linalg.norm(W, axis=1)
+    others = np.setdiff1d(np.arange(10), [6])
+    top = others[np.argsort(-norms[others])[:2]]
+    np.testing.assert_array_equal(support, np.sort(np.r_[top, 6]))
+    np.testing.assert_array_equal(out[6], W[6])
+    tau = np.sort(norms[others])[::-1][2]  # the largest norm left out, among the free rows
+    expected = Reciprocal(0.0).shrink(norms[top], tau)
+    np.testing.assert_allclose(np.linalg.norm(out[top], axis=1), expected)
+
+
+def test_always_select_with_groups_choose_k_and_splicing():
+    X, y, groups = _group_data()
+    est = IHTRegressor(k=3, groups=groups, always_select=["g9"]).fit(X, y)
+    np.testing.assert_array_equal(est.groups_support_, ["g1", "g4", "g9"])
+    auto = IHTRegressor(always_select=[29]).fit(X, y)  # k=None: the path starts at one feature, the forced one
+    assert 29 in auto.support_
+    rng = np.random.RandomState(5)
+    Xs = rng.standard_normal((100, 200))
+    ys = Xs[:, :5] @ np.array([2.0, -1.5, 1.0, 1.0, -1.0]) + 0.5 * rng.standard_normal(100)
+    spliced = IHTRegressor(k=6, always_select=[150]).fit(Xs, ys)  # splicing never exchanges 150 out
+    assert 150 in spliced.support_
+    np.testing.assert_array_equal(np.setdiff1d(spliced.support_, [150]), np.arange(5))
+
+
+def test_always_select_bad_input_is_named():
+    X, y = _forced_data()
+    cases = [(dict(k=2, always_select=[1, 2, 3]), "more than k=2"),
+             (dict(k=2, always_select=[30]), r"indices in \[0, 30\)"),
+             (dict(k=2, always_select=["a"]), "feature indices"),
+             (dict(k=2, always_select=[[1, 2]]), "1-D"),
+             (dict(k=2, groups=np.repeat(np.arange(10), 3), always_select=[11]), "not in 'groups'")]
+    for params, message in cases:
+        est = IHTRegressor(**params)
+        with pytest.raises(ValueError, match=message):
+            est.fit(X, y)
+        assert not hasattr(est, "coef_")

@@ -70,11 +70,11 @@ class AcceleratedIHTRegressor(_MomentumMixin, SparseRegressorBase):
 
     def __init__(self, k=None, *, momentum=0.25, thresholding="hard", step_size="auto", max_iter=1000,
                  tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto",
-                 groups=None, warm_start=False,
+                 groups=None, always_select=None, warm_start=False,
                  verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, precompute=precompute,
-                         groups=groups, warm_start=warm_start, verbose=verbose)
+                         groups=groups, always_select=always_select, warm_start=warm_start, verbose=verbose)
         self.momentum = momentum
 
 
@@ -111,10 +111,10 @@ class AcceleratedIHTClassifier(_MomentumMixin, SparseClassifierBase):
 
     def __init__(self, k=None, *, momentum=0.25, thresholding="hard", step_size="auto", max_iter=1000,
                  tol=1e-4, fit_intercept=True, debias=True, splicing="auto",
-                 groups=None, warm_start=False, verbose=0, alpha=1e-4,
+                 groups=None, always_select=None, warm_start=False, verbose=0, alpha=1e-4,
                  class_weight=None):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing,
-                         groups=groups, warm_start=warm_start, verbose=verbose,
+                         groups=groups, always_select=always_select, warm_start=warm_start, verbose=verbose,
                          alpha=alpha, class_weight=class_weight)
         self.momentum = momentum

@@ -152,7 +152,8 @@ class _SparseLinearBase(BaseEstimator):
     _k_patience = 10
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing=True, groups=None, warm_start=False, verbose=0):
+                 fit_intercept=True, debias=True, splicing=True,
+                 groups=None, always_select=None, warm_start=False, verbose=0):
         self.k = k
         self.thresholding = thresholding
         self.step_size = step_size
@@ -162,6 +163,7 @@ class _SparseLinearBase(BaseEstimator):
         self.debias = debias
         self.splicing = splicing
         self.groups = groups
+        self.always_select = always_select
         self.warm_start = warm_start
         self.verbose = verbose
 
@@ -201,11 +203,14 @@ class _SparseLinearBase(BaseEstimator):
         return int(self.k)  # (numpy integers from grids such as np.arange)
 
     def _structure(self, operator, n_features):
-        """The structure the operator acts through: rows, or the ``groups`` (validated against ``n_features``)."""
+        """The structure the operator acts through: rows or the ``groups``, keeping ``always_select``.
+
+        Validated against ``n_features``; a structure is returned as it is.
+        """
         if isinstance(operator, Structure):
             return operator
         if self.groups is None:
-            return get_structure(operator)
+            return self._with_forced(get_structure(operator), n_features)
         groups = self.groups
         if callable(groups):  # (e.g. groups_from_feature_names: labels from the input's column names)
             if not hasattr(self, "feature_names_in_"):
@@ -220,10 +225,33 @@ class _SparseLinearBase(BaseEstimator):
             raise ValueError(f"The 'groups' parameter must have one label per feature: got {len(groups)} "
                              f"labels for {n_features} features.")
         try:
-            return get_structure(operator, groups)
+            structure = get_structure(operator, groups)
         except TypeError as exc:  # (unhashable or unorderable labels)
             raise ValueError(f"The 'groups' labels must be hashable and sortable (e.g. ints or strings): "
                              f"{exc}") from None
+        return self._with_forced(structure, n_features)
+
+    def _with_forced(self, structure, n_features):
+        """``structure`` keeping the ``always_select`` features (or groups), validated."""
+        if self.always_select is None:
+            return structure
+        chosen = np.atleast_1d(np.asarray(self.always_select))
+        if chosen.ndim != 1:
+            raise ValueError(f"The 'always_select' parameter must be a 1-D sequence, got shape {chosen.shape}.")
+        if isinstance(structure, Groups):
+            missing = [label for label in chosen.tolist() if label not in set(structure.labels.tolist())]
+            if missing:
+                raise ValueError(f"The 'always_select' parameter names groups that are not in 'groups': {missing}.")
+            units = np.searchsorted(structure.labels, chosen)
+        else:
+            if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
+                raise ValueError(f"The 'always_select' parameter must hold feature indices (integers) without "
+                                 f"'groups', got {chosen.dtype} values.")
+            if chosen.size and (chosen.min() < 0 or chosen.max() >= n_features):
+                raise ValueError(f"The 'always_select' parameter must hold indices in [0, {n_features}), "
+                                 f"got {sorted(set(chosen.tolist()))}.")
+            units = chosen
+        return structure.with_forced(units)
 
     # -- fitting ----------------------------------------------------------------
     def _initial_point(self, loss, coef_init, info=None):
@@ -309,8 +337,16 @@ class _SparseLinearBase(BaseEstimator):
                           "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
         support = np.flatnonzero(np.any(W != 0, axis=1))
         n_exchanges, gradient = 0, result.gradient
+        if operator.forced is not None and debias:  # (a forced feature whose coefficient is still 0)
+            forced = operator.features(operator.forced)
+            if not np.isin(forced, support).all():
+                support = np.union1d(support, forced)
+                W, b = loss.refit(support, W, b)
+                result.refitted, gradient = True, None
         if debias and not screening and operator.exchanges and self._splices(loss, k) and support.size:
             kwargs = self._splice_kwargs(loss, k) | ({} if second_search else {"screening_start": False})
+            if operator.forced is not None:
+                kwargs["forced"] = operator.features(operator.forced)
             spliced = splice(loss, k, W, b, refitted=result.refitted, **kwargs)
             W, b, n_exchanges, gradient = spliced.coef, spliced.intercept, spliced.n_iter, None
         elif debias and support.size and not result.refitted:
@@ -335,6 +371,10 @@ class _SparseLinearBase(BaseEstimator):
             operator = self._structure(operator, loss.n_features)
             k = self._effective_k(operator.n_units(loss.n_features), "the number of groups"
                                   if isinstance(operator, Groups) else "n_features")
+            n_forced = 0 if operator.forced is None else operator.forced.size
+            if k is not None and n_forced > k:
+                raise ValueError(f"The 'always_select' parameter names {n_forced} features (or groups), more "
+                                 f"than k={k}: they count towards k.")
             W0, b0 = self._initial_point(loss, coef_init, info)
             if k is None:
                 k, fit, selection = self._choose_k(loss, operator, W0, b0)
@@ -384,8 +424,9 @@ class _SparseLinearBase(BaseEstimator):
         top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
         units = operator.n_units(loss.n_features)
         top = max(1, top * units // loss.n_features)  # (in units: groups of the mean size)
-        path = solve_path(self, loss, operator.with_operator(Hard()), range(1, top + 1), loss.zeros()[0], b0,
-                          screening=True, stop=stop)
+        first = 1 if operator.forced is None else max(1, operator.forced.size)
+        path = solve_path(self, loss, operator.with_operator(Hard()), range(first, max(top, first) + 1),
+                          loss.zeros()[0], b0, screening=True, stop=stop)
         levels = np.array(sorted(values))
         curve = np.array([values[k] for k in levels])
         best = int(levels[np.argmin(curve)])
@@ -456,10 +497,10 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
                  fit_intercept=True, debias=True, splicing=True, precompute="auto",
-                 groups=None, warm_start=False, verbose=0):
+                 groups=None, always_select=None, warm_start=False, verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing,
-                         groups=groups, warm_start=warm_start,
+                         groups=groups, always_select=always_select, warm_start=warm_start,
                          verbose=verbose)
         self.precompute = precompute
 
@@ -570,11 +611,12 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
     _splice_auto_factor = 2.0
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing="auto", groups=None, warm_start=False, verbose=0, alpha=1e-4,
+                 fit_intercept=True, debias=True, splicing="auto",
+                 groups=None, always_select=None, warm_start=False, verbose=0, alpha=1e-4,
                  class_weight=None):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter,
                          tol=tol, fit_intercept=fit_intercept, debias=debias, splicing=splicing,
-                         groups=groups, warm_start=warm_start, verbose=verbose)
+                         groups=groups, always_select=always_select, warm_start=warm_start, verbose=verbose)
         self.alpha = alpha
         self.class_weight = class_weight
 

@@ -82,6 +82,12 @@ default='hard'
         selected groups' labels. The splicing search exchanges single
         features and is not run with groups (the fit is refitted on the
         selected groups' features). None: every feature is its own unit.""",
+    "always_select": """always_select : array-like of int (or of group labels) or None, default=None
+        Features (their indices; with ``groups``, group labels) that every
+        fit keeps, as abess's ``always_select``. They count towards ``k``
+        (more of them than ``k`` is an error), are kept unshrunk by the
+        thresholding operator, never exchanged out by the splicing search,
+        and the automatic choice of ``k`` starts at their number.""",
     "warm_start": """warm_start : bool, default=False
         Start from the previous fit's coefficients when refitting.""",
     "verbose": """verbose : int, default=0
@@ -191,7 +197,8 @@ def fill_doc(**extra):
                                               else _SPLICING_CLASSIFIER_NOTE)
         fields.update(extra)  # per-class descriptions replace the shared ones, also in the groups
         names = [name for name in ("thresholding", "step_size", "max_iter", "tol", "fit_intercept", "debias",
-                                   "splicing", "precompute", "groups", "warm_start", "verbose")
+                                   "splicing", "precompute", "groups", "always_select", "warm_start",
+                                   "verbose")
                  if name in inspect.signature(cls.__init__).parameters]
         fields["solver_params"] = "\n\n    ".join(fields[name] for name in names)
         fields["classifier_params"] = "\n\n    ".join(fields[name] for name in ("alpha", "class_weight"))

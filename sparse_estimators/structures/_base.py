@@ -6,8 +6,8 @@ and is used by every solver in its place: it projects a coefficient matrix
 *units*: features, or groups of features), reports the support, scores the
 units for expansion and screening, and says whether the splicing search may
 exchange its units. Supports are always sorted *feature* indices, so the
-losses (refit, restricted products) need nothing new. The developer page
-``doc/developers.rst`` states the contract.
+losses (refit, restricted products) need nothing new. The developer guide
+(``doc/developers.rst``) states the contract.
 """
 
 import copy
@@ -22,14 +22,25 @@ __all__ = ["Structure", "Rows", "get_structure"]
 class Structure:
     """Base class: a thresholding operator applied through a structure.
 
+    Subclasses define the units (:meth:`n_units`, :meth:`unit_scores`,
+    :meth:`units`, :meth:`features`); the projection, with or without forced
+    units, is shared.
+
     Parameters
     ----------
     operator : ThresholdingOperator
         The operator whose ``shrink`` maps the kept units' magnitudes.
+
+    Attributes
+    ----------
+    forced : ndarray of int or None
+        Units every projection keeps (``always_select``); they count towards
+        ``k`` and are kept unshrunk. Set by :meth:`with_forced`.
     """
 
     #: the splicing search may exchange this structure's units
     exchanges = True
+    forced = None
 
     def __init__(self, operator):
         self.operator = operator
@@ -38,6 +49,13 @@ class Structure:
         """The same structure applied with another operator."""
         new = copy.copy(self)
         new.operator = operator
+        return new
+
+    def with_forced(self, units):
+        """The same structure, keeping ``units`` (unit indices) in every projection."""
+        new = copy.copy(self)
+        units = np.unique(np.asarray(units, dtype=np.intp))
+        new.forced = units if units.size else None
         return new
 
     @property
@@ -61,9 +79,43 @@ class Structure:
         """Sorted feature indices of the given units."""
         raise NotImplementedError
 
-    def __call__(self, W, k, *, return_support=False):
-        """Project ``W`` onto ``k`` units; ``return_support`` also returns the kept features (sorted)."""
+    def unit_of_features(self, n_features):
+        """The unit of each feature, shape (n_features,)."""
         raise NotImplementedError
+
+    def __call__(self, W, k, *, return_support=False):
+        """Project ``W`` onto ``k`` units; ``return_support`` also returns the kept features (sorted).
+
+        The ``k`` units of largest l2 norm (ties: lower unit) are kept, and
+        forced units first; the others' norms are mapped by the operator's
+        ``shrink`` at ``tau``, the largest norm left out, and each kept unit
+        is rescaled as a whole (hard thresholding keeps them unchanged).
+        """
+        W = np.asarray(W)
+        if W.dtype.kind != "f":
+            W = W.astype(np.float64)
+        W2 = W if W.ndim == 2 else W[:, None]
+        norms = self.unit_scores(W2)
+        if self.forced is None:
+            kept, tau = select_top_k(norms, k)
+            free = kept
+        else:
+            others = np.setdiff1d(np.arange(norms.size), self.forced)
+            chosen, tau = select_top_k(norms[others], max(k - self.forced.size, 0))
+            free = others[chosen]
+            kept = np.union1d(self.forced, free)
+        support = self.features(kept)
+        out = np.zeros_like(W2)
+        out[support] = W2[support]
+        if not self.is_hard and tau > 0 and free.size:
+            new = self.operator.shrink(norms[free], tau)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ratio = np.where(norms[free] > 0, new / norms[free], 0.0)
+            scale = np.ones(norms.size)
+            scale[free] = ratio
+            out[support] *= scale[self.unit_of_features(W2.shape[0])[support]][:, None]
+        out = out if W.ndim == 2 else out[:, 0]
+        return (out, support) if return_support else out
 
     def support(self, W, k):
         """The features (sorted) that the projection of ``W`` at level ``k`` keeps."""
@@ -73,12 +125,15 @@ class Structure:
         """A feature mask: ``mask`` plus the features of the ``k`` units of largest ``G`` norm outside it.
 
         The support expansion of accelerated IHT (Khanna & Kyrillidis,
-        Algorithm 1) and of the warm-started path.
+        Algorithm 1) and of the warm-started path. Forced units are always in it.
         """
         scores = self.unit_scores(G)
         current = np.zeros(scores.size, dtype=bool)
         current[self.units(np.flatnonzero(mask))] = True
         out = mask.copy()
+        if self.forced is not None:
+            current[self.forced] = True
+            out[self.features(self.forced)] = True
         outside = np.flatnonzero(~current)
         if outside.size:
             out[self.features(outside[select_top_k(scores[outside], k)[0]])] = True
@@ -88,8 +143,12 @@ class Structure:
 class Rows(Structure):
     """Row sparsity, the default: each feature is a unit, its row of coefficients (all outputs) kept or dropped.
 
-    Exactly the operator's own selection by row l2 norm (by magnitude for
-    one output); ``k`` counts features.
+    Without forced features, exactly the operator's own selection by row l2
+    norm (by magnitude for one output); ``k`` counts features.
+
+    Parameters
+    ----------
+    operator : ThresholdingOperator
     """
 
     def n_units(self, n_features):  # noqa: D102
@@ -99,18 +158,25 @@ class Rows(Structure):
         return np.sqrt(np.einsum("ij,ij->i", G, G))
 
     def units(self, features):  # noqa: D102
-        return np.asarray(features)
+        return np.asarray(features, dtype=np.intp)
 
     def features(self, units):  # noqa: D102
-        return np.asarray(units)
+        return np.asarray(units, dtype=np.intp)
+
+    def unit_of_features(self, n_features):  # noqa: D102
+        return np.arange(n_features)
 
     def __call__(self, W, k, *, return_support=False):  # noqa: D102
-        return self.operator(W, k, return_support=return_support)
+        if self.forced is None:  # (the operator itself: fits without forced features are bit-identical)
+            return self.operator(W, k, return_support=return_support)
+        return super().__call__(W, k, return_support=return_support)
 
     def support(self, W, k):  # noqa: D102
-        return self.operator.support(W, k)
+        return self.operator.support(W, k) if self.forced is None else super().support(W, k)
 
     def expand(self, G, mask, k):  # noqa: D102
+        if self.forced is not None:
+            return super().expand(G, mask, k)
         mags = self.unit_scores(G)
         out = mask.copy()
         outside = np.flatnonzero(~mask)

@@ -2,17 +2,16 @@
 
 import numpy as np
 
-from ..thresholding import select_top_k
 from ._base import Structure
 
 
 class Groups(Structure):
     """Feature groups: ``k`` counts groups, thresholded on their l2 norms over features and outputs.
 
-    The projection keeps the ``k`` groups of largest norm (ties: the group
-    whose label sorts first) and maps their norms with the operator's
-    ``shrink`` at ``tau``, the largest norm left out, rescaling each kept
-    group (hard thresholding keeps them unchanged).
+    The projection (:meth:`Structure.__call__`) keeps the ``k`` groups of
+    largest norm (ties: the group whose label sorts first) and maps their
+    norms with the operator's ``shrink`` at ``tau``, the largest norm left
+    out, rescaling each kept group (hard thresholding keeps them unchanged).
 
     Parameters
     ----------
@@ -57,23 +56,8 @@ class Groups(Structure):
             return np.empty(0, dtype=np.intp)
         return np.sort(np.concatenate([self._members[u] for u in units]))
 
-    def __call__(self, W, k, *, return_support=False):  # noqa: D102
-        W = np.asarray(W, dtype=float)
-        W2 = W if W.ndim == 2 else W[:, None]
-        norms = self.unit_scores(W2)
-        kept, tau = select_top_k(norms, k)
-        support = self.features(kept)
-        out = np.zeros_like(W2)
-        if self.is_hard or tau == 0:
-            out[support] = W2[support]
-        else:
-            new = self.operator.shrink(norms[kept], tau)
-            scale = np.zeros(self.labels.size)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                scale[kept] = np.where(norms[kept] > 0, new / norms[kept], 0.0)
-            out[support] = W2[support] * scale[self.codes[support]][:, None]
-        out = out if W.ndim == 2 else out[:, 0]
-        return (out, support) if return_support else out
+    def unit_of_features(self, n_features):  # noqa: D102
+        return self.codes
 
 
 class groups_from_feature_names:  # noqa: N801 - used like a function: ``groups=groups_from_feature_names(...)``
