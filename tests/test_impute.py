@@ -24,7 +24,7 @@ from sklearn.model_selection import KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sparse_estimators.impute import LowRankImputer, complete_matrix
+from sparse_estimators.impute import LowRankImputer, choose_rank, complete_matrix
 from sparse_estimators.impute._completion import _randomized_svd
 from sparse_estimators.thresholding import Hard, Lq, Reciprocal, Soft, project_rank, threshold_singular_values
 
@@ -395,3 +395,30 @@ def test_imputer_rank_clipping_and_empty_rows_and_columns():
     np.testing.assert_array_equal(full.transform(X), X)
     reference = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:2]
     np.testing.assert_allclose(np.abs(full.components_ @ reference.T), np.eye(2), atol=1e-6)
+
+
+# -- choosing the rank --------------------------------------------------------------------------------------
+def test_choose_rank_finds_the_true_rank_of_a_noisy_matrix():
+    rng = np.random.default_rng(22)
+    M = low_rank(150, 100, 4, seed=22)
+    noisy = M + 0.3 * rng.standard_normal(M.shape)
+    rows, cols = np.nonzero(rng.uniform(size=M.shape) < 0.4)
+    result = choose_rank((rows, cols, noisy[rows, cols]), [1, 2, 3, 4, 5, 6, 8, 12], shape=M.shape, n_repeats=2)
+    assert result.best_rank == 4
+    assert result.errors.shape == (8, 2)
+    errors = dict(zip(result.ranks.tolist(), result.mean_errors, strict=True))
+    # underfitting costs signal, overfitting fits noise: both measurably worse than the true rank
+    assert errors[4] < 0.8 * errors[3] and errors[4] < 0.9 * errors[12]
+    # the held-out RMSE at the true rank is of the order of the noise (0.3)
+    assert 0.25 < errors[4] < 0.45
+
+
+def test_choose_rank_rejects_bad_input():
+    M = low_rank(20, 10, 2)
+    obs = sp.csr_matrix(M)
+    with pytest.raises(ValueError, match="'ranks' parameter"):
+        choose_rank(obs, [])
+    with pytest.raises(ValueError, match="'ranks' parameter"):
+        choose_rank(obs, [2, 10])
+    with pytest.raises(ValueError, match="'holdout' parameter"):
+        choose_rank(obs, [2], holdout=1.0)
