@@ -12,6 +12,7 @@ from .linear_model import (
     IHTRegressor,
     IOBSClassifier,
     IOBSRegressor,
+    ReducedRankRegressor,
     RegularizedIHTClassifier,
     RegularizedIHTRegressor,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "IHTRegressor",
     "IOBSClassifier",
     "IOBSRegressor",
+    "ReducedRankRegressor",
     "RegularizedIHTClassifier",
     "RegularizedIHTRegressor",
     "__version__",

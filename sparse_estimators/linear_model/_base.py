@@ -202,13 +202,15 @@ class _SparseLinearBase(BaseEstimator):
             return n_units
         return int(self.k)  # (numpy integers from grids such as np.arange)
 
-    def _structure(self, operator, n_features):
+    def _structure(self, operator, loss):
         """The structure the operator acts through: rows or the ``groups``, keeping ``always_select``.
 
-        Validated against ``n_features``; a structure is returned as it is.
+        Validated against the loss's number of features; a structure is
+        returned as it is.
         """
         if isinstance(operator, Structure):
             return operator
+        n_features = loss.n_features
         if self.groups is None:
             return self._with_forced(get_structure(operator), n_features)
         groups = self.groups
@@ -285,6 +287,10 @@ class _SparseLinearBase(BaseEstimator):
     def _solver_options(self):
         return {name: getattr(self, name) for name in self._solver_params}
 
+    def _sparse_solver(self):
+        """The solver function of this fit (``_solver``; an estimator with a ``solver`` parameter overrides it)."""
+        return type(self)._solver
+
     def _splices(self, loss, k):
         """Whether the fit runs the splicing search (``splicing`` resolved)."""
         if isinstance(self.splicing, str):  # 'auto'
@@ -316,9 +322,9 @@ class _SparseLinearBase(BaseEstimator):
             ``support``, ``n_iter``, ``loss_curve``.
         """
         start = time.perf_counter()
-        operator = self._structure(operator, loss.n_features)
+        operator = self._structure(operator, loss)
         options = {"refitted_start": refitted_start} if screening else self._solver_options()
-        solver = iht if screening else type(self)._solver
+        solver = iht if screening else self._sparse_solver()
         debias = screening or self.debias
         if debias and _takes(solver, "support_refit"):
             # the fit ends with a refit on the support: jump there once the support settles (at
@@ -341,7 +347,7 @@ class _SparseLinearBase(BaseEstimator):
             forced = operator.features(operator.forced)
             if not np.isin(forced, support).all():
                 support = np.union1d(support, forced)
-                W, b = loss.refit(support, W, b)
+                W, b = operator.refit(loss, support, W, b)
                 result.refitted, gradient = True, None
         if debias and not screening and operator.exchanges and self._splices(loss, k) and support.size:
             kwargs = self._splice_kwargs(loss, k) | ({} if second_search else {"screening_start": False})
@@ -350,7 +356,7 @@ class _SparseLinearBase(BaseEstimator):
             spliced = splice(loss, k, W, b, refitted=result.refitted, **kwargs)
             W, b, n_exchanges, gradient = spliced.coef, spliced.intercept, spliced.n_iter, None
         elif debias and support.size and not result.refitted:
-            W, b = loss.refit(support, W, b)
+            W, b = operator.refit(loss, support, W, b)
             gradient = None
         if self.verbose:
             print(f"[{name}] k={k}: {result.n_iter} iterations and {n_exchanges} exchanges in "
@@ -368,7 +374,7 @@ class _SparseLinearBase(BaseEstimator):
         with all_or_nothing(self):
             operator = self._validate_params()
             loss, info = self._setup(X, y, sample_weight)
-            operator = self._structure(operator, loss.n_features)
+            operator = self._structure(operator, loss)
             k = self._effective_k(operator.n_units(loss.n_features), "the number of groups"
                                   if isinstance(operator, Groups) else "n_features")
             n_forced = 0 if operator.forced is None else operator.forced.size

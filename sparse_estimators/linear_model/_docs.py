@@ -191,10 +191,11 @@ def fill_doc(**extra):
 
     def decorate(cls):
         fields = {name: text for name, text in _SHARED.items()}
-        splicing = inspect.signature(cls.__init__).parameters["splicing"].default
-        fields["splicing"] = _SPLICING.format(default=repr(splicing),
-                                              note=_SPLICING_REGRESSOR_NOTE if splicing is True
-                                              else _SPLICING_CLASSIFIER_NOTE)
+        splicing = inspect.signature(cls.__init__).parameters.get("splicing")
+        if splicing is not None:
+            fields["splicing"] = _SPLICING.format(default=repr(splicing.default),
+                                                  note=_SPLICING_REGRESSOR_NOTE if splicing.default is True
+                                                  else _SPLICING_CLASSIFIER_NOTE)
         fields.update(extra)  # per-class descriptions replace the shared ones, also in the groups
         names = [name for name in ("thresholding", "step_size", "max_iter", "tol", "fit_intercept", "debias",
                                    "splicing", "precompute", "groups", "always_select", "warm_start",

@@ -38,7 +38,7 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
     est = clone(estimator)
     operator = est._validate_params()
     loss, info = est._setup(X, y, sample_weight)
-    units = est._structure(operator, loss.n_features).n_units(loss.n_features)  # (k counts groups with groups)
+    units = est._structure(operator, loss).n_units(loss.n_features)  # (k counts groups with groups)
     if criterion_limit:
         top = max(1, largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
                   * units // loss.n_features)
@@ -93,7 +93,7 @@ def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None,
         ``{k: _Fit}`` for the levels solved.
     """
     fits, gradient = {}, None
-    structure = est._structure(operator, loss.n_features)
+    structure = est._structure(operator, loss)
     for k in levels:
         k = int(k)
         if fits:  # (the gradient at the last solution, when its solver left it there)
@@ -121,7 +121,7 @@ def _expand(loss, W, b, k, gradient, structure):
     if missing <= 0:
         return W, b
     gW = loss.value_and_gradient(W, b)[1] if gradient is None else gradient
-    return loss.refit(np.flatnonzero(structure.expand(gW, mask, missing)), W, b)
+    return structure.refit(loss, np.flatnonzero(structure.expand(gW, mask, missing)), W, b)
 
 
 def _fitted_estimator(template, fit, info, k):

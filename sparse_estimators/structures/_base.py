@@ -40,6 +40,8 @@ class Structure:
 
     #: the splicing search may exchange this structure's units
     exchanges = True
+    #: while the support stays, hard-thresholding IHT converges to :meth:`refit` on it (the support jump)
+    settles = True
     forced = None
 
     def __init__(self, operator):
@@ -120,6 +122,15 @@ class Structure:
     def support(self, W, k):
         """The features (sorted) that the projection of ``W`` at level ``k`` keeps."""
         return self(W, k, return_support=True)[1]
+
+    def refit(self, loss, support, W, b):
+        """Minimise ``loss`` within the structure at ``W`` (here: over the rows in ``support``).
+
+        The debiasing refit, the support jump and the path's warm starts go
+        through it; a structure whose feasible set at ``W`` is not "the rows
+        in ``support``" (a rank constraint) overrides it.
+        """
+        return loss.refit(support, W, b)
 
     def expand(self, G, mask, k):
         """A feature mask: ``mask`` plus the features of the ``k`` units of largest ``G`` norm outside it.
