@@ -13,6 +13,7 @@ from .linear_model import (
     IHTRegressor,
     IOBSClassifier,
     IOBSRegressor,
+    ReducedRankRegressor,
     RegularizedIHTClassifier,
     RegularizedIHTRegressor,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "IHTRegressor",
     "IOBSClassifier",
     "IOBSRegressor",
+    "ReducedRankRegressor",
     "RegularizedIHTClassifier",
     "RegularizedIHTRegressor",
     "__version__",

@@ -32,8 +32,8 @@ PARAMETRIZE_OVER_PUBLIC_ESTIMATORS = True  # see conftest.py
 
 
 def _public_estimator_classes():
-    # Same rule as conftest.public_estimator_classes (needed here at import
-    # time, for parametrize_with_checks).
+    # every public estimator (conftest.public_estimator_classes keeps the exact-k ones), at import
+    # time, for parametrize_with_checks
     return [obj for obj in (getattr(sparse_estimators, name) for name in sparse_estimators.__all__)
             if isinstance(obj, type) and issubclass(obj, BaseEstimator)]
 
@@ -43,11 +43,11 @@ ESTIMATOR_CLASSES = _public_estimator_classes()
 
 def test_discovery_finds_the_public_estimators():
     names = {cls.__name__ for cls in ESTIMATOR_CLASSES}
-    assert {"IHTRegressor", "IHTClassifier"} <= names
+    assert {"IHTRegressor", "IHTClassifier", "ReducedRankRegressor"} <= names
     for cls in ESTIMATOR_CLASSES:
         est = cls()
         assert is_regressor(est) != is_classifier(est), cls.__name__
-        assert "k" in est.get_params()
+        assert "k" in est.get_params() or "rank" in est.get_params()
 
 
 # The classifiers' fits on scikit-learn's small near-separable datasets can reach

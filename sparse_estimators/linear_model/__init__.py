@@ -3,6 +3,7 @@
 from ._accelerated import AcceleratedIHTClassifier, AcceleratedIHTRegressor
 from ._iht import IHTClassifier, IHTRegressor
 from ._iobs import IOBSClassifier, IOBSRegressor
+from ._reduced_rank import ReducedRankRegressor
 from ._regularized import RegularizedIHTClassifier, RegularizedIHTRegressor
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "IHTRegressor",
     "IOBSClassifier",
     "IOBSRegressor",
+    "ReducedRankRegressor",
     "RegularizedIHTClassifier",
     "RegularizedIHTRegressor",
 ]

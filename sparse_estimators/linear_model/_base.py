@@ -30,6 +30,7 @@ from ..losses._design import column_extremes
 from ..model_selection._criteria import information_criterion, largest_k
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
+from ..structures import Groups, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED, _NonNegative
 
@@ -164,6 +165,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "debias": ["boolean"],
         "splicing": ["boolean", StrOptions({"auto"})],
+        "groups": ["array-like", callable, None],
+        "always_select": ["array-like", None],
         "warm_start": ["boolean"],
         "verbose": [Interval(Integral, 0, None, closed="left")],
     }
@@ -176,7 +179,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         cls._parameter_constraints = merged
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing=True, warm_start=False, verbose=0):
+                 fit_intercept=True, debias=True, splicing=True,
+                 groups=None, always_select=None, warm_start=False, verbose=0):
         self.k = k
         self.thresholding = thresholding
         self.step_size = step_size
@@ -185,6 +189,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.debias = debias
         self.splicing = splicing
+        self.groups = groups
+        self.always_select = always_select
         self.warm_start = warm_start
         self.verbose = verbose
 
@@ -221,15 +227,68 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         """The projection with the coefficients' constraints (``positive=True``: :class:`_NonNegative`)."""
         return operator
 
-    def _effective_k(self, n_features):
-        """The sparsity level to fit (``k`` clipped to ``n_features``), or None to choose it."""
+    def _effective_k(self, n_units, unit="n_features"):
+        """The sparsity level to fit (``k`` clipped to the number of units), or None to choose it."""
         if self.k is None:
             return None
-        if self.k > n_features:
-            warnings.warn(f"k={self.k} is larger than n_features={n_features}; using k={n_features}.",
+        if self.k > n_units:
+            warnings.warn(f"k={self.k} is larger than {unit}={n_units}; using k={n_units}.",
                           UserWarning, stacklevel=3)
-            return n_features
+            return n_units
         return int(self.k)  # (numpy integers from grids such as np.arange)
+
+    def _structure(self, operator, loss):
+        """The structure the operator acts through: rows or the ``groups``, keeping ``always_select``.
+
+        Validated against the loss's number of features; a structure is
+        returned as it is.
+        """
+        if isinstance(operator, Structure):
+            return operator
+        n_features = loss.n_features
+        if self.groups is None:
+            return self._with_forced(get_structure(operator), n_features)
+        groups = self.groups
+        if callable(groups):  # (e.g. groups_from_feature_names: labels from the input's column names)
+            if not hasattr(self, "feature_names_in_"):
+                raise ValueError("The 'groups' parameter is a callable of the feature names, but X has none: "
+                                 "pass a DataFrame (in a Pipeline, .set_output(transform='pandas') on the "
+                                 "transformer before this estimator).")
+            groups = groups(self.feature_names_in_)
+        if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
+            raise ValueError(f"The 'groups' parameter must be an array-like of one label per feature, "
+                             f"got {type(groups).__name__}.")
+        if len(groups) != n_features:
+            raise ValueError(f"The 'groups' parameter must have one label per feature: got {len(groups)} "
+                             f"labels for {n_features} features.")
+        try:
+            structure = get_structure(operator, groups)
+        except TypeError as exc:  # (unhashable or unorderable labels)
+            raise ValueError(f"The 'groups' labels must be hashable and sortable (e.g. ints or strings): "
+                             f"{exc}") from None
+        return self._with_forced(structure, n_features)
+
+    def _with_forced(self, structure, n_features):
+        """``structure`` keeping the ``always_select`` features (or groups), validated."""
+        if self.always_select is None:
+            return structure
+        chosen = np.atleast_1d(np.asarray(self.always_select))
+        if chosen.ndim != 1:
+            raise ValueError(f"The 'always_select' parameter must be a 1-D sequence, got shape {chosen.shape}.")
+        if isinstance(structure, Groups):
+            missing = [label for label in chosen.tolist() if label not in set(structure.labels.tolist())]
+            if missing:
+                raise ValueError(f"The 'always_select' parameter names groups that are not in 'groups': {missing}.")
+            units = np.searchsorted(structure.labels, chosen)
+        else:
+            if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
+                raise ValueError(f"The 'always_select' parameter must hold feature indices (integers) without "
+                                 f"'groups', got {chosen.dtype} values.")
+            if chosen.size and (chosen.min() < 0 or chosen.max() >= n_features):
+                raise ValueError(f"The 'always_select' parameter must hold indices in [0, {n_features}), "
+                                 f"got {sorted(set(chosen.tolist()))}.")
+            units = chosen
+        return structure.with_forced(units)
 
     # -- fitting ----------------------------------------------------------------
     def _initial_point(self, loss, coef_init, info=None):
@@ -263,6 +322,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     def _solver_options(self):
         return {name: getattr(self, name) for name in self._solver_params}
 
+    def _sparse_solver(self):
+        """The solver function of this fit (``_solver``; an estimator with a ``solver`` parameter overrides it)."""
+        return type(self)._solver
+
     def _splices(self, loss, k):
         """Whether the fit runs the splicing search (``splicing`` resolved)."""
         if isinstance(self.splicing, str):  # 'auto'
@@ -294,8 +357,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             ``support``, ``n_iter``, ``loss_curve``.
         """
         start = time.perf_counter()
+        operator = self._structure(operator, loss)
         options = {"refitted_start": refitted_start} if screening else self._solver_options()
-        solver = iht if screening else type(self)._solver
+        solver = iht if screening else self._sparse_solver()
         debias = screening or self.debias
         if debias and _takes(solver, "support_refit"):
             # the fit ends with a refit on the support: jump there once the support settles (at
@@ -314,12 +378,20 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                           "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
         support = np.flatnonzero(np.any(W != 0, axis=1))
         n_exchanges, gradient = 0, result.gradient
-        if debias and not screening and self._splices(loss, k) and support.size:
+        if operator.forced is not None and debias:  # (a forced feature whose coefficient is still 0)
+            forced = operator.features(operator.forced)
+            if not np.isin(forced, support).all():
+                support = np.union1d(support, forced)
+                W, b = operator.refit(loss, support, W, b)
+                result.refitted, gradient = True, None
+        if debias and not screening and operator.exchanges and self._splices(loss, k) and support.size:
             kwargs = self._splice_kwargs(loss, k) | ({} if second_search else {"screening_start": False})
+            if operator.forced is not None:
+                kwargs["forced"] = operator.features(operator.forced)
             spliced = splice(loss, k, W, b, refitted=result.refitted, **kwargs)
             W, b, n_exchanges, gradient = spliced.coef, spliced.intercept, spliced.n_iter, None
         elif debias and support.size and not result.refitted:
-            W, b = loss.refit(support, W, b)
+            W, b = operator.refit(loss, support, W, b)
             gradient = None
         if loss.positive and np.any(W < 0):  # (e.g. IOBS's unconstrained Newton correction): back to W >= 0
             W, b = loss.refit(np.flatnonzero(np.any(W != 0, axis=1)), W, b)
@@ -340,7 +412,13 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         with all_or_nothing(self):
             operator = self._validate_params()
             loss, info = self._setup(X, y, sample_weight)
-            k = self._effective_k(loss.n_features)
+            operator = self._structure(operator, loss)
+            k = self._effective_k(operator.n_units(loss.n_features), "the number of groups"
+                                  if isinstance(operator, Groups) else "n_features")
+            n_forced = 0 if operator.forced is None else operator.forced.size
+            if k is not None and n_forced > k:
+                raise ValueError(f"The 'always_select' parameter names {n_forced} features (or groups), more "
+                                 f"than k={k}: they count towards k.")
             W0, b0 = self._initial_point(loss, coef_init, info)
             if k is None:
                 k, fit, selection = self._choose_k(loss, operator, W0, b0)
@@ -348,6 +426,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 fit, selection = self._solve(loss, operator, k, W0, b0), {}
             self._store(fit, info)
             self.k_ = int(k)
+            if isinstance(operator, Groups):
+                self.groups_support_ = operator.labels[operator.units(self.support_)]
+            elif hasattr(self, "groups_support_"):  # (from an earlier fit with groups)
+                del self.groups_support_
             for name in ("k_path_", "criterion_path_", "k_criterion_"):
                 if name in selection:
                     setattr(self, name, selection[name])
@@ -379,13 +461,16 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         values = {}
 
         def stop(k, fit):
-            values[k] = information_criterion(loss, fit.coef, fit.b, criterion)
+            values[k] = information_criterion(loss, fit.coef, fit.b, criterion, structure=operator)
             best = min(values, key=values.get)
             return k - best >= self._k_patience
 
         top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
-        path = solve_path(self, loss, self._constrained(Hard()), range(1, top + 1), loss.zeros()[0], b0,
-                          screening=True, stop=stop)
+        units = operator.n_units(loss.n_features)
+        top = max(1, top * units // loss.n_features)  # (in units: groups of the mean size)
+        first = 1 if operator.forced is None else max(1, operator.forced.size)
+        path = solve_path(self, loss, operator.with_operator(self._constrained(Hard())),
+                          range(first, max(top, first) + 1), loss.zeros()[0], b0, screening=True, stop=stop)
         levels = np.array(sorted(values))
         curve = np.array([values[k] for k in levels])
         best = int(levels[np.argmin(curve)])
@@ -455,10 +540,11 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         return ({"switch_gate": 0.1} if large else {}) | self._splice_options
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing=True, precompute="auto", positive=False, warm_start=False,
-                 verbose=0):
+                 fit_intercept=True, debias=True, splicing=True, precompute="auto", positive=False,
+                 groups=None, always_select=None, warm_start=False, verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
-                         fit_intercept=fit_intercept, debias=debias, splicing=splicing, warm_start=warm_start,
+                         fit_intercept=fit_intercept, debias=debias, splicing=splicing,
+                         groups=groups, always_select=always_select, warm_start=warm_start,
                          verbose=verbose)
         self.precompute = precompute
         self.positive = positive
@@ -578,11 +664,12 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
     _splice_auto_factor = 2.0
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing="auto", warm_start=False, verbose=0, alpha=1e-4,
+                 fit_intercept=True, debias=True, splicing="auto",
+                 groups=None, always_select=None, warm_start=False, verbose=0, alpha=1e-4,
                  class_weight=None):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter,
                          tol=tol, fit_intercept=fit_intercept, debias=debias, splicing=splicing,
-                         warm_start=warm_start, verbose=verbose)
+                         groups=groups, always_select=always_select, warm_start=warm_start, verbose=verbose)
         self.alpha = alpha
         self.class_weight = class_weight
 

@@ -81,6 +81,24 @@ default='hard'
         non-negative fit is zero leaves the support, so fewer than ``k``
         features can be selected. With several targets every entry is
         constrained.""",
+    "groups": """groups : array-like of shape (n_features,), callable or None, default=None
+        One label per feature (or a callable returning them from the input's
+        feature names at fit time): the features with the same label form a group
+        that is selected or dropped as a whole, and ``k`` counts groups
+        (thresholding on the groups' l2 norms over their features and all
+        outputs or classes; see :class:`~sparse_estimators.structures.Groups`
+        and, to group the columns a ``ColumnTransformer`` makes from each
+        original variable, :func:`~sparse_estimators.structures.groups_from_feature_names`).
+        ``support_`` lists the selected features and ``groups_support_`` the
+        selected groups' labels. The splicing search exchanges single
+        features and is not run with groups (the fit is refitted on the
+        selected groups' features). None: every feature is its own unit.""",
+    "always_select": """always_select : array-like of int (or of group labels) or None, default=None
+        Features (their indices; with ``groups``, group labels) that every
+        fit keeps, as abess's ``always_select``. They count towards ``k``
+        (more of them than ``k`` is an error), are kept unshrunk by the
+        thresholding operator, never exchanged out by the splicing search,
+        and the automatic choice of ``k`` starts at their number.""",
     "warm_start": """warm_start : bool, default=False
         Start from the previous fit's coefficients when refitting.""",
     "verbose": """verbose : int, default=0
@@ -106,6 +124,8 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         Intercept (0 when ``fit_intercept=False``).
     support_ : ndarray of shape (n_selected,)
         Sorted indices of the selected features.
+    groups_support_ : ndarray of shape (n_selected_groups,)
+        Only with ``groups``: the sorted labels of the selected groups.
     n_iter_ : int
         Number of iterations of the sparse solver.
     n_exchanges_ : int
@@ -182,13 +202,15 @@ def fill_doc(**extra):
 
     def decorate(cls):
         fields = {name: text for name, text in _SHARED.items()}
-        splicing = inspect.signature(cls.__init__).parameters["splicing"].default
-        fields["splicing"] = _SPLICING.format(default=repr(splicing),
-                                              note=_SPLICING_REGRESSOR_NOTE if splicing is True
-                                              else _SPLICING_CLASSIFIER_NOTE)
+        splicing = inspect.signature(cls.__init__).parameters.get("splicing")
+        if splicing is not None:
+            fields["splicing"] = _SPLICING.format(default=repr(splicing.default),
+                                                  note=_SPLICING_REGRESSOR_NOTE if splicing.default is True
+                                                  else _SPLICING_CLASSIFIER_NOTE)
         fields.update(extra)  # per-class descriptions replace the shared ones, also in the groups
         names = [name for name in ("thresholding", "step_size", "max_iter", "tol", "fit_intercept", "debias",
-                                   "splicing", "precompute", "positive", "warm_start", "verbose")
+                                   "splicing", "precompute", "positive", "groups", "always_select", "warm_start",
+                                   "verbose")
                  if name in inspect.signature(cls.__init__).parameters]
         fields["solver_params"] = "\n\n    ".join(fields[name] for name in names)
         fields["classifier_params"] = "\n\n    ".join(fields[name] for name in ("alpha", "class_weight"))

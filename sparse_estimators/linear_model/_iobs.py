@@ -150,10 +150,11 @@ class IOBSRegressor(_IOBSMixin, SparseRegressorBase):
 
     def __init__(self, k=None, *, damping=1e-2, correction=True, hessian="auto", thresholding="hard",
                  step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True,
-                 precompute="auto", positive=False, warm_start=False, verbose=0):
+                 precompute="auto", positive=False, groups=None, always_select=None, warm_start=False, verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, precompute=precompute,
-                         positive=positive, warm_start=warm_start, verbose=verbose)
+                         positive=positive, groups=groups, always_select=always_select, warm_start=warm_start,
+                         verbose=verbose)
         self.damping = damping
         self.correction = correction
         self.hessian = hessian
@@ -214,11 +215,11 @@ class IOBSClassifier(_IOBSMixin, SparseClassifierBase):
 
     def __init__(self, k=None, *, damping=1e-2, correction=True, hessian="auto", thresholding="hard",
                  step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing="auto",
-                 warm_start=False,
+                 groups=None, always_select=None, warm_start=False,
                  verbose=0, alpha=1e-4, class_weight=None):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing,
-                         warm_start=warm_start, verbose=verbose,
+                         groups=groups, always_select=always_select, warm_start=warm_start, verbose=verbose,
                          alpha=alpha, class_weight=class_weight)
         self.damping = damping
         self.correction = correction

@@ -15,7 +15,8 @@ __all__ = ["CRITERIA", "criterion_penalty", "information_criterion", "largest_k"
 CRITERIA = ("aic", "bic", "gic", "ebic")
 
 
-def criterion_penalty(criterion, k, n_features, n_observations, coefficients_per_feature, gamma=1.0):
+def criterion_penalty(criterion, k, n_features, n_observations, coefficients_per_feature, gamma=1.0, *,
+                      models=None):
     """The penalty of a model with ``k`` selected features out of ``n_features``.
 
     With ``df = k * coefficients_per_feature`` and ``N = n_observations``:
@@ -40,6 +41,10 @@ def criterion_penalty(criterion, k, n_features, n_observations, coefficients_per
         :attr:`~sparse_estimators.losses.BaseLoss.coefficients_per_feature`).
     gamma : float, default=1.0
         EBIC's ``gamma`` (0 gives BIC).
+    models : tuple (n_units, n_selected_units) or None, default=None
+        With a structure other than single features (groups), EBIC counts the
+        models of that many units among ``n_units`` instead of ``k`` features
+        among ``n_features``.
 
     Returns
     -------
@@ -55,11 +60,12 @@ def criterion_penalty(criterion, k, n_features, n_observations, coefficients_per
     if criterion == "gic":
         return df * np.log(p) * np.log(max(np.log(N), 1.0))
     if criterion == "ebic":
+        p, k = (p, k) if models is None else (float(models[0]), np.asarray(models[1], dtype=float))
         return df * np.log(N) + 2.0 * gamma * (gammaln(p + 1) - gammaln(k + 1) - gammaln(p - k + 1))
     raise ValueError(f"Unknown criterion {criterion!r}; expected one of {CRITERIA}.")
 
 
-def information_criterion(loss, W, b, criterion, gamma=1.0):
+def information_criterion(loss, W, b, criterion, gamma=1.0, *, structure=None):
     """The criterion of the model ``(W, b)`` of ``loss`` (lower is better).
 
     ``loss.minus_two_log_likelihood(W, b)`` plus :func:`criterion_penalty`
@@ -71,14 +77,20 @@ def information_criterion(loss, W, b, criterion, gamma=1.0):
     W, b : ndarrays of shape (n_features, n_outputs) and (n_outputs,)
     criterion : {'aic', 'bic', 'gic', 'ebic'}
     gamma : float, default=1.0
+    structure : Structure or None, default=None
+        With groups, EBIC counts models in groups (see :func:`criterion_penalty`).
 
     Returns
     -------
     float
     """
-    k = int(np.count_nonzero(np.any(W != 0, axis=1)))
+    features = np.flatnonzero(np.any(W != 0, axis=1))
+    models = None
+    if structure is not None and structure.n_units(loss.n_features) != loss.n_features:
+        models = (structure.n_units(loss.n_features), structure.units(features).size)
     return loss.minus_two_log_likelihood(W, b) + float(criterion_penalty(
-        criterion, k, loss.n_features, loss.n_observations, loss.coefficients_per_feature, gamma))
+        criterion, features.size, loss.n_features, loss.n_observations, loss.coefficients_per_feature, gamma,
+        models=models))
 
 
 def largest_k(n_observations, n_features, coefficients_per_feature=1):

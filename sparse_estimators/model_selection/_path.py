@@ -7,7 +7,6 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
-from ..thresholding import select_top_k
 from ._criteria import largest_k
 
 
@@ -16,7 +15,7 @@ def default_k_grid(n_features):
     return np.arange(1, min(n_features, 50) + 1)
 
 
-def _check_k_grid(k_grid, n_features, *, stacklevel=3):
+def _check_k_grid(k_grid, n_features, *, stacklevel=3, name="n_features"):
     """The validated grid: values above ``n_features`` clipped to it, repeated values merged (first kept).
 
     Clipping turns ``[50, 60]`` with 12 features into one candidate, 12; a
@@ -33,7 +32,7 @@ def _check_k_grid(k_grid, n_features, *, stacklevel=3):
     grid = np.minimum(grid, n_features)
     first = np.sort(np.unique(grid, return_index=True)[1])  # (the grid's order, each value once)
     if clipped.size:
-        warnings.warn(f"k_grid has values above n_features={n_features} ({clipped.tolist()}); they are clipped "
+        warnings.warn(f"k_grid has values above {name}={n_features} ({clipped.tolist()}); they are clipped "
                       f"to {n_features}, and repeated values merged: the candidates are {grid[first].tolist()}.",
                       UserWarning, stacklevel=stacklevel)
     elif first.size < grid.size:
@@ -56,9 +55,13 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
     est = clone(estimator)
     operator = est._validate_params()
     loss, info = est._setup(X, y, sample_weight)
-    grid = _check_k_grid(k_grid, loss.n_features, stacklevel=4)
+    structure = est._structure(operator, loss)
+    units = structure.n_units(loss.n_features)  # (k counts groups with groups)
+    grid = _check_k_grid(k_grid, units, stacklevel=4,
+                         name="n_features" if units == loss.n_features else "the number of groups")
     if criterion_limit:
-        top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
+        top = max(1, largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
+                  * units // loss.n_features)
         if k_grid is None:
             grid = np.arange(1, top + 1)
         if np.any(grid > top):
@@ -70,7 +73,7 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
             if not grid.size:
                 raise ValueError(f"Every value of k_grid is above {top}, the largest number of features an "
                                  "information criterion can judge on these data.")
-    fits = solve_path(est, loss, operator, np.unique(grid), *est._initial_point(loss, None, info),
+    fits = solve_path(est, loss, structure, np.unique(grid), *est._initial_point(loss, None, info),
                       second_search=second_search)
     return est, grid, [fits[int(k)] for k in grid], info, loss
 
@@ -106,10 +109,11 @@ def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None,
         ``{k: _Fit}`` for the levels solved.
     """
     fits, gradient = {}, None
+    structure = est._structure(operator, loss)
     for k in levels:
         k = int(k)
         if fits:  # (the gradient at the last solution, when its solver left it there)
-            W, b = _expand(loss, W, b, k, gradient)
+            W, b = _expand(loss, W, b, k, gradient, structure)
         fit = est._solve(loss, operator, k, W, b, screening=screening, refitted_start=bool(fits),
                          second_search=second_search)
         fits[k] = fit
@@ -119,24 +123,21 @@ def solve_path(est, loss, operator, levels, W, b, *, screening=False, stop=None,
     return fits
 
 
-def _expand(loss, W, b, k, gradient=None):
+def _expand(loss, W, b, k, gradient, structure):
     """Warm start for level ``k`` from a sparser solution: add, by gradient, and refit.
 
-    The rows of largest gradient norm outside the current support fill it up
-    to ``k`` (ties: lower index), and the loss is minimised on the enlarged
-    support (an orthogonal-matching-pursuit step). The solver then starts
-    from a point that is optimal on its support, so a stable support
-    converges in one or two iterations.
+    The units (features, or groups) of largest gradient norm outside the
+    current support fill it up to ``k`` (ties: lower index), and the loss is
+    minimised on the enlarged support (an orthogonal-matching-pursuit step).
+    The solver then starts from a point that is optimal on its support, so a
+    stable support converges in one or two iterations.
     """
-    support = np.flatnonzero(np.any(W != 0, axis=1))
-    missing = k - support.size
+    mask = np.any(W != 0, axis=1)
+    missing = k - structure.units(np.flatnonzero(mask)).size
     if missing <= 0:
         return W, b
     gW = loss.value_and_gradient(W, b)[1] if gradient is None else gradient
-    mags = np.sqrt(np.einsum("ij,ij->i", gW, gW))
-    mags[support] = -1.0
-    added = select_top_k(mags, missing)[0]
-    return loss.refit(np.union1d(support, added), W, b)
+    return structure.refit(loss, np.flatnonzero(structure.expand(gW, mask, missing)), W, b)
 
 
 def _fitted_estimator(template, fit, info, k):

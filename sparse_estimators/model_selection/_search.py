@@ -824,7 +824,9 @@ class SparsityIC(_SparsitySearchBase):
         sample_weight = self._routed_fit_params(sample_weight, params).estimator.fit.get("sample_weight")
         template, grid, fits, info, loss = _path_fits(self.estimator, X, y, sample_weight, self.k_grid,
                                                       criterion_limit=True)
-        crit = [information_criterion(loss, fit.coef, fit.b, self.criterion, self.gamma) for fit in fits]
+        structure = template._structure(template._validate_params(), loss)  # (EBIC counts groups with groups)
+        crit = [information_criterion(loss, fit.coef, fit.b, self.criterion, self.gamma, structure=structure)
+                for fit in fits]
         self.criterion_ = np.array(crit)
         self.k_grid_ = grid
         self.k_ = int(grid[int(np.argmin(self.criterion_))])

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..structures import get_structure
 from ._base import (
     IterationMonitor,
     SupportJump,
@@ -10,18 +11,6 @@ from ._base import (
     initial_step,
     project,
 )
-
-
-def _expand_support(g, U, k):
-    """``T = U`` plus the ``k`` rows of largest gradient norm outside ``U`` (a mask)."""
-    mags = np.sqrt(np.einsum("ij,ij->i", g, g))
-    T = U.copy()
-    outside = np.flatnonzero(~U)
-    if outside.size:
-        from ..thresholding import select_top_k
-
-        T[outside[select_top_k(mags[outside], k)[0]]] = True
-    return T
 
 
 def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4, verbose=0,
@@ -50,8 +39,9 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     ----------
     loss : BaseLoss
         The smooth loss.
-    operator : ThresholdingOperator
-        ``P_k``, applied to the rows of the coefficient matrix.
+    operator : ThresholdingOperator or Structure
+        ``P_k``, applied through a structure; a plain operator thresholds the
+        rows of the coefficient matrix (:class:`~sparse_estimators.structures.Rows`).
     k : int
         Sparsity level.
     W0, b0 : ndarrays
@@ -79,6 +69,7 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     -------
     SolverResult
     """
+    operator = get_structure(operator)  # (a plain operator thresholds rows)
     eta, L = initial_step(loss, step_size)
     eta_next = eta
     x, b = project(operator, k, W0)[0], b0.copy()
@@ -94,7 +85,7 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     for it in range(1, max_iter + 1):
         f_u = loss.value_from_z(Zu, u)
         gW, gb = loss.gradient_from_z(Zu, u)
-        T = _expand_support(gW, np.any(u != 0, axis=1), k)
+        T = operator.expand(gW, np.any(u != 0, axis=1), k)  # the support plus k units by gradient
         gW = np.where(T[:, None], gW, 0.0)
         if step_size == "auto":
             x_new, b_new, Z_new, f_new, support_new, eta, eta_next = backtracking_step(

@@ -322,7 +322,7 @@ class SupportJump:
 
     def __init__(self, loss, operator, k, patience, support, f):
         self.loss, self.operator, self.k = loss, operator, k
-        self.patience = patience if operator.is_hard else 0
+        self.patience = patience if operator.is_hard and getattr(operator, "settles", True) else 0
         self.support, self.f, self.count = support, f, 0
         self.gradient = None  # at the last minimiser jumped to
 
@@ -341,7 +341,7 @@ class SupportJump:
             return None
         self.count = 0
         loss = self.loss
-        Wr, br = loss.refit(support, W, b)
+        Wr, br = self.operator.refit(loss, support, W, b)
         Z = loss.linear_predictor(Wr, br, support)
         fr = loss.value_from_z(Z, Wr)
         if not fr <= f:

@@ -1,5 +1,6 @@
 """Iterative hard (or any-operator) thresholding: projected gradient descent."""
 
+from ..structures import get_structure
 from ._base import (
     IterationMonitor,
     SupportJump,
@@ -19,8 +20,9 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     ----------
     loss : BaseLoss
         The smooth loss (see :mod:`sparse_estimators.losses`).
-    operator : ThresholdingOperator
-        ``P_k``; applied to the rows of the coefficient matrix.
+    operator : ThresholdingOperator or Structure
+        ``P_k``, applied through a structure; a plain operator thresholds the
+        rows of the coefficient matrix (:class:`~sparse_estimators.structures.Rows`).
     k : int
         Sparsity level.
     W0, b0 : ndarrays of shape (n_features, n_outputs) and (n_outputs,)
@@ -57,6 +59,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
         For operators other than hard, the iterate of lowest objective
         (Liu & Barber: ``f(x_t)`` need not decrease); for hard, the last one.
     """
+    operator = get_structure(operator)  # (a plain operator thresholds rows)
     eta, L = initial_step(loss, step_size)
     eta_next = eta
     W, b = project(operator, k, W0)[0], b0.copy()

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.linalg
 
 from ..losses import LinearDesign
+from ..structures import get_structure
 from ._base import IterationMonitor, backtracking_step, initial_step, project
 
 __all__ = ["iobs", "select_hessian_route", "DENSE_MAX_LS", "DENSE_MAX_GLM", "WOODBURY_MAX_GLM"]
@@ -512,8 +513,9 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     ----------
     loss : BaseLoss
         The smooth loss (see :mod:`sparse_estimators.losses`).
-    operator : ThresholdingOperator
-        ``P_k``, applied to the rows of the coefficient matrix. With the
+    operator : ThresholdingOperator or Structure
+        ``P_k``, applied through a structure; a plain operator thresholds the
+        rows of the coefficient matrix (:class:`~sparse_estimators.structures.Rows`). With the
         correction only its support (the top-k rows, the same for every
         operator) is used, since the restricted solve sets the kept values;
         without it, non-hard operators shrink the Newton point.
@@ -555,6 +557,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     s0 = 1.0 if (isinstance(step_size, str) and step_size == "auto") else float(step_size)
     if verbose >= 2:
         print(f"[IOBS] hessian route: {route}")
+    operator = get_structure(operator)  # (a plain operator thresholds rows)
     W, b = project(operator, k, W0)[0], np.asarray(b0, dtype=float).copy()
     Z = loss.linear_predictor(W, b)
     f = loss.value_from_z(Z, W)

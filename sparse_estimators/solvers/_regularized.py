@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..structures import get_structure
 from ._base import IterationMonitor, curvature_ratio, gradient_step, initial_step, project
 
 
@@ -86,8 +87,9 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     ----------
     loss : BaseLoss
         The smooth loss ``f``.
-    operator : ThresholdingOperator
-        ``P_k``, applied to the rows of the coefficient matrix.
+    operator : ThresholdingOperator or Structure
+        ``P_k``, applied through a structure; a plain operator thresholds the
+        rows of the coefficient matrix (:class:`~sparse_estimators.structures.Rows`).
     k : int
         Sparsity level (the paper's ``s'``).
     W0, b0 : ndarrays of shape (n_features, n_outputs) and (n_outputs,)
@@ -168,6 +170,7 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     eta_next = eta
     # where the curvature along the steps vanishes, the doubling stops here (and below float overflow)
     eta_cap = eta * min(_STEP_GROWTH_CAP, np.finfo(float).max / max(eta, 1.0))
+    operator = get_structure(operator)  # (a plain operator thresholds rows)
     W, b = project(operator, k, W0)[0], b0.copy()
     w = np.ones(p)
     Z = loss.linear_predictor(W, b)

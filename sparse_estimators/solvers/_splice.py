@@ -31,7 +31,7 @@ def _top(scores, c):
 
 
 def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, add_gate_uncorrelated=None,
-           screening_start=True, switch_gate=None, refitted=False):
+           screening_start=True, switch_gate=None, refitted=False, forced=None):
     """Improve a support of ``k`` features by exchanging features (abess's splicing).
 
     Parameters
@@ -119,6 +119,11 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     refitted : bool, default=False
         ``W, b`` already minimise the loss on their support (a solver's
         :attr:`SolverResult.refitted`): the first refit is skipped.
+    forced : array-like of int or None, default=None
+        Features never exchanged out (``always_select``; they must be in the
+        support): the exchanges remove only the others, and the second
+        search starts from them plus the features of largest marginal gain,
+        with this search's rules (``screening_start='abess'`` acts as True).
 
     Returns
     -------
@@ -141,14 +146,23 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     h = loss.coordinate_curvatures()
     usable = h > loss.alpha  # constant columns can never help
     unit = loss.n_outputs * np.log(loss.n_features) / loss.n_observations
-    options = (h, usable, unit, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated)
+    protected = None
+    if forced is not None and len(forced):
+        protected = np.zeros(loss.n_features, dtype=bool)
+        protected[np.asarray(forced, dtype=np.intp)] = True
+        screening_start = bool(screening_start)  # (abess's rules know no forced features)
+    options = (h, usable, unit, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated, protected)
     best, visited = _exchange(loss, k, support, W, b, f, Z, *options)
     exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
     if screening_start:
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
         forward = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
-        start = np.sort(_top(forward, k))
+        if protected is None:
+            start = np.sort(_top(forward, k))
+        else:  # the forced features and the best of the others
+            free = np.where(protected, -np.inf, forward)
+            start = np.union1d(np.flatnonzero(protected), _top(free, k - int(protected.sum())))
         other = None
         if screening_start == "abess":
             other = _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, gain=forward)
@@ -174,14 +188,16 @@ def _forward_gain(loss, Z, W, h, usable):
     return np.where(usable, 0.5 * np.einsum("ij,ij->i", gW, gW) / np.where(usable, h, 1.0), -np.inf)
 
 
-def _ranked(loss, support, W, Z, h, usable):
+def _ranked(loss, support, W, Z, h, usable, protected=None):
     """The selected features, least useful first, and the gains of the others (``-inf``: not a candidate).
 
     Usefulness of a selected feature is the loss increase from removing it
     alone, ``h_j ||w_j||^2 / 2``; the gain of an unselected one is
-    :func:`_forward_gain`.
+    :func:`_forward_gain`. ``protected`` features (a mask) come last.
     """
     backward = 0.5 * h[support] * np.einsum("ij,ij->i", W[support], W[support])
+    if protected is not None:
+        backward[protected[support]] = np.inf
     forward = _forward_gain(loss, Z, W, h, usable)
     forward[support] = -np.inf
     return support[np.argsort(backward, kind="stable")], forward  # ties: lower index
@@ -225,7 +241,7 @@ def _explained(H, m, removed):
 
 
 def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate, add_gate,
-              add_gate_uncorrelated=None, known=frozenset()):
+              add_gate_uncorrelated=None, protected=None, known=frozenset()):
     """Splicing from one refitted start (``Z`` its linear predictor).
 
     Returns ``(result, visited)``: ``result.objective`` starts with the
@@ -242,8 +258,9 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         if key in known:
             return None, visited
         visited.add(key)
-        kept, forward = _ranked(loss, support, W, Z, h, usable)
-        n_out = min(max_exchange, k, int(np.isfinite(forward).sum()))
+        kept, forward = _ranked(loss, support, W, Z, h, usable, protected)
+        removable = k if protected is None else k - int(protected[support].sum())
+        n_out = min(max_exchange, removable, int(np.isfinite(forward).sum()))
         adds = _top(forward, n_out)
         threshold = gate * unit * loss.noise_scale(f, k)
         candidates = _swaps(kept, adds, range(1, n_out + 1))

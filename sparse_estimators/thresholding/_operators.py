@@ -268,6 +268,20 @@ class _NonNegative(ThresholdingOperator):
         """
         return self.operator.shrink(a, tau)
 
+    @staticmethod
+    def admissible(z):
+        """The positive part ``max(z, 0)``, what a structure's projection thresholds.
+
+        Parameters
+        ----------
+        z : ndarray
+
+        Returns
+        -------
+        ndarray
+        """
+        return np.maximum(z, 0)
+
     def support(self, z, k):
         """The wrapped operator's support of ``max(z, 0)``.
 

@@ -1,0 +1,560 @@
+"""Rank-constrained matrix completion on the observed entries only (never the dense matrix).
+
+Problem: ``min f(M) = 1/2 sum_{(i,j) observed} (M_ij - A_ij)^2`` subject to
+``rank(M) <= r``. Every iterate is kept as factors ``U diag(s) Vt``; the
+gradient ``P_Omega(M - A)`` is a sparse matrix on the observed pattern, so a
+gradient step ``M - eta G`` is "low rank + sparse" and its partial SVD only
+needs products with the factors and with the sparse matrix: memory
+``O((m + n) r + nnz)``, time ``O(nnz r + (m + n) r^2)`` per product block.
+"""
+
+import numbers
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+
+from ..thresholding import get_operator, threshold_singular_values
+
+__all__ = ["CompletionResult", "complete_matrix"]
+
+#: observed entries are evaluated in chunks of this many (bounds the O(chunk * r) temporaries)
+_CHUNK = 1 << 16
+#: extra columns of the randomized range finder beyond the r + 1 singular vectors needed
+_OVERSAMPLE = 10
+#: objective values above this many times the starting one mean divergence
+_BLOWUP = 1e8
+
+
+@dataclass
+class CompletionResult:
+    """The outcome of :func:`complete_matrix`: the completed matrix as factors.
+
+    The completed matrix is ``(U * s) @ Vt``; its entry ``(i, j)`` is
+    ``U[i] @ (s * Vt[:, j])``, so it never needs to be formed.
+
+    Attributes
+    ----------
+    U : ndarray of shape (m, rank)
+        Left singular vectors (orthonormal columns).
+    s : ndarray of shape (rank,)
+        Singular values, decreasing.
+    Vt : ndarray of shape (rank, n)
+        Right singular vectors (orthonormal rows).
+    n_iter : int
+        Number of iterations run.
+    loss_curve : ndarray of shape (n_iter,)
+        The objective ``1/2 sum_observed (M_ij - A_ij)^2`` after each iteration.
+    converged : bool
+        The stopping rule was met before ``max_iter``.
+    step_sizes : ndarray of shape (n_iter,)
+        The step accepted at each iteration (multiples of ``1/L = 1``).
+    time_curve : ndarray of shape (n_iter,)
+        Seconds elapsed at the end of each iteration (for time-against-objective plots).
+    rank : int
+        The rank used (``rank`` clipped to ``min(m, n) - 1``).
+    n_restarts : int
+        Momentum steps discarded because they raised the objective (``'accelerated'``).
+    column_offsets : ndarray of shape (n,)
+        The column offsets ``mu`` (zeros unless ``center=True``): the
+        completed matrix is then ``(U * s) @ Vt + mu``.
+    """
+
+    U: np.ndarray
+    s: np.ndarray
+    Vt: np.ndarray
+    n_iter: int
+    loss_curve: np.ndarray
+    converged: bool
+    step_sizes: np.ndarray = field(default_factory=lambda: np.empty(0))
+    time_curve: np.ndarray = field(default_factory=lambda: np.empty(0))
+    rank: int = 0
+    n_restarts: int = 0
+    column_offsets: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    def predict(self, rows, cols):
+        """Entries ``(rows[k], cols[k])`` of the completed matrix, in ``O(len(rows) rank)``.
+
+        Parameters
+        ----------
+        rows, cols : array-like of int, same shape
+            Row and column indices.
+
+        Returns
+        -------
+        ndarray of float
+        """
+        rows, cols = np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)
+        out = _entries(self.U, self.s, self.Vt, rows.ravel(), cols.ravel()).reshape(rows.shape)
+        return out + self.column_offsets[cols] if self.column_offsets.size else out
+
+    def to_dense(self):
+        """The completed matrix as a dense array (``m x n`` memory: for small matrices).
+
+        Returns
+        -------
+        ndarray of shape (m, n)
+        """
+        out = (self.U * self.s) @ self.Vt
+        return out + self.column_offsets if self.column_offsets.size else out
+
+
+# -- the observed entries --------------------------------------------------------------------------------
+class _Observed:
+    """Observed entries in CSR order and a CSR matrix whose ``data`` is overwritten with residuals."""
+
+    def __init__(self, rows, cols, values, shape):
+        m, n = shape
+        order = np.lexsort((cols, rows))  # CSR order: by row, then column
+        self.rows, self.cols, self.values = rows[order], cols[order], values[order]
+        indptr = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.rows, minlength=m), out=indptr[1:])
+        self.S = sp.csr_matrix((np.zeros(self.values.size), self.cols, indptr), shape=shape)
+        self.shape = shape
+
+    def set_data(self, values):
+        """Make ``self.S`` the sparse matrix with ``values`` on the observed pattern."""
+        self.S.data[:] = values
+        return self.S
+
+
+def _entries(U, s, Vt, rows, cols):
+    """``sum_j U[rows, j] s[j] Vt[j, cols]`` for each pair, vectorised in chunks (O(len(rows) r))."""
+    out = np.zeros(rows.size)
+    if s.size == 0:
+        return out
+    Us = U * s
+    V = np.ascontiguousarray(Vt.T)
+    for start in range(0, rows.size, _CHUNK):
+        sl = slice(start, start + _CHUNK)
+        out[sl] = np.einsum("ij,ij->i", Us[rows[sl]], V[cols[sl]])
+    return out
+
+
+# -- partial SVD of "low rank + sparse" ------------------------------------------------------------------
+def _products(U, s, Vt, S, coef):
+    """``Y @ B`` and ``Y.T @ B`` for ``Y = U diag(s) Vt + coef * S`` (never formed)."""
+
+    def mul(B):
+        return U @ (s[:, None] * (Vt @ B)) + coef * (S @ B)
+
+    def rmul(B):
+        return Vt.T @ (s[:, None] * (U.T @ B)) + coef * (S.T @ B)
+
+    return mul, rmul
+
+
+def _orth(B):
+    return scipy.linalg.qr(B, mode="economic", check_finite=False)[0]
+
+
+def _randomized_svd(U, s, Vt, S, coef, k, start, n_power, rng):
+    """Top-``k`` singular triplets of ``U diag(s) Vt + coef * S`` by a randomized range finder.
+
+    The test block is ``start`` (the previous iterate's right singular
+    vectors: a warm start, since successive iterates share most of their
+    row space) padded with Gaussian columns, then ``n_power`` block power
+    iterations (each one product with ``Y`` and one with ``Y.T``, QR in
+    between). Exact when ``k >= min(m, n)``.
+    """
+    m, n = S.shape
+    mul, rmul = _products(U, s, Vt, S, coef)
+    j = 0 if start is None else min(start.shape[1], k)
+    block = np.empty((n, k))
+    if j:
+        block[:, :j] = start[:, :j]
+    block[:, j:] = rng.standard_normal((n, k - j))
+    Q = _orth(mul(block))
+    for _ in range(n_power):
+        Q = _orth(mul(_orth(rmul(Q))))
+    Bt = rmul(Q)  # Y.T Q, so Y ~ Q Q.T Y = Q Bt.T
+    W, sig, Zt = scipy.linalg.svd(Bt, full_matrices=False, check_finite=False)
+    return Q @ Zt.T, sig, W.T
+
+
+def _arpack_svd(U, s, Vt, S, coef, k, start, rng):
+    """Top-``k`` singular triplets by ``scipy.sparse.linalg.svds`` on a LinearOperator (ARPACK)."""
+    from scipy.sparse.linalg import LinearOperator, svds
+
+    m, n = S.shape
+    if k >= min(m, n):  # ARPACK needs k < min(m, n): the range finder is exact there
+        return _randomized_svd(U, s, Vt, S, coef, k, None, 0, rng)
+    mul, rmul = _products(U, s, Vt, S, coef)
+    op = LinearOperator((m, n), matvec=lambda v: mul(v.reshape(-1, 1)).ravel(),
+                        rmatvec=lambda v: rmul(v.reshape(-1, 1)).ravel(), matmat=mul, rmatmat=rmul,
+                        dtype=np.float64)
+    v0 = start[:, 0] if start is not None and start.shape[1] else rng.standard_normal(n)
+    u_, s_, vt_ = svds(op, k=k, v0=v0, solver="arpack", random_state=rng)
+    order = np.argsort(-s_, kind="stable")
+    return u_[:, order], s_[order], vt_[order]
+
+
+# -- small helpers ---------------------------------------------------------------------------------------
+def _frobenius_distance(a, b):
+    """``||A - B||_F`` for two factored matrices, through QR of the stacked factors (no cancellation)."""
+    Ua, sa, Vta = a
+    Ub, sb, Vtb = b
+    if sa.size + sb.size == 0:
+        return 0.0
+    q = sa.size + sb.size
+    # (mode='r' returns R with as many rows as the input: only its first q rows can be non-zero)
+    Ru = scipy.linalg.qr(np.hstack([Ua, Ub]), mode="r", check_finite=False)[0][:q]
+    Rv = scipy.linalg.qr(np.hstack([Vta.T, Vtb.T]), mode="r", check_finite=False)[0][:q]
+    d = np.concatenate([sa, -sb])
+    return float(np.linalg.norm((Ru * d) @ Rv.T))
+
+
+def _line_search_step(U, obs, S):
+    """Exact line-search step along the gradient projected on the column space of the current point.
+
+    ``eta = ||P_U G||_F^2 / ||P_Omega(P_U G)||^2`` with ``P_U = Q Q^T`` and
+    ``Q`` an orthonormal basis of the columns of ``U`` (normalized IHT,
+    Tanner & Wei 2013; Khanna & Kyrillidis' line search restricted to the
+    current subspace). It minimises ``f`` along ``-P_U G`` exactly; about
+    ``1/p`` for a share ``p`` of observed entries, against the safe ``1``.
+    """
+    if U.shape[1] == 0:
+        return 1.0
+    Q = _orth(U)
+    P = np.asarray(S.T @ Q).T  # Q^T G, shape (q, n)
+    num = float(np.vdot(P, P))
+    pg = _entries(Q, np.ones(Q.shape[1]), P, obs.rows, obs.cols)
+    den = float(pg @ pg)
+    if not (num > 0 and den > 0):
+        return 1.0
+    return max(num / den, 1.0)
+
+
+def _check_observed(observed, shape):
+    """Rows, columns and values (float64, CSR order not yet) and the shape, validated."""
+    if isinstance(observed, tuple):
+        if len(observed) != 3:
+            raise ValueError("The 'observed' tuple must be (rows, cols, values).")
+        if shape is None:
+            raise ValueError("The 'shape' parameter is required when 'observed' is a (rows, cols, values) tuple.")
+        rows, cols, values = (np.asarray(a) for a in observed)
+        if not (rows.shape == cols.shape == values.shape and rows.ndim == 1):
+            raise ValueError("The 'observed' rows, cols and values must be 1-D arrays of the same length, got "
+                             f"shapes {rows.shape}, {cols.shape}, {values.shape}.")
+        for name, a in (("rows", rows), ("cols", cols)):
+            if a.size and a.dtype.kind not in "iu":
+                raise ValueError(f"The 'observed' {name} must be integers, got dtype {a.dtype}.")
+        coo = sp.coo_matrix((values, (rows, cols)), shape=_check_shape(shape))
+    elif sp.issparse(observed):
+        if observed.ndim != 2:
+            raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
+        if shape is not None and tuple(_check_shape(shape)) != tuple(observed.shape):
+            raise ValueError(f"The 'shape' parameter {shape!r} does not match the observed matrix's {observed.shape}.")
+        coo = sp.coo_matrix(observed)
+    else:
+        raise ValueError("The 'observed' parameter must be a scipy.sparse matrix (its stored entries are the "
+                         f"observations) or a (rows, cols, values) tuple, got {type(observed).__name__}.")
+    if coo.dtype.kind not in "fiub":
+        raise ValueError(f"The observed values must be real numbers, got dtype {coo.dtype}.")
+    coo.sum_duplicates()  # (scipy's convention for repeated coordinates; explicit zeros stay observed)
+    values = coo.data.astype(np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError("The observed values contain NaN or infinity; pass only the observed entries, all finite.")
+    if values.size == 0:
+        raise ValueError("The observed matrix has no stored entry: there is nothing to complete from.")
+    return coo.row.astype(np.intp), coo.col.astype(np.intp), values, tuple(coo.shape)
+
+
+def _check_shape(shape):
+    if (not isinstance(shape, tuple) or len(shape) != 2
+            or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d > 0 for d in shape)):
+        raise ValueError(f"The 'shape' parameter must be a tuple of two positive integers, got {shape!r}.")
+    return tuple(int(d) for d in shape)
+
+
+def _effective_rank(rank, shape):
+    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 1:
+        raise ValueError(f"The 'rank' parameter must be a positive integer, got {rank!r}.")
+    top = min(shape) - 1
+    if top < 1:
+        raise ValueError(f"A {shape[0]} x {shape[1]} matrix cannot be completed at a rank below its "
+                         "smallest dimension: it needs at least two rows and two columns.")
+    if rank > top:
+        warnings.warn(f"rank={rank} is larger than min(m, n) - 1 = {top} for a {shape[0]} x {shape[1]} matrix; "
+                      f"using rank={top}.", UserWarning, stacklevel=3)
+        return top
+    return int(rank)
+
+
+# -- the solver --------------------------------------------------------------------------------------------
+_SOLVERS = ("accelerated", "iht")
+_SVD_SOLVERS = ("randomized", "arpack")
+
+
+def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresholding="hard", step_size="auto",
+                    max_iter=300, tol=1e-5, momentum=0.25, center=False, svd_solver="randomized",
+                    n_power_iter=1, random_state=0, verbose=0):
+    """Complete a matrix of rank at most ``rank`` from some of its entries, without forming it.
+
+    Minimises ``f(M) = 1/2 sum_{(i,j) observed} (M_ij - A_ij)^2`` subject to
+    ``rank(M) <= rank`` by iterative thresholding of the singular values:
+    ``M_{t+1} = P_r(M_t - eta_t P_Omega(M_t - A))`` with ``P_r`` the
+    thresholding operator lifted to the spectrum
+    (:func:`~sparse_estimators.thresholding.threshold_singular_values`: hard
+    keeps the best rank-``r`` approximation). Iterates are kept as factors and
+    each step's partial SVD uses products with the factors and the sparse
+    residual only, so memory is ``O((m + n) rank + nnz)``.
+
+    Parameters
+    ----------
+    observed : scipy.sparse matrix or array of shape (m, n), or tuple (rows, cols, values)
+        The observed entries: the stored entries of a sparse matrix (explicit
+        zeros are observed zeros; repeated coordinates are summed, scipy's
+        convention), or three 1-D arrays with ``shape`` given.
+    rank : int
+        The rank of the completed matrix; above ``min(m, n) - 1`` it is
+        clipped, with a warning.
+    shape : tuple of two ints, default=None
+        ``(m, n)``; required with a tuple ``observed``, else it must match.
+    solver : {'accelerated', 'iht'}, default='accelerated'
+        ``'iht'``: the thresholded gradient step above (Jain et al.'s SVP
+        with hard thresholding). ``'accelerated'``: Khanna & Kyrillidis'
+        Algorithm 1 lifted to low rank, the step taken at the extrapolated
+        point ``U_{t+1} = M_{t+1} + momentum (M_{t+1} - M_t)`` (a sum of two
+        factored matrices, still low rank + sparse), with a function restart
+        (a momentum step that raises the objective is replaced by a plain
+        step). Regularized IHT (Axiotis & Sviridenko, App. D, Algorithm 2) is
+        not implemented: it needs ``m x m`` and ``n x n`` weight matrices and
+        a fully corrective solve per step.
+    thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
+        The operator lifted to the singular values (``tau`` = the
+        ``(rank+1)``-th singular value of the step). Operators other than
+        hard do not decrease ``f`` monotonically: the best iterate is returned.
+    step_size : 'auto' or float, default='auto'
+        A float is a fixed step in multiples of ``1/L``; the observation
+        operator has ``L = 1``, so ``1.0`` is the safe step (monotone for
+        hard thresholding). ``'auto'``: exact line search along the gradient
+        projected on the current column space (normalized IHT,
+        ``eta = ||P_U G||^2 / ||P_Omega P_U G||^2``, about ``1/p`` for a share
+        ``p`` observed), halved while the objective rises, down to 1; the
+        first step from zero is scaled to minimise ``f`` along it.
+    max_iter : int, default=300
+        Maximum number of iterations (one partial SVD each, plus line-search trials).
+    tol : float, default=1e-5
+        Stop when ``||M_t - M_{t-1}||_F <= tol ||M_t||_F``.
+    momentum : float in [0, 1), default=0.25
+        The extrapolation weight of ``'accelerated'`` (the paper's ``tau``).
+    center : bool, default=False
+        Fit column offsets ``mu`` jointly: the completed matrix is
+        ``L + 1 mu^T`` with ``rank(L) <= rank`` and ``mu`` never thresholded
+        (after each step on ``L``, ``mu`` is set to the mean residual of each
+        column, its exact minimiser). Fixed means computed beforehand would
+        not do: the observed entries' column means differ from the
+        matrix's, and subtracting them breaks an exact low rank.
+    svd_solver : {'randomized', 'arpack'}, default='randomized'
+        ``'randomized'``: a block range finder of ``rank + 11`` columns,
+        warm-started from the previous right singular vectors, with
+        ``n_power_iter`` power iterations. ``'arpack'``:
+        ``scipy.sparse.linalg.svds`` on a ``LinearOperator`` (slower, see
+        ``benchmarks/bench_completion_svd.py``).
+    n_power_iter : int, default=1
+        Block power iterations of the randomized range finder.
+    random_state : int, RandomState instance or None, default=0
+        Seeds the random columns of the range finder (results are
+        reproducible with an int).
+    verbose : int, default=0
+        ``>= 1`` prints one line per iteration.
+
+    Returns
+    -------
+    CompletionResult
+        Factors ``U, s, Vt``, ``n_iter``, ``loss_curve``, ``converged``, ``step_sizes``.
+
+    Raises
+    ------
+    ValueError
+        On invalid parameters, no observed entry, non-finite observed values
+        or a matrix with fewer than two rows or columns.
+
+    Warns
+    -----
+    ConvergenceWarning
+        When ``max_iter`` is reached before the stopping rule, or the
+        iteration diverged (a fixed ``step_size`` too large); the best iterate
+        is returned.
+
+    Notes
+    -----
+    A row or column with no observed entry gets zeros in the completed
+    matrix (the gradient never reaches it), plus its offset with ``center``
+    (0 for an empty column).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sparse_estimators.impute import complete_matrix
+    >>> rng = np.random.default_rng(0)
+    >>> M = rng.standard_normal((60, 2)) @ rng.standard_normal((2, 40))
+    >>> mask = rng.uniform(size=M.shape) < 0.5
+    >>> result = complete_matrix(sp.csr_matrix(np.where(mask, M, 0.0)), rank=2)
+    >>> bool(np.abs(result.to_dense() - M).max() < 1e-3)
+    True
+
+    (That example treats the zeros of a dense matrix as missing; an observed
+    zero must be stored explicitly, e.g. with the tuple form.)
+    """
+    operator = get_operator(thresholding)
+    if solver not in _SOLVERS:
+        raise ValueError(f"The 'solver' parameter must be one of {_SOLVERS}, got {solver!r}.")
+    if svd_solver not in _SVD_SOLVERS:
+        raise ValueError(f"The 'svd_solver' parameter must be one of {_SVD_SOLVERS}, got {svd_solver!r}.")
+    auto = isinstance(step_size, str) and step_size == "auto"
+    if not auto and (isinstance(step_size, (str, bool)) or not isinstance(step_size, numbers.Real)
+                     or not np.isfinite(step_size) or step_size <= 0):
+        raise ValueError(f"The 'step_size' parameter must be 'auto' or a positive float, got {step_size!r}.")
+    for name, value, low in (("max_iter", max_iter, 1), ("n_power_iter", n_power_iter, 0), ("verbose", verbose, 0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ValueError(f"The '{name}' parameter must be an integer >= {low}, got {value!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol >= 0 or not np.isfinite(tol):
+        raise ValueError(f"The 'tol' parameter must be a finite number >= 0, got {tol!r}.")
+    if (isinstance(momentum, bool) or not isinstance(momentum, numbers.Real)
+            or not 0 <= momentum < 1):
+        raise ValueError(f"The 'momentum' parameter must be in [0, 1), got {momentum!r}.")
+    if observed is not None and not sp.issparse(observed) and not isinstance(observed, tuple):
+        observed = np.asarray(observed)  # a dense array: its non-zeros are the observations
+        if observed.ndim != 2:
+            raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
+        observed = sp.coo_matrix(observed)
+    rows, cols, values, shape = _check_observed(observed, shape)
+    r = _effective_rank(rank, shape)
+    rng = check_random_state(random_state)
+
+    # data of extreme magnitude are solved rescaled by a power of two (exact), as the estimators do
+    top = float(np.abs(values).max())
+    scale = 1.0 if top == 0 or 2.0 ** -20 <= top <= 2.0 ** 20 else float(np.ldexp(1.0, -np.frexp(top)[1]))
+    obs = _Observed(rows, cols, values * scale, shape)
+    if not isinstance(center, (bool, np.bool_)):
+        raise ValueError(f"The 'center' parameter must be a bool, got {center!r}.")
+    return _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter,
+                  rng, verbose, scale, offsets=bool(center))
+
+
+def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter, rng,
+           verbose, scale, offsets=False):
+    """The iteration of :func:`complete_matrix` on validated input (also called by LowRankImputer).
+
+    The iterate is ``L + 1 mu^T``: ``L`` as factors ``(U, s, Vt)`` and, with
+    ``offsets``, column offsets ``mu`` that are never thresholded; after each
+    thresholded step on ``L`` they are set to their exact minimiser given
+    ``L`` (the mean residual of each column), so the objective still never
+    rises with the safe step. Without ``offsets``, ``mu = 0``.
+    """
+    m, n = obs.shape
+    k = min(r + 1 + _OVERSAMPLE, m, n)
+    vals, cols = obs.values, obs.cols
+    counts = np.bincount(cols, minlength=n)
+
+    def best_offsets(pred_L):
+        if not offsets:
+            return np.zeros(n)
+        sums = np.bincount(cols, weights=vals - pred_L, minlength=n)
+        return np.divide(sums, counts, out=np.zeros(n), where=counts > 0)
+
+    empty = (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n)))
+    mu_x = best_offsets(np.zeros(vals.size))
+    x, pred_x = empty, mu_x[cols]
+    res = pred_x - vals
+    f_x = 0.5 * float(res @ res)
+    f0 = max(f_x, 0.5 * float(vals @ vals))
+    u, mu_u, pred_u = x, mu_x, pred_x
+    accelerated = solver == "accelerated" and momentum > 0
+    extrapolated = False
+    keep_best = not operator.is_hard
+    best = (f_x, x, mu_x)
+    losses, steps, times = [], [], []
+    converged = diverged = False
+    n_restarts = 0
+    t0 = time.perf_counter()
+    it = 0
+    for it in range(1, max_iter + 1):
+        res_u = pred_u - vals
+        f_u = 0.5 * float(res_u @ res_u)
+        S = obs.set_data(res_u)
+        # (the column space of the last iterate x: the extrapolated point spans up to 2r nearly dependent columns)
+        eta = _line_search_step(x[0] if x[1].size else u[0], obs, S) if auto else float(step_size)
+        start = np.ascontiguousarray(x[2].T) if x[1].size else None
+        while True:
+            if svd_solver == "randomized":
+                trip = _randomized_svd(*u, S, -eta, k, start, n_power_iter, rng)
+            else:
+                trip = _arpack_svd(*u, S, -eta, k, start, rng)
+            new = threshold_singular_values(operator, r, *trip)
+            pred_L = _entries(*new, obs.rows, cols)
+            if auto and u[1].size == 0:
+                # first step from zero: the scalar multiple of the thresholded step minimising f
+                nn = float(pred_L @ pred_L)
+                c = float(pred_L @ (vals - mu_u[cols])) / nn if nn > 0 else 1.0
+                if c > 0:
+                    new, pred_L = (new[0], new[1] * c, new[2]), pred_L * c
+            mu_new = best_offsets(pred_L)
+            pred_new = pred_L + mu_new[cols]
+            res_new = pred_new - vals
+            f_new = 0.5 * float(res_new @ res_new)
+            if not auto or f_new <= f_u or eta <= 1.0:
+                break
+            eta = max(0.5 * eta, 1.0)
+        if not np.isfinite(f_new) or f_new > _BLOWUP * max(f0, np.finfo(float).tiny):
+            diverged = True
+            losses.append(f_new if np.isfinite(f_new) else np.inf)
+            steps.append(eta)
+            times.append(time.perf_counter() - t0)
+            break
+        if accelerated and extrapolated and f_new > f_x:
+            # function restart: drop the momentum, next iteration steps from x
+            u, mu_u, pred_u, extrapolated = x, mu_x, pred_x, False
+            n_restarts += 1
+            losses.append(f_x)
+            steps.append(eta)
+            times.append(time.perf_counter() - t0)
+            continue
+        # ||M_new - M_x||_F, with the offsets' part m ||d mu||^2 added (their cross term with L ignored)
+        dmu = mu_new - mu_x
+        change = np.sqrt(_frobenius_distance(new, x) ** 2 + m * float(dmu @ dmu))
+        size = np.sqrt(float(new[1] @ new[1]) + m * float(mu_new @ mu_new))
+        losses.append(f_new)
+        steps.append(eta)
+        if verbose:
+            print(f"[complete_matrix] iter {it:4d}  objective {f_new / scale**2:.6e}  step {eta:.3g}  "
+                  f"rel. change {change / max(size, 1e-300):.2e}")
+        if f_new < best[0]:
+            best = (f_new, new, mu_new)
+        if accelerated:
+            # the extrapolated point as factors: [U_new, U_x] diag((1 + tau) s_new, -tau s_x) [Vt_new; Vt_x]
+            u = (np.hstack([new[0], x[0]]), np.concatenate([(1 + momentum) * new[1], -momentum * x[1]]),
+                 np.vstack([new[2], x[2]]))
+            mu_u = (1 + momentum) * mu_new - momentum * mu_x
+            pred_u = (1 + momentum) * pred_new - momentum * pred_x
+            extrapolated = True
+        else:
+            u, mu_u, pred_u = new, mu_new, pred_new
+        x, mu_x, pred_x, f_x = new, mu_new, pred_new, f_new
+        times.append(time.perf_counter() - t0)
+        if change <= tol * size:
+            converged = True
+            break
+    if diverged or keep_best:
+        x, mu_x = best[1], best[2]
+    if diverged:
+        warnings.warn("complete_matrix diverged (the objective blew up): the step size is too large; returning "
+                      "the best iterate. Use step_size='auto' or a step <= 1.", ConvergenceWarning, stacklevel=3)
+    elif not converged:
+        warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
+                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
+    U, s, Vt = x
+    if s.size < r:  # (soft thresholding can return fewer; pad so the shapes are always (m, r), (r,), (r, n))
+        U = np.hstack([U, np.zeros((m, r - s.size))])
+        Vt = np.vstack([Vt, np.zeros((r - s.size, n))])
+        s = np.concatenate([s, np.zeros(r - s.size)])
+    return CompletionResult(U=U, s=s / scale, Vt=Vt, n_iter=it, loss_curve=np.asarray(losses) / scale**2,
+                            converged=converged, step_sizes=np.asarray(steps), time_curve=np.asarray(times),
+                            rank=r, n_restarts=n_restarts, column_offsets=mu_x / scale)

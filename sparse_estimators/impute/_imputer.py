@@ -1,0 +1,312 @@
+"""LowRankImputer: fill missing entries with a low-rank completion, and new rows by least squares."""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._missing import is_scalar_nan
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._utils import all_or_nothing
+from ..thresholding import get_operator
+from ._completion import _SOLVERS, _Observed, _solve
+
+__all__ = ["LowRankImputer"]
+
+#: the extrapolation weight of solver='accelerated' (Khanna & Kyrillidis' universal tau = 1/4)
+_MOMENTUM = 0.25
+
+
+class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Impute missing values with a matrix of low rank fit by iterative thresholding.
+
+    ``fit`` completes the training matrix under the constraint
+    ``rank(X - 1 mean^T) <= rank`` with :func:`complete_matrix` (the squared
+    error on the observed entries is minimised by IHT or accelerated IHT on
+    the singular values, never forming more than factors and the observed
+    entries), learning the column means and the row space
+    ``components_``. ``transform`` fills the missing entries of *new* rows by
+    least squares on their observed entries within that row space, so the
+    imputer works on test folds (``Pipeline``, ``cross_val_score``).
+    Observed entries are never changed.
+
+    Parameters
+    ----------
+    rank : int, default=10
+        Rank of the centered completed matrix; above ``min(n_samples,
+        n_features) - 1`` it is clipped, with a warning (0 imputes the column
+        means).
+    solver : {'accelerated', 'iht'}, default='accelerated'
+        See :func:`complete_matrix` (regularized IHT is not available for
+        the rank constraint).
+    thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
+        The operator applied to the singular values.
+    step_size : 'auto' or float, default='auto'
+        ``'auto'``: line search; a float is a fixed step (``1.0`` is safe).
+    max_iter : int, default=300
+        Maximum number of iterations of the completion.
+    tol : float, default=1e-5
+        Relative change of the completed matrix at which the completion stops.
+    missing_values : float or np.nan, default=np.nan
+        The placeholder of a missing entry.
+    center : bool, default=True
+        Fit a column offset (never thresholded) jointly with the low-rank
+        part, so that the rank counts deviations from the column offsets.
+    random_state : int, RandomState instance or None, default=0
+        Seeds the randomized SVD of the completion (reproducible fits).
+    verbose : int, default=0
+        ``>= 1`` prints the completion's progress.
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        Column offsets, fitted jointly with the low-rank part (starting from
+        the observed entries' column means; zeros if not ``center``; 0 for a
+        column with no observed entry). The imputed matrix is
+        ``mean_ + U diag(singular_values_) components_``.
+    components_ : ndarray of shape (rank_, n_features)
+        Orthonormal basis of the learned row space (right singular vectors
+        of the completed, centered training matrix).
+    singular_values_ : ndarray of shape (rank_,)
+        The completed training matrix's singular values.
+    rank_ : int
+        The rank used (``rank`` after clipping).
+    n_iter_ : int
+        Iterations of the completion (0 when ``rank_`` is 0 or the centered
+        observed entries are all zero: the imputation is then the means).
+    loss_curve_ : ndarray of shape (n_iter_,)
+        Half the squared error on the observed (centered) entries after each iteration.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    complete_matrix : The completion core, on a scipy.sparse matrix of observed entries.
+    sklearn.impute.IterativeImputer : Imputation by regressing each feature on the others.
+    sklearn.impute.KNNImputer : Imputation from the nearest rows.
+
+    Notes
+    -----
+    A training row with no observed entry is filled with the column means
+    (its row of the factor ``U`` stays zero); a column with no observed entry
+    gets mean 0. Both are reported with a warning. In ``transform``, a row
+    with fewer observed entries than ``rank_`` gets the minimum-norm least
+    squares solution (shrunk towards the means).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparse_estimators.impute import LowRankImputer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((100, 2)) @ rng.standard_normal((2, 8))
+    >>> X_missing = X.copy()
+    >>> X_missing[rng.uniform(size=X.shape) < 0.2] = np.nan
+    >>> imputer = LowRankImputer(rank=2).fit(X_missing)
+    >>> bool(np.abs(imputer.transform(X_missing) - X).max() < 1e-3)
+    True
+    """
+
+    def __init__(self, rank=10, *, solver="accelerated", thresholding="hard", step_size="auto", max_iter=300,
+                 tol=1e-5, missing_values=np.nan, center=True, random_state=0, verbose=0):
+        self.rank = rank
+        self.solver = solver
+        self.thresholding = thresholding
+        self.step_size = step_size
+        self.max_iter = max_iter
+        self.tol = tol
+        self.missing_values = missing_values
+        self.center = center
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = is_scalar_nan(self.missing_values)
+        return tags
+
+    # -- validation --------------------------------------------------------------------------------------
+    def _validate_params(self):
+        if isinstance(self.rank, bool) or not isinstance(self.rank, numbers.Integral) or self.rank < 1:
+            raise ValueError(f"The 'rank' parameter must be a positive integer, got {self.rank!r}.")
+        if self.solver not in _SOLVERS:
+            raise ValueError(f"The 'solver' parameter must be one of {_SOLVERS}, got {self.solver!r}.")
+        get_operator(self.thresholding)
+        if not (isinstance(self.step_size, str) and self.step_size == "auto"):
+            if (isinstance(self.step_size, (str, bool)) or not isinstance(self.step_size, numbers.Real)
+                    or not np.isfinite(self.step_size) or self.step_size <= 0):
+                raise ValueError(f"The 'step_size' parameter must be 'auto' or a positive float, "
+                                 f"got {self.step_size!r}.")
+        for name in ("max_iter", "verbose"):
+            value, low = getattr(self, name), 1 if name == "max_iter" else 0
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+                raise ValueError(f"The '{name}' parameter must be an integer >= {low}, got {value!r}.")
+        if (isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol)
+                or self.tol < 0):
+            raise ValueError(f"The 'tol' parameter must be a finite number >= 0, got {self.tol!r}.")
+        mv = self.missing_values
+        if not (is_scalar_nan(mv) or isinstance(mv, numbers.Real) and not isinstance(mv, bool) and np.isfinite(mv)):
+            raise ValueError(f"The 'missing_values' parameter must be np.nan or a finite number, got {mv!r}.")
+        if not isinstance(self.center, (bool, np.bool_)):
+            raise ValueError(f"The 'center' parameter must be a bool, got {self.center!r}.")
+
+    def _validate_X(self, X, *, reset):
+        nan = is_scalar_nan(self.missing_values)
+        try:
+            X = validate_data(self, X, reset=reset, dtype=np.float64, copy=True,
+                              ensure_all_finite="allow-nan")
+        except ValueError as exc:
+            if "could not convert" in str(exc):
+                raise ValueError(f"{type(self).__name__} needs numeric data (non-numeric entry or column): "
+                                 f"{exc}") from exc
+            raise
+        if np.isinf(X).any():  # (validate_data reports infinity only together with NaN checks)
+            raise ValueError("Input X contains infinity: LowRankImputer accepts finite values and missing values.")
+        if nan:
+            mask = np.isnan(X)
+        else:
+            if np.isnan(X).any():
+                raise ValueError(f"Input X contains NaN but missing_values={self.missing_values!r}: set "
+                                 "missing_values=np.nan if NaN marks the missing entries.")
+            mask = X == self.missing_values
+        return X, mask
+
+    # -- fit -----------------------------------------------------------------------------------------------
+    def fit(self, X, y=None):
+        """Complete the training matrix and learn the column means and the row space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data with missing entries marked by ``missing_values``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : LowRankImputer
+            The fitted imputer.
+        """
+        with all_or_nothing(self):
+            self._fit(X)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit, and return the completed training matrix (observed entries unchanged).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data with missing entries marked by ``missing_values``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        X_imputed : ndarray of shape (n_samples, n_features)
+            ``X`` with its missing entries replaced by the low-rank completion.
+        """
+        with all_or_nothing(self):
+            X, mask, U, s = self._fit(X)
+        rows, cols = np.nonzero(mask)
+        X[rows, cols] = self.mean_[cols] + np.einsum("ij,ij->i", (U * s)[rows], self.components_.T[cols])
+        return X
+
+    def _fit(self, X):
+        self._validate_params()
+        X, mask = self._validate_X(X, reset=True)
+        m, n = X.shape
+        if mask.all():
+            raise ValueError(f"Every entry of X is missing (missing_values={self.missing_values!r}): "
+                             "there is nothing to learn from.")
+        if not mask.any() and not is_scalar_nan(self.missing_values):
+            warnings.warn(f"missing_values={self.missing_values!r} does not occur in X: nothing to impute in "
+                          "the training data.", UserWarning, stacklevel=3)
+        observed = ~mask
+        counts = observed.sum(axis=0)
+        if (counts == 0).any():
+            warnings.warn(f"{int((counts == 0).sum())} column(s) of X have no observed entry "
+                          f"(e.g. column {int(np.flatnonzero(counts == 0)[0])}): they are imputed with 0.",
+                          UserWarning, stacklevel=3)
+        empty_rows = ~observed.any(axis=1)
+        if empty_rows.any():
+            warnings.warn(f"{int(empty_rows.sum())} row(s) of X have no observed entry: they are imputed with "
+                          "the column means.", UserWarning, stacklevel=3)
+        if self.center:
+            sums = np.where(observed, X, 0.0).sum(axis=0)
+            mean = np.divide(sums, counts, out=np.zeros(n), where=counts > 0)
+        else:
+            mean = np.zeros(n)
+        top = min(m, n) - 1
+        r = int(self.rank)
+        if r > top:
+            warnings.warn(f"rank={r} is larger than min(n_samples, n_features) - 1 = {max(top, 0)}; "
+                          f"using rank={max(top, 0)}.", UserWarning, stacklevel=3)
+            r = max(top, 0)
+        rows, cols = np.nonzero(observed)
+        values = X[rows, cols]
+        if r == 0 or not np.any(values - mean[cols]):
+            # nothing low rank to learn: the imputation is the column means
+            U, s, Vt = np.zeros((m, r)), np.zeros(r), np.zeros((r, n))
+            n_iter, loss_curve = 0, np.zeros(0)
+        else:
+            # the offsets are fitted jointly with the low-rank part (complete_matrix's center=True)
+            result = _solve(_Observed(rows, cols, values, (m, n)), r, get_operator(self.thresholding), self.solver,
+                            not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter, self.tol,
+                            _MOMENTUM, "randomized", 1, check_random_state(self.random_state), self.verbose, 1.0,
+                            offsets=bool(self.center))
+            U, s, Vt = result.U, result.s, result.Vt
+            mean = result.column_offsets
+            n_iter, loss_curve = result.n_iter, result.loss_curve
+        self.mean_ = mean
+        self.components_ = Vt
+        self.singular_values_ = s
+        self.rank_ = r
+        self.n_iter_ = n_iter
+        self.loss_curve_ = loss_curve
+        return X, mask, U, s
+
+    # -- transform -----------------------------------------------------------------------------------------
+    def transform(self, X):
+        """Fill the missing entries of ``X`` by least squares within the learned row space.
+
+        For each row with observed entries ``O`` and missing entries ``M``,
+        ``z = argmin ||x_O - mean_O - z C_O||`` with ``C = components_``
+        (minimum norm when underdetermined), and ``x_M = mean_M + z C_M``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data with missing entries marked by ``missing_values``.
+
+        Returns
+        -------
+        X_imputed : ndarray of shape (n_samples, n_features)
+            ``X`` with its missing entries filled; observed entries unchanged.
+        """
+        check_is_fitted(self, "components_")
+        X, mask = self._validate_X(X, reset=False)
+        todo = np.flatnonzero(mask.any(axis=1))
+        if todo.size == 0:
+            return X
+        empty = ~(~mask[todo]).any(axis=1)
+        if empty.any():
+            warnings.warn(f"{int(empty.sum())} row(s) of X have no observed entry: they are imputed with the "
+                          "column means.", UserWarning, stacklevel=2)
+        C, mean = self.components_, self.mean_
+        # rows that share a missingness pattern share one least-squares matrix
+        patterns, inverse = np.unique(mask[todo], axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        for p, miss in enumerate(patterns):
+            idx = todo[inverse == p]
+            obs = ~miss
+            fill = np.broadcast_to(mean[miss], (idx.size, int(miss.sum()))).copy()
+            if obs.any() and C.shape[0]:
+                target = X[np.ix_(idx, obs)] - mean[obs]
+                Z = np.linalg.lstsq(C[:, obs].T, target.T, rcond=None)[0]  # (rank, rows)
+                fill += Z.T @ C[:, miss]
+            X[np.ix_(idx, miss)] = fill
+        return X

@@ -1,0 +1,118 @@
+"""Group sparsity: features in groups kept or dropped together (model-based sparsity, Khanna & Kyrillidis Sec. 2)."""
+
+import numpy as np
+
+from ._base import Structure
+
+
+class Groups(Structure):
+    """Feature groups: ``k`` counts groups, thresholded on their l2 norms over features and outputs.
+
+    The projection (:meth:`Structure.__call__`) keeps the ``k`` groups of
+    largest norm (ties: the group whose label sorts first) and maps their
+    norms with the operator's ``shrink`` at ``tau``, the largest norm left
+    out, rescaling each kept group (hard thresholding keeps them unchanged).
+
+    Parameters
+    ----------
+    operator : ThresholdingOperator
+    groups : array-like of shape (n_features,)
+        One hashable label per feature; features with the same label form a
+        group.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n_groups,)
+        The sorted distinct labels.
+    codes : ndarray of shape (n_features,)
+        The group index of each feature (into ``labels``).
+    """
+
+    #: the splicing search exchanges single features; group exchanges are not implemented
+    exchanges = False
+
+    def __init__(self, operator, groups):
+        super().__init__(operator)
+        groups = np.asarray(groups)
+        if groups.ndim != 1:
+            raise TypeError(f"group labels must be scalars, one per feature; got an array of shape {groups.shape}")
+        self.labels, self.codes = np.unique(groups, return_inverse=True)
+        self.codes = self.codes.ravel()
+        order = np.argsort(self.codes, kind="stable")
+        self._members = np.split(order, np.cumsum(np.bincount(self.codes, minlength=self.labels.size))[:-1])
+
+    def n_units(self, n_features):  # noqa: D102
+        return self.labels.size
+
+    def unit_scores(self, G):  # noqa: D102
+        return np.sqrt(np.bincount(self.codes, weights=np.einsum("ij,ij->i", G, G), minlength=self.labels.size))
+
+    def units(self, features):  # noqa: D102
+        return np.unique(self.codes[np.asarray(features, dtype=np.intp)])
+
+    def features(self, units):  # noqa: D102
+        units = np.asarray(units, dtype=np.intp)
+        if units.size == 0:
+            return np.empty(0, dtype=np.intp)
+        return np.sort(np.concatenate([self._members[u] for u in units]))
+
+    def unit_of_features(self, n_features):  # noqa: D102
+        return self.codes
+
+
+class groups_from_feature_names:  # noqa: N801 - used like a function: ``groups=groups_from_feature_names(...)``
+    """Group the columns a ``ColumnTransformer`` makes by the original variable each comes from.
+
+    Pass an instance as an estimator's ``groups``: at fit time it receives
+    the names of the estimator's input features (``feature_names_in_``: put
+    ``.set_output(transform="pandas")`` on the transformer so that the names
+    reach the estimator) and labels each by the longest of ``variables``
+    that the name, without its transformer prefix (``"onehot__"``), equals
+    or starts with followed by ``"_"`` (``OneHotEncoder``'s
+    ``"color_red"``). ``k`` then counts original variables, whatever the
+    number of dummy columns of each, which can differ between the folds of
+    a cross-validation.
+
+    Parameters
+    ----------
+    variables : sequence of str
+        The original variables (e.g. the columns of the DataFrame given to
+        the ``ColumnTransformer``).
+    prefix_separator : str, default="__"
+        What separates the transformer's name from the feature's in the
+        transformer's output names (``verbose_feature_names_out=True``);
+        names without it are used as they are.
+
+    Examples
+    --------
+    >>> from sparse_estimators.structures import groups_from_feature_names
+    >>> groups = groups_from_feature_names(["color", "size", "size_class"])
+    >>> groups(["onehot__color_red", "onehot__color_blue", "num__size", "onehot__size_class_L"]).tolist()
+    ['color', 'color', 'size', 'size_class']
+    """
+
+    def __init__(self, variables, *, prefix_separator="__"):
+        self.variables = [str(v) for v in variables]
+        self.prefix_separator = prefix_separator
+
+    def __call__(self, feature_names):
+        """One label (an original variable) per feature name; a ValueError names the first unmatched one."""
+        by_length = sorted(self.variables, key=len, reverse=True)
+        labels = []
+        for name in map(str, feature_names):
+            base = name.split(self.prefix_separator, 1)[1] if self.prefix_separator in name else name
+            match = next((v for v in by_length if base == v or base.startswith(v + "_")), None)
+            if match is None:
+                raise ValueError(f"groups_from_feature_names: the feature {name!r} comes from none of the "
+                                 f"variables {self.variables}.")
+            labels.append(match)
+        return np.array(labels, dtype=object)
+
+    def __repr__(self):
+        return f"groups_from_feature_names({self.variables!r})"
+
+    def __eq__(self, other):
+        return (type(other) is type(self) and other.variables == self.variables
+                and other.prefix_separator == self.prefix_separator)
+
+    __hash__ = None

@@ -1,0 +1,80 @@
+"""A rank constraint: thresholding lifted to the singular values of the coefficient matrix."""
+
+import numpy as np
+
+from ..thresholding import threshold_singular_values
+from ._base import Structure
+
+
+class LowRank(Structure):
+    """``rank(W) <= r`` for the coefficient matrix ``W`` (n_features, n_outputs); ``k`` is the rank.
+
+    The projection keeps the ``r`` largest singular triplets of ``W`` and maps
+    their singular values with the operator's ``shrink`` at ``tau``, the
+    ``(r+1)``-th singular value (Liu & Barber, Sec. 5, eq. 20; hard
+    thresholding is the best rank-``r`` approximation), through
+    :func:`~sparse_estimators.thresholding.threshold_singular_values`.
+
+    The refit keeps the iterate's column space (its top ``r`` right singular
+    vectors ``V``, in the outputs) and re-optimises everything else: for
+    least squares the minimiser of ``f(B V^T)`` over ``B`` is
+    ``W_ols V V^T``, ``W_ols`` the unconstrained least-squares fit. There are
+    no units to exchange and no support to settle (every feature stays), so
+    neither the splicing search nor the support jump applies.
+
+    Parameters
+    ----------
+    operator : ThresholdingOperator
+    n_outputs : int
+        The number of columns of ``W`` (targets).
+    """
+
+    exchanges = False
+    settles = False
+
+    def __init__(self, operator, n_outputs):
+        super().__init__(operator)
+        self.n_outputs = int(n_outputs)
+
+    def n_units(self, n_features):  # noqa: D102
+        return min(n_features, self.n_outputs)
+
+    def unit_scores(self, G):
+        """The singular values of ``G``."""
+        return np.linalg.svd(G, compute_uv=False)
+
+    def units(self, features):  # noqa: D102
+        raise NotImplementedError("a rank constraint has no units of features")
+
+    def features(self, units):  # noqa: D102
+        raise NotImplementedError("a rank constraint has no units of features")
+
+    def __call__(self, W, k, *, return_support=False):  # noqa: D102
+        W = np.asarray(W, dtype=float)
+        U, s, Vt = np.linalg.svd(W, full_matrices=False)
+        U, s, Vt = threshold_singular_values(self.operator, int(k), U, s, Vt)
+        out = (U * s) @ Vt
+        if not return_support:
+            return out
+        return out, np.flatnonzero(np.any(out != 0, axis=1))
+
+    def support(self, W, k):  # noqa: D102
+        return np.flatnonzero(np.any(np.asarray(W) != 0, axis=1))
+
+    def expand(self, G, mask, k):
+        """Every feature: the gradient is not restricted (no support expansion for a rank constraint)."""
+        return np.ones_like(mask)
+
+    def column_space(self, W, r):
+        """The top ``r`` right singular vectors of ``W`` (columns, shape (n_outputs, r'))."""
+        _, s, Vt = np.linalg.svd(W, full_matrices=False)
+        keep = s[:r] > s[0] * max(W.shape) * np.finfo(float).eps if s.size else np.zeros(0, dtype=bool)
+        return Vt[:r][keep].T
+
+    def refit(self, loss, support, W, b):
+        """``W_ols V V^T``: least squares in the column space ``V`` of ``W`` (the rank of ``W`` kept)."""
+        V = self.column_space(W, min(W.shape))
+        if V.shape[1] == 0:
+            return W, b
+        W_ols, b = loss.refit(np.arange(loss.n_features), W, b)
+        return W_ols @ V @ V.T, b

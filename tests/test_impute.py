@@ -1,0 +1,424 @@
+"""Tests of the rank projection, the matrix-completion core and LowRankImputer.
+
+References are independent of the code under test: the vector operators of
+``sparse_estimators.thresholding`` and the checked table of algorithms.md
+Sec. 2 (lifted operators), dense ``numpy.linalg.svd`` (partial SVD), the
+hidden true entries of noiseless low-rank matrices (recovery), per-row
+``scipy.linalg.lstsq`` (transform), ``SimpleImputer`` (a baseline to beat).
+"""
+
+import pickle
+import tracemalloc
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import KFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sparse_estimators.impute import LowRankImputer, choose_rank, complete_matrix
+from sparse_estimators.impute._completion import _randomized_svd
+from sparse_estimators.thresholding import Hard, Lq, Reciprocal, Soft, project_rank, threshold_singular_values
+
+OPERATORS = [Hard(), Soft(), Reciprocal(c=0.0), Reciprocal(c=0.5), Lq(q=2 / 3), Lq(q=0.5)]
+OPERATOR_IDS = [repr(op) for op in OPERATORS]
+
+
+def low_rank(m, n, r, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((m, r)) @ rng.standard_normal((r, n))
+
+
+def relative_error(estimate, truth):
+    return np.linalg.norm(estimate - truth) / np.linalg.norm(truth)
+
+
+# -- the lifted operators ----------------------------------------------------------------------------------
+# algorithms.md Sec. 2: z = [3, -2, 1, 1, -0.5, 0], s = 3 (the table's magnitudes, independent of the code)
+Z_REF = np.array([3.0, -2.0, 1.0, 1.0, -0.5, 0.0])
+TABLE = [(Hard(), [3.0, 2.0, 1.0]), (Reciprocal(c=0.0), [2.9142, 1.8660, 0.5]),
+         (Reciprocal(c=0.5), [2.9361, 1.9014, 0.75]), (Lq(q=2 / 3), [2.7155, 1.6652, 0.5]),
+         (Lq(q=0.5), [2.8385, 1.7970, 0.6667]), (Soft(), [2.0, 1.0, 0.0])]
+
+
+@pytest.mark.parametrize(("operator", "expected"), TABLE, ids=[repr(op) for op, _ in TABLE])
+def test_lifted_operator_gives_the_reference_table_as_singular_values(operator, expected):
+    out = project_rank(np.diag(Z_REF), 3, operator)
+    singular_values = np.linalg.svd(out, compute_uv=False)
+    np.testing.assert_allclose(singular_values[:3], expected, atol=1e-4)
+    np.testing.assert_allclose(singular_values[3:], 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("operator", OPERATORS, ids=OPERATOR_IDS)
+@pytest.mark.parametrize("r", [1, 3, 5])
+def test_lifted_operator_equals_the_vector_operator_on_a_rotated_diagonal(operator, r):
+    rng = np.random.default_rng(1)
+    z = np.array([4.0, -3.1, 2.5, -1.7, 1.2, 0.6, -0.3])  # distinct magnitudes: one SVD ordering
+    Q1 = np.linalg.qr(rng.standard_normal((9, 7)))[0]
+    Q2 = np.linalg.qr(rng.standard_normal((8, 7)))[0]
+    # the signs of z go into the left factor: its singular values are |z|
+    expected = Q1 @ np.diag(operator(z, r)) @ Q2.T
+    np.testing.assert_allclose(project_rank(Q1 @ np.diag(z) @ Q2.T, r, operator), expected, atol=1e-12)
+    # on a plain diagonal the lifted operator is the vector operator on the diagonal
+    np.testing.assert_allclose(project_rank(np.diag(z), r, operator), np.diag(operator(z, r)), atol=1e-12)
+
+
+def test_threshold_singular_values_from_a_partial_svd_and_unsorted_input():
+    U, s, Vt = np.eye(4), np.array([1.0, 4.0, 2.0, 3.0]), np.eye(4)
+    Ur, sr, Vtr = threshold_singular_values("soft", 2, U, s, Vt)
+    np.testing.assert_allclose(sr, [2.0, 1.0])  # 4 - 2, 3 - 2 with tau = the third largest, 2
+    np.testing.assert_array_equal(Ur, U[:, [1, 3]])
+    np.testing.assert_array_equal(Vtr, Vt[[1, 3]])
+    # fewer triplets than r + 1: tau = 0, nothing shrunk
+    np.testing.assert_allclose(threshold_singular_values("soft", 4, U, s, Vt)[1], [4.0, 3.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        threshold_singular_values("hard", 1, U, -s, Vt)
+    with pytest.raises(ValueError, match="rank 'r'"):
+        threshold_singular_values("hard", -1, U, s, Vt)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        threshold_singular_values("hard", 1, U[:, :3], s, Vt)
+
+
+# -- the core -----------------------------------------------------------------------------------------------
+def test_randomized_svd_of_low_rank_plus_sparse_matches_dense_svd():
+    rng = np.random.default_rng(2)
+    m, n, q = 70, 50, 4
+    U = np.linalg.qr(rng.standard_normal((m, q)))[0]
+    Vt = np.linalg.qr(rng.standard_normal((n, q)))[0].T
+    s = np.array([9.0, 7.0, 5.0, 3.0])
+    S = sp.random(m, n, density=0.1, random_state=3, format="csr")
+    dense = (U * s) @ Vt - 0.7 * S.toarray()
+    reference = np.linalg.svd(dense, compute_uv=False)
+    k = 8
+    _, sig, _ = _randomized_svd(U, s, Vt, S, -0.7, k, None, 4, np.random.RandomState(0))
+    np.testing.assert_allclose(sig[:4], reference[:4], rtol=1e-6)
+    # the (r+1)-th value (tau of the lifted operators) sits in the sparse part's flat spectrum: approximate
+    np.testing.assert_allclose(sig[4], reference[4], rtol=1e-3)
+    # k >= min(m, n): exact, whatever the power iterations
+    Uk, sig, Vtk = _randomized_svd(U, s, Vt, S, -0.7, n, None, 0, np.random.RandomState(0))
+    np.testing.assert_allclose(sig, reference, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose((Uk * sig) @ Vtk, dense, atol=1e-10)
+
+
+@pytest.mark.parametrize("solver", ["iht", "accelerated"])
+@pytest.mark.parametrize("step_size", ["auto", 1.0])
+def test_exact_recovery_of_a_noiseless_low_rank_matrix(solver, step_size):
+    m, n, r = 200, 150, 5
+    M = low_rank(m, n, r)
+    mask = np.random.default_rng(4).uniform(size=M.shape) < 0.4
+    rows, cols = np.nonzero(mask)
+    result = complete_matrix((rows, cols, M[mask]), r, shape=M.shape, solver=solver, step_size=step_size,
+                             max_iter=2000, tol=1e-7)
+    assert result.converged
+    assert result.U.shape == (m, r) and result.s.shape == (r,) and result.Vt.shape == (r, n)
+    completed = result.to_dense()
+    assert relative_error(completed[~mask], M[~mask]) < 1e-4
+    np.testing.assert_allclose(result.predict(*np.nonzero(~mask)), completed[~mask], rtol=1e-12, atol=1e-12)
+    # orthonormal factors, decreasing singular values
+    np.testing.assert_allclose(result.U.T @ result.U, np.eye(r), atol=1e-10)
+    np.testing.assert_allclose(result.Vt @ result.Vt.T, np.eye(r), atol=1e-10)
+    assert np.all(np.diff(result.s) <= 0)
+    # the loss curve is the objective: checked at the end against the returned factors
+    assert result.loss_curve[-1] == pytest.approx(0.5 * np.sum((completed[mask] - M[mask]) ** 2), rel=1e-6, abs=1e-12)
+
+
+def test_line_search_needs_fewer_iterations_than_the_safe_step():
+    M = low_rank(200, 150, 5, seed=5)
+    mask = np.random.default_rng(5).uniform(size=M.shape) < 0.3
+    observed = (*np.nonzero(mask), M[mask])
+    auto = complete_matrix(observed, 5, shape=M.shape, solver="iht", tol=1e-6, max_iter=3000)
+    fixed = complete_matrix(observed, 5, shape=M.shape, solver="iht", step_size=1.0, tol=1e-6, max_iter=3000)
+    assert auto.converged and fixed.converged
+    assert auto.n_iter < fixed.n_iter / 2
+    # with the safe step and hard thresholding the objective never rises
+    assert np.all(np.diff(fixed.loss_curve) <= 1e-9 * fixed.loss_curve[0])
+
+
+def test_momentum_needs_fewer_iterations_than_iht_at_the_safe_step():
+    M = low_rank(200, 150, 5, seed=6)
+    mask = np.random.default_rng(6).uniform(size=M.shape) < 0.3
+    observed = (*np.nonzero(mask), M[mask])
+    plain = complete_matrix(observed, 5, shape=M.shape, solver="iht", step_size=1.0, tol=1e-6, max_iter=3000)
+    fast = complete_matrix(observed, 5, shape=M.shape, solver="accelerated", step_size=1.0, momentum=0.5,
+                           tol=1e-6, max_iter=3000)
+    assert plain.converged and fast.converged
+    assert fast.n_iter < 0.8 * plain.n_iter
+
+
+@pytest.mark.parametrize("operator", [Reciprocal(c=0.5), Lq(q=0.5)], ids=repr)
+def test_non_hard_operators_return_their_best_iterate_and_beat_zero(operator):
+    M = low_rank(80, 60, 3, seed=7)
+    mask = np.random.default_rng(7).uniform(size=M.shape) < 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = complete_matrix((*np.nonzero(mask), M[mask]), 3, shape=M.shape, thresholding=operator,
+                                 max_iter=200)
+    fitted = 0.5 * np.sum((result.to_dense()[mask] - M[mask]) ** 2)
+    assert fitted == pytest.approx(result.loss_curve.min(), rel=1e-9)
+    assert fitted < 0.05 * 0.5 * np.sum(M[mask] ** 2)
+
+
+def test_sparse_matrix_and_tuple_inputs_agree_and_fits_are_deterministic():
+    M = low_rank(60, 40, 3, seed=8)
+    mask = np.random.default_rng(8).uniform(size=M.shape) < 0.5
+    rows, cols = np.nonzero(mask)
+    perm = np.random.default_rng(0).permutation(rows.size)  # the order of the observations does not matter
+    a = complete_matrix((rows[perm], cols[perm], M[mask][perm]), 3, shape=M.shape)
+    b = complete_matrix(sp.csr_matrix((M[mask], (rows, cols)), shape=M.shape), 3)
+    c = complete_matrix(sp.coo_matrix((M[mask], (rows, cols)), shape=M.shape), 3)
+    for other in (b, c):
+        assert other.to_dense().tobytes() == a.to_dense().tobytes()
+        assert other.loss_curve.tobytes() == a.loss_curve.tobytes()
+
+
+def test_the_core_never_forms_the_dense_matrix(monkeypatch):
+    m, n, r = 20000, 10000, 5
+    rng = np.random.default_rng(9)
+    nnz = m * n // 100
+    flat = rng.choice(m * n, nnz, replace=False)
+    rows, cols = np.divmod(flat, n)
+    A, B = rng.standard_normal((m, r)), rng.standard_normal((r, n))
+    values = np.einsum("ij,ij->i", A[rows], B.T[cols])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a sparse matrix was densified")
+
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix):
+        monkeypatch.setattr(cls, "toarray", refuse)
+        monkeypatch.setattr(cls, "todense", refuse)
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            result = complete_matrix((rows, cols, values), r, shape=(m, n), max_iter=3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    dense_bytes = m * n * 8
+    observed_bytes = nnz * (8 + 8 + 8)  # rows, columns, values
+    assert peak < dense_bytes / 5, (peak, dense_bytes)
+    assert peak < 12 * observed_bytes, (peak, observed_bytes)
+    # three iterations already fit most of the signal
+    assert result.loss_curve[-1] < 0.1 * 0.5 * float(values @ values)
+
+
+def test_core_rejects_bad_input():
+    M = low_rank(20, 10, 2)
+    obs = sp.csr_matrix(M)
+    with pytest.raises(ValueError, match="'rank' parameter"):
+        complete_matrix(obs, 0)
+    with pytest.raises(ValueError, match="'solver' parameter"):
+        complete_matrix(obs, 2, solver="regularized")
+    with pytest.raises(ValueError, match="'step_size' parameter"):
+        complete_matrix(obs, 2, step_size=-1.0)
+    with pytest.raises(ValueError, match="'momentum' parameter"):
+        complete_matrix(obs, 2, momentum=1.0)
+    with pytest.raises(ValueError, match="'shape' parameter"):
+        complete_matrix(obs, 2, shape=(5, 5))
+    with pytest.raises(ValueError, match="'shape' parameter is required"):
+        complete_matrix((np.array([0]), np.array([0]), np.array([1.0])), 1)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        complete_matrix((np.array([0, 1]), np.array([0, 1]), np.array([1.0, np.inf])), 1, shape=(3, 3))
+    with pytest.raises(ValueError, match="no stored entry"):
+        complete_matrix(sp.csr_matrix((5, 4)), 1)
+    with pytest.raises(ValueError, match="at least two rows"):
+        complete_matrix(sp.csr_matrix(np.ones((1, 4))), 1)
+    with pytest.warns(UserWarning, match="using rank=9"):
+        complete_matrix(obs, 15)
+
+
+def test_divergent_fixed_step_warns_and_returns_the_best_iterate():
+    M = low_rank(60, 40, 3, seed=10)
+    mask = np.random.default_rng(10).uniform(size=M.shape) < 0.5
+    with pytest.warns(ConvergenceWarning, match="diverged"):
+        result = complete_matrix((*np.nonzero(mask), M[mask]), 3, shape=M.shape, solver="iht", step_size=8.0,
+                                 max_iter=500)
+    assert np.all(np.isfinite(result.to_dense()))
+
+
+# -- the imputer --------------------------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore:rank=10 is larger:UserWarning")
+@parametrize_with_checks([LowRankImputer()])  # default parameters, as in test_common.py
+def test_sklearn_compatible_imputer(estimator, check):
+    check(estimator)
+
+
+def _missing(X, share, seed):
+    mask = np.random.default_rng(seed).uniform(size=X.shape) < share
+    X_missing = X.copy()
+    X_missing[mask] = np.nan
+    return X_missing, mask
+
+
+@pytest.mark.parametrize("solver", ["iht", "accelerated"])
+def test_imputer_recovers_a_shifted_low_rank_matrix(solver):
+    X = low_rank(200, 60, 4, seed=11) + np.linspace(-5, 5, 60)  # column offsets: centering matters
+    X_missing, mask = _missing(X, 0.4, 11)
+    imputer = LowRankImputer(rank=4, solver=solver, tol=1e-7, max_iter=2000)
+    completed = imputer.fit_transform(X_missing)
+    assert relative_error(completed[mask], X[mask]) < 1e-4
+    np.testing.assert_array_equal(completed[~mask], X[~mask])  # observed entries unchanged, bit for bit
+    assert imputer.components_.shape == (4, 60) and imputer.rank_ == 4
+    np.testing.assert_allclose(imputer.components_ @ imputer.components_.T, np.eye(4), atol=1e-10)
+    # the offsets are fitted jointly: the completion is offsets + low rank, and reproduces X on its support
+    rebuilt = imputer.mean_ + (completed - imputer.mean_) @ imputer.components_.T @ imputer.components_
+    np.testing.assert_allclose(rebuilt, X, atol=1e-4 * np.abs(X).max())
+    assert imputer.n_iter_ == imputer.loss_curve_.size > 0
+
+
+def test_transform_of_new_rows_is_least_squares_in_the_row_space():
+    rng = np.random.default_rng(12)
+    X = low_rank(300, 30, 3, seed=12) + rng.uniform(-2, 2, 30)
+    train, test = X[:200], X[200:] + 0.1 * rng.standard_normal((100, 30))  # new rows off the row space
+    imputer = LowRankImputer(rank=3).fit(_missing(train, 0.3, 12)[0])
+    test_missing, mask = _missing(test, 0.3, 13)
+    out = imputer.transform(test_missing)
+    np.testing.assert_array_equal(out[~mask], test[~mask])
+    C, mean = imputer.components_, imputer.mean_
+    for i in range(test.shape[0]):
+        obs = ~mask[i]
+        z = scipy.linalg.lstsq(C[:, obs].T, test[i, obs] - mean[obs])[0]
+        np.testing.assert_allclose(out[i, ~obs], mean[~obs] + z @ C[:, ~obs], rtol=1e-9, atol=1e-9)
+    # noiseless new rows in the row space are recovered exactly
+    clean_missing, clean_mask = _missing(X[200:], 0.3, 14)
+    assert relative_error(imputer.transform(clean_missing)[clean_mask], X[200:][clean_mask]) < 1e-4
+
+
+def test_pipeline_cross_val_score_beats_mean_imputation():
+    rng = np.random.default_rng(15)
+    Z = rng.standard_normal((400, 3))
+    X = Z @ rng.standard_normal((3, 20)) + 0.05 * rng.standard_normal((400, 20))
+    y = Z @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.standard_normal(400)
+    X_missing = _missing(X, 0.4, 15)[0]
+    cv = KFold(5, shuffle=True, random_state=0)
+    low_rank_scores = cross_val_score(make_pipeline(LowRankImputer(rank=3), Ridge(alpha=1e-3)), X_missing, y, cv=cv)
+    mean_scores = cross_val_score(make_pipeline(SimpleImputer(), Ridge(alpha=1e-3)), X_missing, y, cv=cv)
+    assert np.all(np.isfinite(low_rank_scores))
+    assert low_rank_scores.mean() > mean_scores.mean() + 0.05, (low_rank_scores, mean_scores)
+
+
+def test_pandas_in_and_out():
+    X = low_rank(50, 6, 2, seed=16)
+    X_missing, mask = _missing(X, 0.2, 16)
+    columns = [f"gene_{j}" for j in range(6)]
+    df = pd.DataFrame(X_missing, columns=columns, index=np.arange(100, 150))
+    imputer = LowRankImputer(rank=2, max_iter=2000).set_output(transform="pandas")
+    out = imputer.fit_transform(df)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == columns and list(out.index) == list(df.index)
+    assert list(imputer.get_feature_names_out()) == columns
+    np.testing.assert_array_equal(imputer.feature_names_in_, columns)
+    assert not out.isna().any().any()
+    again = imputer.transform(df)
+    assert isinstance(again, pd.DataFrame)
+    np.testing.assert_allclose(again.to_numpy()[~mask], X[~mask])
+
+
+def test_imputer_clone_pickle_and_determinism():
+    X_missing = _missing(low_rank(80, 12, 3, seed=17), 0.3, 17)[0]
+    a = LowRankImputer(rank=3).fit(X_missing)
+    b = clone(a).fit(X_missing)
+    restored = pickle.loads(pickle.dumps(a))
+    for other in (b, restored):
+        assert other.transform(X_missing).tobytes() == a.transform(X_missing).tobytes()
+    with pytest.raises(NotFittedError):
+        clone(a).transform(X_missing)
+
+
+def test_imputer_missing_values_placeholder():
+    X = low_rank(60, 8, 2, seed=18) + 10.0  # positive: -1 cannot be a value
+    X_missing, mask = _missing(X, 0.2, 18)
+    with_nan = LowRankImputer(rank=2).fit_transform(X_missing)
+    X_minus = np.where(mask, -1.0, X)
+    with_minus = LowRankImputer(rank=2, missing_values=-1.0).fit_transform(X_minus)
+    np.testing.assert_array_equal(with_minus, with_nan)
+    with pytest.raises(ValueError, match="contains NaN but missing_values=-1"):
+        LowRankImputer(missing_values=-1).fit(X_missing)
+    with pytest.warns(UserWarning, match="missing_values=-7 does not occur"):
+        out = LowRankImputer(rank=2, missing_values=-7).fit_transform(X)
+    np.testing.assert_array_equal(out, X)
+
+
+def test_imputer_bad_input_and_nothing_half_fitted():
+    X = low_rank(30, 6, 2, seed=19)
+    X_missing, mask = _missing(X, 0.2, 19)
+    imputer = LowRankImputer(rank=2).fit(X_missing)
+    fitted = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in vars(imputer).items()}
+
+    cases = [
+        (np.full((5, 3), np.nan), "Every entry of X is missing"),
+        (np.where(mask, np.inf, X), "infinity"),
+        (pd.DataFrame({"a": [1.0, np.nan, 3.0], "b": ["x", "y", "z"]}), "numeric"),
+    ]
+    for bad, message in cases:
+        with pytest.raises(ValueError, match=message):
+            imputer.fit(bad)
+        assert set(vars(imputer)) == set(fitted)
+        for key, value in fitted.items():
+            np.testing.assert_array_equal(getattr(imputer, key), value)
+    for params, message in [({"rank": 0}, "'rank' parameter"), ({"solver": "sgd"}, "'solver' parameter"),
+                            ({"step_size": "big"}, "'step_size' parameter"), ({"tol": -1.0}, "'tol' parameter"),
+                            ({"missing_values": "NA"}, "'missing_values' parameter"),
+                            ({"center": "yes"}, "'center' parameter"), ({"thresholding": "median"}, "thresholding")]:
+        with pytest.raises(ValueError, match=message):
+            LowRankImputer(**params).fit(X_missing)
+
+
+def test_imputer_rank_clipping_and_empty_rows_and_columns():
+    X = low_rank(30, 5, 2, seed=20)
+    X_missing, mask = _missing(X, 0.2, 20)
+    with pytest.warns(UserWarning, match="using rank=4"):
+        assert LowRankImputer(rank=10).fit(X_missing).rank_ == 4
+    X_missing[3] = np.nan  # a row with no observed entry: the column means
+    X_missing[:, 2] = np.nan  # a column with no observed entry: 0
+    with pytest.warns(UserWarning) as record:
+        out = LowRankImputer(rank=2).fit_transform(X_missing)
+    messages = " ".join(str(w.message) for w in record)
+    assert "no observed entry" in messages and "column" in messages and "row" in messages
+    np.testing.assert_array_equal(out[:, 2], 0.0)
+    imputer = LowRankImputer(rank=2).fit(X_missing)
+    np.testing.assert_allclose(out[3], imputer.mean_, atol=1e-12)
+    # transform: a new row with nothing observed is the means too
+    imputer = LowRankImputer(rank=2).fit(_missing(X, 0.2, 21)[0])
+    with pytest.warns(UserWarning, match="no observed entry"):
+        np.testing.assert_allclose(imputer.transform(np.full((1, 5), np.nan))[0], imputer.mean_)
+    # a complete matrix is returned unchanged, and its rank-2 row space is learnt
+    full = LowRankImputer(rank=2).fit(X)
+    np.testing.assert_array_equal(full.transform(X), X)
+    reference = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:2]
+    np.testing.assert_allclose(np.abs(full.components_ @ reference.T), np.eye(2), atol=1e-6)
+
+
+# -- choosing the rank --------------------------------------------------------------------------------------
+def test_choose_rank_finds_the_true_rank_of_a_noisy_matrix():
+    rng = np.random.default_rng(22)
+    M = low_rank(150, 100, 4, seed=22)
+    noisy = M + 0.3 * rng.standard_normal(M.shape)
+    rows, cols = np.nonzero(rng.uniform(size=M.shape) < 0.4)
+    result = choose_rank((rows, cols, noisy[rows, cols]), [1, 2, 3, 4, 5, 6, 8, 12], shape=M.shape, n_repeats=2)
+    assert result.best_rank == 4
+    assert result.errors.shape == (8, 2)
+    errors = dict(zip(result.ranks.tolist(), result.mean_errors, strict=True))
+    # underfitting costs signal, overfitting fits noise: both measurably worse than the true rank
+    assert errors[4] < 0.8 * errors[3] and errors[4] < 0.9 * errors[12]
+    # the held-out RMSE at the true rank is of the order of the noise (0.3)
+    assert 0.25 < errors[4] < 0.45
+
+
+def test_choose_rank_rejects_bad_input():
+    M = low_rank(20, 10, 2)
+    obs = sp.csr_matrix(M)
+    with pytest.raises(ValueError, match="'ranks' parameter"):
+        choose_rank(obs, [])
+    with pytest.raises(ValueError, match="'ranks' parameter"):
+        choose_rank(obs, [2, 10])
+    with pytest.raises(ValueError, match="'holdout' parameter"):
+        choose_rank(obs, [2], holdout=1.0)
