@@ -48,7 +48,7 @@ def _all_estimator_classes():
     out = []
     for name in sparse_estimators.__all__:
         obj = getattr(sparse_estimators, name)
-        if isinstance(obj, type) and hasattr(obj, "_solver"):
+        if isinstance(obj, type) and hasattr(obj, "_solver") and "k" in obj().get_params():
             out.append(obj)
     return out
 

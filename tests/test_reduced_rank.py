@@ -128,3 +128,14 @@ def test_rank_one_recovers_a_rank_one_truth_with_every_operator():
         coef = model.coef_.T
         cos_u = abs(np.linalg.svd(coef)[0][:, 0] @ u) / np.linalg.norm(u)
         assert model.rank_ == 1 and cos_u > 0.999
+
+
+def test_k_searches_refuse_a_rank_estimator_clearly():
+    from sparse_estimators.model_selection import SparsityCV, SparsityIC, sparsity_path
+
+    X, Y = _well_conditioned()
+    for search in (SparsityCV(ReducedRankRegressor()), SparsityIC(ReducedRankRegressor())):
+        with pytest.raises(TypeError, match="sparsity level k"):
+            search.fit(X, Y)
+    with pytest.raises(TypeError, match="sparsity level k"):
+        sparsity_path(ReducedRankRegressor(), X, Y)

@@ -41,6 +41,14 @@ def _check_k_grid(k_grid, n_features, *, stacklevel=3, name="n_features"):
     return grid[first]
 
 
+def _check_has_k(estimator, caller):
+    """A TypeError unless ``estimator`` has a sparsity level ``k`` (not, e.g., ReducedRankRegressor's rank)."""
+    if "k" not in estimator.get_params(deep=False):
+        raise TypeError(f"{caller} searches over the sparsity level k, which {type(estimator).__name__} does not "
+                        "have; search its parameters with sklearn.model_selection.GridSearchCV (e.g. "
+                        "GridSearchCV(ReducedRankRegressor(), {'rank': range(1, 6)})).")
+
+
 def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False, second_search=True):
     """Fit ``estimator`` at every k of ``k_grid`` (ascending), warm-starting each from the last.
 
@@ -52,6 +60,7 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
     the default grid is ``1 .. largest_k`` and larger values are dropped
     with a warning. ``second_search`` is passed to :func:`solve_path`.
     """
+    _check_has_k(estimator, "sparsity_path")
     est = clone(estimator)
     operator = est._validate_params()
     loss, info = est._setup(X, y, sample_weight)

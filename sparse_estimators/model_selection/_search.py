@@ -29,7 +29,7 @@ from sklearn.utils.validation import _check_method_params, _check_sample_weight,
 
 from .._utils import _DocLinkMixin, all_or_nothing
 from ._criteria import CRITERIA, information_criterion
-from ._path import _check_k_grid, _fitted_estimator, _path_fits
+from ._path import _check_has_k, _check_k_grid, _fitted_estimator, _path_fits
 
 __all__ = ["SparsityCV", "SparsityIC", "one_standard_error"]
 
@@ -222,6 +222,7 @@ class _SparsitySearchBase(_DocLinkMixin, MetaEstimatorMixin, BaseEstimator):
                 f"their solvers), got {type(self.estimator).__name__}. For another estimator with a sparsity "
                 "parameter, search it with sklearn.model_selection.GridSearchCV, e.g. "
                 "GridSearchCV(OrthogonalMatchingPursuit(), {'n_nonzero_coefs': range(1, 11)}).")
+        _check_has_k(self.estimator, type(self).__name__)
         clone(self.estimator)._validate_params()  # (a clear error before any fold is fitted)
 
     def _validate_input(self, X, y):
