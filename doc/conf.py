@@ -36,6 +36,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "myst_parser",
     "reproduction",  # doc/_ext/reproduction.py: lists doc/reproduction/ at build time
+    "source_files",  # doc/_ext/source_files.py: the :source: role, links to repository files
 ]
 
 # -- intersphinx: links to scikit-learn, numpy and scipy ----------------------------
