@@ -36,6 +36,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "myst_parser",
     "reproduction",  # doc/_ext/reproduction.py: lists doc/reproduction/ at build time
+    "source_files",  # doc/_ext/source_files.py: the :source: role, links to repository files
 ]
 
 # -- intersphinx: links to scikit-learn, numpy and scipy ----------------------------
@@ -137,3 +138,17 @@ html_context = {"default_mode": "light"}
 
 # Build in parallel-safe, deterministic mode for the examples.
 os.environ.setdefault("PYTHONHASHSEED", "0")
+
+
+# scikit-learn's inherited ``set_output`` docstring refers to labels of
+# scikit-learn's own documentation, unresolvable offline: replace it.
+def _short_set_output_doc(app, what, name, obj, options, lines):
+    if name.endswith(".set_output"):
+        lines[:] = ["Set the output container of ``transform`` and ``fit_transform``.", "",
+                    "Inherited from scikit-learn (``TransformerMixin.set_output``): ``transform='pandas'``",
+                    "returns DataFrames, ``'default'`` NumPy arrays."]
+
+
+def setup(app):
+    """Connect the local docstring hooks."""
+    app.connect("autodoc-process-docstring", _short_set_output_doc)

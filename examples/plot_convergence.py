@@ -80,8 +80,9 @@ plot_curves(fits, "Four algorithms, k = 20")
 # Hard thresholding keeps the selected entries; soft thresholding shrinks
 # them by the largest discarded magnitude, which biases the iterates (its
 # objective stalls higher); reciprocal and lq thresholding shrink less, and
-# Liu & Barber show they need a smaller ``k`` than hard thresholding for
-# their guarantee. Non-hard operators return their best iterate.
+# Liu & Barber (`arXiv:1804.08841 <https://arxiv.org/abs/1804.08841>`__)
+# show they need a smaller ``k`` than hard thresholding for their guarantee.
+# Non-hard operators return their best iterate.
 plot_curves(fit_all({f"thresholding='{name}'": IHTRegressor(k=k, thresholding=name)
                      for name in ["hard", "soft", "reciprocal", "lq"]}), "IHTRegressor: operators")
 

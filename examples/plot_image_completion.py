@@ -4,7 +4,8 @@ Image completion with a low rank
 ================================
 
 Complete a grayscale photograph from 35 % of its pixels, as in Khanna &
-Kyrillidis' image-completion experiment (App. E.2), with
+Kyrillidis' image-completion experiment (App. E.2 of `arXiv:1712.09379
+<https://arxiv.org/abs/1712.09379>`__; see :ref:`references`), with
 :func:`~sparse_estimators.impute.complete_matrix`: iterative thresholding of
 the singular values, on the observed pixels only (the iterate is kept as
 factors, the full matrix is never formed).
@@ -13,7 +14,8 @@ A photograph is not exactly low rank, so the rank is a bias-variance
 trade-off: :func:`~sparse_estimators.impute.choose_rank` hides 10 % of the
 observed pixels and measures the error on them at each rank. Hard
 thresholding (the best rank-r approximation at each step) is compared with
-the ``lq`` operator lifted to the singular values (Liu & Barber, Sec. 5),
+the ``lq`` operator lifted to the singular values (Liu & Barber, Sec. 5,
+`arXiv:1804.08841 <https://arxiv.org/abs/1804.08841>`__),
 which shrinks them and overfits less at higher ranks.
 """
 

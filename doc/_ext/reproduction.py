@@ -61,7 +61,7 @@ def _heading_offset(text, section_level=2):
     return max(0, section_level + 1 - min(levels))
 
 
-def render(srcdir):
+def render(srcdir, page=""):
     """The MyST markup that replaces the marker."""
     groups = _files(srcdir)
     if not groups:
@@ -94,11 +94,17 @@ PEERS_MARKER = "<!-- peers-results -->"
 PEERS_SUBDIR = "peers"
 
 
-def render_peers(srcdir):
-    """MyST markup including every report of ``doc/peers/`` (file-name order)."""
+def render_peers(srcdir, page=""):
+    """MyST markup including every report of ``doc/peers/`` (file-name order).
+
+    Files the page already names (``peers/<file>``, e.g. the plots of
+    ``benchmarks/plot_peers.py`` placed by hand) are left out.
+    """
     folder = Path(srcdir) / PEERS_SUBDIR
     files = sorted(folder.glob("*.md")) if folder.is_dir() else []
     pngs = sorted(folder.glob("*.png")) if folder.is_dir() else []
+    files = [f for f in files if f"{PEERS_SUBDIR}/{f.name}" not in page]
+    pngs = [f for f in pngs if f"{PEERS_SUBDIR}/{f.name}" not in page]
     if not files and not pngs:
         return ("```{note}\nNo comparison report has been generated yet: the benchmark scripts "
                 f"write it to `doc/{PEERS_SUBDIR}/`.\n```\n")
@@ -135,7 +141,7 @@ def _source_read(app, docname, source):
         return
     for path in _dependencies(app.srcdir, docname):
         app.env.note_dependency(str(path))
-    source[0] = source[0].replace(marker, renderer(app.srcdir))
+    source[0] = source[0].replace(marker, renderer(app.srcdir, source[0]))
 
 
 def _always_outdated(app, env, added, changed, removed):

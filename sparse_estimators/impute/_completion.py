@@ -356,7 +356,7 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         warm-started from the previous right singular vectors, with
         ``n_power_iter`` power iterations. ``'arpack'``:
         ``scipy.sparse.linalg.svds`` on a ``LinearOperator`` (slower, see
-        ``benchmarks/bench_completion_svd.py``).
+        :source:`benchmarks/bench_completion_svd.py`).
     n_power_iter : int, default=1
         Block power iterations of the randomized range finder.
     random_state : int, RandomState instance or None, default=0

@@ -60,7 +60,12 @@ class AcceleratedIHTRegressor(_MomentumMixin, SparseRegressorBase):
     References
     ----------
     R. Khanna and A. Kyrillidis, "IHT dies hard: Provable accelerated
-    Iterative Hard Thresholding", AISTATS 2018, Algorithm 1.
+    Iterative Hard Thresholding", AISTATS 2018, Algorithm 1,
+    arXiv:1712.09379, https://arxiv.org/abs/1712.09379
+
+    B. O'Donoghue and E. Candes, "Adaptive restart for accelerated gradient
+    schemes", Foundations of Computational Mathematics 15(3), 2015 (function
+    restart), arXiv:1204.3982, https://arxiv.org/abs/1204.3982
 
     Examples
     --------
@@ -113,6 +118,12 @@ class AcceleratedIHTClassifier(_MomentumMixin, SparseClassifierBase):
     See Also
     --------
     IHTClassifier : Plain iterative thresholding.
+
+    References
+    ----------
+    R. Khanna and A. Kyrillidis, "IHT dies hard: Provable accelerated
+    Iterative Hard Thresholding", AISTATS 2018, Algorithm 1,
+    arXiv:1712.09379, https://arxiv.org/abs/1712.09379
     """
 
     def __init__(self, k=None, *, momentum=0.25, thresholding="hard", step_size="auto", max_iter=1000,

@@ -7,7 +7,7 @@ _SHARED = {
         Number of features the model uses. ``None`` chooses it: hard
         thresholding IHT fits a warm-started path ``k = 1, 2, ...`` (each
         level refitted on its support, no splicing search), the extended BIC
-        of Chen & Chen (2008),
+        of Chen & Chen (2008, https://doi.org/10.1093/biomet/asn034),
         ``n log(RSS / n) + df log(n) + 2 log(binomial(n_features, k))`` for
         least squares (the deviance in place of ``n log(RSS / n)`` for
         classifiers), picks the level, and the estimator's own algorithm
@@ -16,11 +16,11 @@ _SHARED = {
         the criterion's best value and never goes beyond
         ``n_samples / log(n_features)`` (about the largest support that the
         data can tell from noise). On the designs of
-        ``benchmarks/compare_peers.py`` this recovers the true support
+        :source:`benchmarks/compare_peers.py` this recovers the true support
         better than abess's default path (mean support F1 0.744 against 0.707
         for least squares, 0.467 against 0.407 for logistic regression) at
         about 2 to 9 times the cost of one fit at the chosen ``k``
-        (``doc/auto_k.md``). A ``k`` larger than the number of features is
+        (the benchmark :source:`benchmarks/auto_k.py`). A ``k`` larger than the number of features is
         clipped to it with a warning, so grid searches never fail on it.""",
     "thresholding": """thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, \
 default='hard'
@@ -64,7 +64,7 @@ default='hard'
         ``n_features`` is small (forming it costs as much as ``n_features / 15``
         to ``n_features / 4`` products with ``X``). ``'auto'`` precomputes for dense ``X`` with at
         most 150 features and at least 10 samples per feature
-        (``benchmarks/gram_precompute.py``: 0.4 to 0.8 times the time with
+        (:source:`benchmarks/gram_precompute.py`: 0.4 to 0.8 times the time with
         ``n_samples >= 10000`` or ``n_features <= 50``, about the same time
         with a few thousand samples and 100 to 150 features). The fit
         is the same up to rounding (values are then precise to about
@@ -167,7 +167,7 @@ _SPLICING_REGRESSOR_NOTE = """ For regressors a second search
         replaces the first one when its loss is lower by more than the
         threshold, or, with more than ``3 k log(n_features - k)``
         observations, by more than 0.4 times it (``switch_gate=0.1`` of
-        ``splice``; see ``doc/peers/switch_gate.md``). ``'auto'`` is the
+        ``splice``; see the switch-gate measurements on the :doc:`benchmark page </benchmarks>`). ``'auto'`` is the
         same as ``True`` for regressors."""
 
 _SPLICING_CLASSIFIER_NOTE = """ For classifiers an exchange
@@ -181,8 +181,9 @@ _SPLICING_CLASSIFIER_NOTE = """ For classifiers an exchange
         number of observations (``n_samples``, or the sum of integer
         ``sample_weight``, which count as repeated rows) exceeds
         ``2 k log(n_features - k)`` (about the sample size
-        below which no method recovers the support, Wainwright 2009): on the
-        designs of ``benchmarks/compare_peers.py`` splicing raised the mean
+        below which no method recovers the support, Wainwright 2009,
+        https://doi.org/10.1109/TIT.2009.2016018): on the
+        designs of :source:`benchmarks/compare_peers.py` splicing raised the mean
         support F1 at n = 500 and lowered it at n = 100, p = 1000, where it
         also made fits about 7 times slower. ``True`` always splices."""
 

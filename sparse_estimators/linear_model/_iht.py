@@ -32,6 +32,13 @@ class IHTRegressor(SparseRegressorBase):
     IHTClassifier : The same algorithm for classification.
     sklearn.linear_model.OrthogonalMatchingPursuit : Greedy exact-k least squares.
 
+    References
+    ----------
+    H. Liu and R. Foygel Barber, "Between hard and soft thresholding: optimal
+    iterative thresholding algorithms", Information and Inference 9(4), 2020
+    (the operators, Sec. 4; the adaptive step, eq. 6), arXiv:1804.08841,
+    https://arxiv.org/abs/1804.08841
+
     Examples
     --------
     >>> import numpy as np
@@ -74,6 +81,13 @@ class IHTClassifier(SparseClassifierBase):
     See Also
     --------
     IHTRegressor : The same algorithm for least squares.
+
+    References
+    ----------
+    H. Liu and R. Foygel Barber, "Between hard and soft thresholding: optimal
+    iterative thresholding algorithms", Information and Inference 9(4), 2020
+    (the operators, Sec. 4; the adaptive step, eq. 6), arXiv:1804.08841,
+    https://arxiv.org/abs/1804.08841
 
     Examples
     --------

@@ -80,10 +80,12 @@ _DESCRIPTION = """Each iteration takes a damped Newton step
 
 _REFERENCES = """D. Wu, I. Modoranu, M. Safaryan, D. Kuznedelev and D. Alistarh,
     "The Iterative Optimal Brain Surgeon: Faster Sparse Recovery by
-    Leveraging Second-Order Information", NeurIPS 2024 (eq. 12, eq. 23).
+    Leveraging Second-Order Information", NeurIPS 2024 (eq. 12, eq. 23),
+    https://openreview.net/forum?id=snxWD0Q4EI
 
     E. Frantar and D. Alistarh, "SparseGPT: Massive Language Models Can Be
-    Accurately Pruned in One-Shot", ICML 2023 (1 % Hessian dampening)."""
+    Accurately Pruned in One-Shot", ICML 2023 (1 % Hessian dampening),
+    arXiv:2301.00774, https://arxiv.org/abs/2301.00774"""
 
 class _IOBSMixin:
     _solver = staticmethod(iobs)

@@ -33,7 +33,7 @@ class ReducedRankRegressor(SparseRegressorBase):
     global minimiser (reduced-rank regression: the least-squares fit projected
     onto the top right singular vectors of its fitted values); the
     iteration converges to it linearly, so ``tol`` sets how close the column
-    space gets (``tests/test_reduced_rank.py`` measures it).
+    space gets (:source:`tests/test_reduced_rank.py` measures it).
 
     Each iteration costs two products with ``X`` and an SVD of the
     ``n_features x n_targets`` coefficient matrix; the refit solves the
@@ -100,7 +100,8 @@ class ReducedRankRegressor(SparseRegressorBase):
     References
     ----------
     H. Liu and R. Foygel Barber, "Between hard and soft thresholding: optimal
-    iterative thresholding algorithms", Information and Inference 2020, Sec. 5.
+    iterative thresholding algorithms", Information and Inference 2020, Sec. 5,
+    arXiv:1804.08841, https://arxiv.org/abs/1804.08841
 
     Examples
     --------

@@ -78,7 +78,7 @@ class _WeightStepMixin:
 
 _REFERENCES = """K. Axiotis and M. Sviridenko, "Iterative Hard Thresholding with
     Adaptive Regularization: Sparser Solutions Without Sacrificing Runtime",
-    ICML 2022, Algorithm 1."""
+    ICML 2022, Algorithm 1, https://proceedings.mlr.press/v162/axiotis22a.html"""
 
 
 @fill_doc(weight_step=_WEIGHT_STEP, step_size=_STEP_SIZE, tol=_TOL, description=_DESCRIPTION,

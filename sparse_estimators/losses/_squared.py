@@ -248,7 +248,7 @@ class GramSquaredLoss(SquaredLoss):
     with ``G = X_c^T S X_c / sum(S)`` (p x p), ``C = X_c^T S Y_c / sum(S)``
     (p x m) and ``yy = sum_i s_i ||y_i - y_mean||^2 / sum(S)``, computed once
     (``G`` in blocks of rows of ``X``, at the cost of ``p / 15`` to ``p / 4``
-    products with ``X``, see ``benchmarks/gram_precompute.py``). No product with ``X`` follows: a
+    products with ``X``, see :source:`benchmarks/gram_precompute.py`). No product with ``X`` follows: a
     gradient costs ``O(p k m)`` instead of ``O(n p m)`` and a refit on ``k``
     features one ``k x k`` solve. The fitted values equal those of
     :class:`SquaredLoss` up to rounding.

@@ -26,7 +26,7 @@ def criterion_penalty(criterion, k, n_features, n_observations, coefficients_per
     * ``'gic'``: ``df log(p) log(log(N))``, abess's generalised information
       criterion (Zhu et al., 2020, the criterion of its splicing theory);
     * ``'ebic'``: ``df log(N) + 2 gamma log(binomial(p, k))``, the extended
-      BIC of Chen & Chen (2008), which also pays for the number of models of
+      BIC of Chen & Chen (2008, https://doi.org/10.1093/biomet/asn034), which also pays for the number of models of
       size ``k`` and suits ``p`` larger than ``N``.
 
     Parameters
@@ -98,12 +98,13 @@ def largest_k(n_observations, n_features, coefficients_per_feature=1):
 
     ``floor(N / (m log(p)))`` with ``N`` observations, ``p`` features and
     ``m`` coefficients per feature (at least 1, at most ``p``): support
-    recovery needs about ``k log(p)`` observations (Wainwright, 2009), so
+    recovery needs about ``k log(p)`` observations (Wainwright, 2009,
+    https://doi.org/10.1109/TIT.2009.2016018), so
     larger models cannot be told apart from noise, and it keeps the model
     well below saturation (``k m`` coefficients against ``N``
     observations), where the fit term of least squares tends to minus
-    infinity and every criterion picks the largest model. See
-    ``doc/auto_k.md`` for the measurements behind it.
+    infinity and every criterion picks the largest model. The benchmark
+    :source:`benchmarks/auto_k.py` measures it.
 
     Parameters
     ----------

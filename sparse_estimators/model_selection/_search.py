@@ -727,7 +727,7 @@ class SparsityIC(_SparsitySearchBase):
       2008), which also pays for the number of models of size ``k`` and suits
       ``p >> n``; the criterion of the estimators' ``k=None``, which
       recovered the true support best on the peer benchmark
-      (``doc/auto_k.md``).
+      (the benchmark :source:`benchmarks/auto_k.py`).
 
     ``n`` is the number of observations: the number of samples, or the sum of
     the sample weights when it is larger (frequency weights; weights that sum
@@ -771,6 +771,12 @@ class SparsityIC(_SparsitySearchBase):
     See Also
     --------
     SparsityCV : Choose k by cross-validation.
+
+    References
+    ----------
+    J. Chen and Z. Chen, "Extended Bayesian information criteria for model
+    selection with large model spaces", Biometrika 95(3):759-771, 2008,
+    https://doi.org/10.1093/biomet/asn034
 
     Examples
     --------

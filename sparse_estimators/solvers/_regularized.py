@@ -154,7 +154,7 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     ----------
     K. Axiotis and M. Sviridenko, "Iterative Hard Thresholding with Adaptive
     Regularization: Sparser Solutions Without Sacrificing Runtime", ICML 2022,
-    Algorithm 1.
+    Algorithm 1, https://proceedings.mlr.press/v162/axiotis22a.html
     """
     p = W0.shape[0]
     if weight_step is None:

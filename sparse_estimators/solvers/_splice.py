@@ -61,7 +61,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         nearly every exchange that only fits noise, ``gate=0`` accepts every
         decrease (plain abess splicing, which overfits noise when ``n`` is
         small). The default 0.25 was chosen on the peer benchmark
-        (``benchmarks/compare_peers.py``): it keeps the large gains that
+        (:source:`benchmarks/compare_peers.py`): it keeps the large gains that
         rescue the solver from a poor fixed point and refuses small ones.
     add_gate : float, default=0.0
         An exchange is accepted only if, in the refit on the new support,
@@ -77,7 +77,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         that its correlated neighbours make redundant for a noise feature
         that only fits noise. 0 (the default) does not test. The classifiers
         use ``gate=0, add_gate=1, add_gate_uncorrelated=0.5`` (chosen on
-        ``benchmarks/compare_peers.py``'s logistic designs, where the net
+        :source:`benchmarks/compare_peers.py`'s logistic designs, where the net
         decrease alone could not separate the two cases).
     add_gate_uncorrelated : float or None, default=None
         The level of the ``add_gate`` test for an exchange whose removed
@@ -104,7 +104,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         by more than abess's threshold ``0.01 k log(p) log(log N) / N``
         accepted first. The regressors use ``'abess'``: at ``n = 100,
         p = 1000`` it reaches lower losses than the first search where
-        that search is stuck (``benchmarks/compare_peers.py``). False: no
+        that search is stuck (:source:`benchmarks/compare_peers.py`). False: no
         second search.
     switch_gate : float or None, default=None
         The second search's result replaces the first one when its loss is
@@ -112,8 +112,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         ``d`` the number of features in which the two supports differ (the
         units of ``gate``). None: ``gate``. The regressors use 0.1 with
         abess's rules when ``N > 3 k log(p - k)`` (chosen on
-        ``benchmarks/compare_peers.py``'s designs, see
-        ``benchmarks/switch_gate.py``: there the first search can stop short
+        :source:`benchmarks/compare_peers.py`'s designs, see
+        :source:`benchmarks/switch_gate.py`: there the first search can stop short
         of abess's lower loss with independent or spread-out features at low
         SNR, and the smaller gate takes abess's support), ``gate`` below.
     refitted : bool, default=False

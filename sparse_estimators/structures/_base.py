@@ -7,7 +7,7 @@ and is used by every solver in its place: it projects a coefficient matrix
 units for expansion and screening, and says whether the splicing search may
 exchange its units. Supports are always sorted *feature* indices, so the
 losses (refit, restricted products) need nothing new. The developer guide
-(``doc/developers.rst``) states the contract.
+(the :doc:`developer notes </developers>`) states the contract.
 """
 
 import copy
