@@ -92,12 +92,15 @@ def render(srcdir):
 PEERS_DOCNAME = "benchmarks"
 PEERS_MARKER = "<!-- peers-results -->"
 PEERS_SUBDIR = "peers"
+#: the main head-to-head report, shown before the others
+PEERS_FIRST = "comparison.md"
 
 
 def render_peers(srcdir):
-    """MyST markup including every report of ``doc/peers/`` (file-name order)."""
+    """MyST markup including every report of ``doc/peers/`` (``comparison.md`` first, then file-name order)."""
     folder = Path(srcdir) / PEERS_SUBDIR
-    files = sorted(folder.glob("*.md")) if folder.is_dir() else []
+    files = sorted(folder.glob("*.md"), key=lambda path: (path.name != PEERS_FIRST, path.name)) if folder.is_dir() \
+        else []
     pngs = sorted(folder.glob("*.png")) if folder.is_dir() else []
     if not files and not pngs:
         return ("```{note}\nNo comparison report has been generated yet: the benchmark scripts "
