@@ -92,16 +92,19 @@ def render(srcdir, page=""):
 PEERS_DOCNAME = "benchmarks"
 PEERS_MARKER = "<!-- peers-results -->"
 PEERS_SUBDIR = "peers"
+#: the main head-to-head report, shown before the others
+PEERS_FIRST = "comparison.md"
 
 
 def render_peers(srcdir, page=""):
-    """MyST markup including every report of ``doc/peers/`` (file-name order).
+    """MyST markup including every report of ``doc/peers/`` (``comparison.md`` first, then file-name order).
 
     Files the page already names (``peers/<file>``, e.g. the plots of
     ``benchmarks/plot_peers.py`` placed by hand) are left out.
     """
     folder = Path(srcdir) / PEERS_SUBDIR
-    files = sorted(folder.glob("*.md")) if folder.is_dir() else []
+    files = sorted(folder.glob("*.md"), key=lambda path: (path.name != PEERS_FIRST, path.name)) if folder.is_dir() \
+        else []
     pngs = sorted(folder.glob("*.png")) if folder.is_dir() else []
     files = [f for f in files if f"{PEERS_SUBDIR}/{f.name}" not in page]
     pngs = [f for f in pngs if f"{PEERS_SUBDIR}/{f.name}" not in page]
