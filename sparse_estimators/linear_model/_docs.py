@@ -83,8 +83,9 @@ default='hard'
         features can be selected. With several targets every entry is
         constrained.""",
     "groups": """groups : array-like of shape (n_features,), callable or None, default=None
-        One label per feature (or a callable returning them from the input's
-        feature names at fit time): the features with the same label form a group
+        One label per feature (feature groups, not the sample groups of a
+        splitter such as ``GroupKFold``; or a callable returning them from the
+        input's feature names at fit time): the features with the same label form a group
         that is selected or dropped as a whole, and ``k`` counts groups
         (thresholding on the groups' l2 norms over their features and all
         outputs or classes; see :class:`~sparse_estimators.structures.Groups`
