@@ -422,3 +422,32 @@ def test_choose_rank_rejects_bad_input():
         choose_rank(obs, [2, 10])
     with pytest.raises(ValueError, match="'holdout' parameter"):
         choose_rank(obs, [2], holdout=1.0)
+
+
+# -- the reproduction script ------------------------------------------------------------------------------
+def test_reproduce_completion_script_writes_its_report(tmp_path):
+    from _benchmarks import load_benchmark
+
+    script = load_benchmark("reproduce_completion")
+    text = script.report(["flower.jpg"], ranks=(3,), downscale=8, out_dir=tmp_path, max_iter=400)
+    assert (tmp_path / "paper001_image_completion.md").read_text() == text
+    assert (tmp_path / "paper001_image_completion.png").stat().st_size > 1000
+    runs = [line for line in text.split("## Runs", 1)[1].splitlines() if line.startswith("| flower")]
+    assert len(runs) == 4  # two solvers, two step rules
+    # a rank-3 image of 53 x 80 from 35 % of its pixels: the line search recovers it
+    line_search = [[c.strip() for c in row.strip("|").split("|")] for row in runs if "line search" in row]
+    assert all(float(cells[-1]) < 1e-3 for cells in line_search), line_search
+
+
+@pytest.mark.parametrize("factor", [2.0**-600, 2.0**600], ids=["tiny", "huge"])
+def test_extreme_scales_give_the_scaled_imputation(factor):
+    # squares of these values underflow to 0 or overflow to inf: the data are solved rescaled
+    X = low_rank(60, 10, 2, seed=23) + 3.0
+    X_missing, mask = _missing(X, 0.3, 23)
+    reference = LowRankImputer(rank=2, tol=1e-10, max_iter=3000).fit_transform(X_missing)
+    scaled = LowRankImputer(rank=2, tol=1e-10, max_iter=3000).fit_transform(X_missing * factor)
+    np.testing.assert_allclose(scaled / factor, reference, rtol=1e-7)
+    result = complete_matrix((*np.nonzero(~mask), X[~mask] * factor), 2, shape=X.shape, center=True, tol=1e-10,
+                             max_iter=3000)
+    np.testing.assert_allclose(result.to_dense() / factor, reference, rtol=1e-7)
+    assert np.all(np.isfinite(result.s)) and np.all(np.isfinite(result.column_offsets))

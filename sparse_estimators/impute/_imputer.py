@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._utils import all_or_nothing
 from ..thresholding import get_operator
-from ._completion import _SOLVERS, _Observed, _solve
+from ._completion import _SOLVERS, _Observed, _power_of_two_scale, _solve
 
 __all__ = ["LowRankImputer"]
 
@@ -254,10 +254,11 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             n_iter, loss_curve = 0, np.zeros(0)
         else:
             # the offsets are fitted jointly with the low-rank part (complete_matrix's center=True)
-            result = _solve(_Observed(rows, cols, values, (m, n)), r, get_operator(self.thresholding), self.solver,
-                            not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter, self.tol,
-                            _MOMENTUM, "randomized", 1, check_random_state(self.random_state), self.verbose, 1.0,
-                            offsets=bool(self.center))
+            scale = _power_of_two_scale(values)
+            result = _solve(_Observed(rows, cols, values * scale, (m, n)), r, get_operator(self.thresholding),
+                            self.solver, not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter,
+                            self.tol, _MOMENTUM, "randomized", 1, check_random_state(self.random_state),
+                            self.verbose, scale, offsets=bool(self.center))
             U, s, Vt = result.U, result.s, result.Vt
             mean = result.column_offsets
             n_iter, loss_curve = result.n_iter, result.loss_curve
