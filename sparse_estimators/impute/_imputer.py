@@ -66,21 +66,21 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         the observed entries' column means; zeros if not ``center``; 0 for a
         column with no observed entry). The imputed matrix is
         ``mean_ + U diag(singular_values_) components_``.
-    components_ : ndarray of shape (rank_, n_features)
+    components_ : ndarray of shape (``rank_``, n_features)
         Orthonormal basis of the learned row space (right singular vectors
         of the completed, centered training matrix).
-    singular_values_ : ndarray of shape (rank_,)
+    singular_values_ : ndarray of shape (``rank_``,)
         The completed training matrix's singular values.
     rank_ : int
         The rank used (``rank`` after clipping).
     n_iter_ : int
         Iterations of the completion (0 when ``rank_`` is 0 or the centered
         observed entries are all zero: the imputation is then the means).
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (``n_iter_``,)
         Half the squared error on the observed (centered) entries after each iteration.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features seen during fit, when ``X`` has string column names.
 
     See Also
@@ -127,6 +127,22 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = is_scalar_nan(self.missing_values)
         return tags
+
+    def set_output(self, *, transform=None):
+        """Set the output container of ``transform`` and ``fit_transform``.
+
+        Parameters
+        ----------
+        transform : {'default', 'pandas', 'polars'} or None, default=None
+            ``'pandas'`` returns a DataFrame with the input's column names
+            (and index); ``'default'`` a NumPy array; None leaves it unchanged.
+
+        Returns
+        -------
+        self : LowRankImputer
+            The imputer.
+        """
+        return super().set_output(transform=transform)
 
     # -- validation --------------------------------------------------------------------------------------
     def _validate_params(self):
