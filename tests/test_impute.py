@@ -130,6 +130,17 @@ def test_exact_recovery_of_a_noiseless_low_rank_matrix(solver, step_size):
     assert result.loss_curve[-1] == pytest.approx(0.5 * np.sum((completed[mask] - M[mask]) ** 2), rel=1e-6, abs=1e-12)
 
 
+def test_arpack_partial_svd_recovers_the_same_matrix():
+    M = low_rank(120, 90, 4, seed=24)
+    mask = np.random.default_rng(24).uniform(size=M.shape) < 0.4
+    observed = (*np.nonzero(mask), M[mask])
+    arpack = complete_matrix(observed, 4, shape=M.shape, svd_solver="arpack", tol=1e-8, max_iter=1000)
+    randomized = complete_matrix(observed, 4, shape=M.shape, tol=1e-8, max_iter=1000)
+    assert arpack.converged and randomized.converged
+    assert relative_error(arpack.to_dense()[~mask], M[~mask]) < 1e-5
+    np.testing.assert_allclose(arpack.to_dense(), randomized.to_dense(), atol=1e-5 * np.abs(M).max())
+
+
 def test_line_search_needs_fewer_iterations_than_the_safe_step():
     M = low_rank(200, 150, 5, seed=5)
     mask = np.random.default_rng(5).uniform(size=M.shape) < 0.3
