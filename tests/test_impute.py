@@ -130,6 +130,17 @@ def test_exact_recovery_of_a_noiseless_low_rank_matrix(solver, step_size):
     assert result.loss_curve[-1] == pytest.approx(0.5 * np.sum((completed[mask] - M[mask]) ** 2), rel=1e-6, abs=1e-12)
 
 
+def test_arpack_partial_svd_recovers_the_same_matrix():
+    M = low_rank(120, 90, 4, seed=24)
+    mask = np.random.default_rng(24).uniform(size=M.shape) < 0.4
+    observed = (*np.nonzero(mask), M[mask])
+    arpack = complete_matrix(observed, 4, shape=M.shape, svd_solver="arpack", tol=1e-8, max_iter=1000)
+    randomized = complete_matrix(observed, 4, shape=M.shape, tol=1e-8, max_iter=1000)
+    assert arpack.converged and randomized.converged
+    assert relative_error(arpack.to_dense()[~mask], M[~mask]) < 1e-5
+    np.testing.assert_allclose(arpack.to_dense(), randomized.to_dense(), atol=1e-5 * np.abs(M).max())
+
+
 def test_line_search_needs_fewer_iterations_than_the_safe_step():
     M = low_rank(200, 150, 5, seed=5)
     mask = np.random.default_rng(5).uniform(size=M.shape) < 0.3
@@ -422,3 +433,47 @@ def test_choose_rank_rejects_bad_input():
         choose_rank(obs, [2, 10])
     with pytest.raises(ValueError, match="'holdout' parameter"):
         choose_rank(obs, [2], holdout=1.0)
+
+
+# -- the reproduction script ------------------------------------------------------------------------------
+def test_reproduce_completion_script_writes_its_report(tmp_path):
+    from _benchmarks import load_benchmark
+
+    script = load_benchmark("reproduce_completion")
+    text = script.report(["flower.jpg"], ranks=(3,), downscale=8, out_dir=tmp_path, max_iter=400)
+    assert (tmp_path / "paper001_image_completion.md").read_text() == text
+    assert (tmp_path / "paper001_image_completion.png").stat().st_size > 1000
+    runs = [line for line in text.split("## Runs", 1)[1].splitlines() if line.startswith("| flower")]
+    assert len(runs) == 4  # two solvers, two step rules
+    # a rank-3 image of 53 x 80 from 35 % of its pixels: the line search recovers it
+    line_search = [[c.strip() for c in row.strip("|").split("|")] for row in runs if "line search" in row]
+    assert all(float(cells[-1]) < 1e-3 for cells in line_search), line_search
+
+
+@pytest.mark.parametrize("factor", [2.0**-600, 2.0**600], ids=["tiny", "huge"])
+def test_extreme_scales_give_the_scaled_imputation(factor):
+    # squares of these values underflow to 0 or overflow to inf: the data are solved rescaled
+    X = low_rank(60, 10, 2, seed=23) + 3.0
+    X_missing, mask = _missing(X, 0.3, 23)
+    reference = LowRankImputer(rank=2, tol=1e-10, max_iter=3000).fit_transform(X_missing)
+    scaled = LowRankImputer(rank=2, tol=1e-10, max_iter=3000).fit_transform(X_missing * factor)
+    np.testing.assert_allclose(scaled / factor, reference, rtol=1e-7)
+    result = complete_matrix((*np.nonzero(~mask), X[~mask] * factor), 2, shape=X.shape, center=True, tol=1e-10,
+                             max_iter=3000)
+    np.testing.assert_allclose(result.to_dense() / factor, reference, rtol=1e-7)
+    assert np.all(np.isfinite(result.s)) and np.all(np.isfinite(result.column_offsets))
+
+
+def test_lifted_operators_script_writes_its_report(tmp_path):
+    from _benchmarks import load_benchmark
+
+    script = load_benchmark("reproduce_lifted_operators")
+    text = script.report(tmp_path, m=80, n=60, true_rank=3, ranks=(3, 6), conds=(1.0,), seeds=(0,), max_iter=300)
+    assert (tmp_path / "paper002_low_rank_completion.md").read_text() == text
+    assert (tmp_path / "paper002_low_rank_completion.png").stat().st_size > 1000
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.split("## Errors", 1)[1].splitlines()
+            if line.startswith("| 1.000")]
+    error = {(r[1], r[2]): float(r[3]) for r in rows}
+    assert len(error) == 6
+    assert max(error["3", name] for name in script.OPERATORS) < 1e-4  # the true rank: exact recovery
+    assert error["6", "lq (q = 2/3)"] < error["6", "hard"]  # overshot rank: the shrinking operator does better

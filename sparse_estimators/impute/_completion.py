@@ -49,7 +49,9 @@ class CompletionResult:
     n_iter : int
         Number of iterations run.
     loss_curve : ndarray of shape (n_iter,)
-        The objective ``1/2 sum_observed (M_ij - A_ij)^2`` after each iteration.
+        The objective ``1/2 sum_observed (M_ij - A_ij)^2`` after each iteration
+        (data of magnitude beyond about ``1e+-150`` are solved rescaled by a
+        power of two; their objective may then not be representable: inf or 0).
     converged : bool
         The stopping rule was met before ``max_iter``.
     step_sizes : ndarray of shape (n_iter,)
@@ -265,6 +267,12 @@ def _check_observed(observed, shape):
     return coo.row.astype(np.intp), coo.col.astype(np.intp), values, tuple(coo.shape)
 
 
+def _power_of_two_scale(values):
+    """Data of extreme magnitude are solved rescaled by a power of two (exact), as the estimators do."""
+    top = float(np.abs(values).max()) if values.size else 0.0
+    return 1.0 if top == 0 or 2.0 ** -20 <= top <= 2.0 ** 20 else float(np.ldexp(1.0, -np.frexp(top)[1]))
+
+
 def _check_shape(shape):
     if (not isinstance(shape, tuple) or len(shape) != 2
             or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d > 0 for d in shape)):
@@ -429,9 +437,7 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     r = _effective_rank(rank, shape)
     rng = check_random_state(random_state)
 
-    # data of extreme magnitude are solved rescaled by a power of two (exact), as the estimators do
-    top = float(np.abs(values).max())
-    scale = 1.0 if top == 0 or 2.0 ** -20 <= top <= 2.0 ** 20 else float(np.ldexp(1.0, -np.frexp(top)[1]))
+    scale = _power_of_two_scale(values)
     obs = _Observed(rows, cols, values * scale, shape)
     if not isinstance(center, (bool, np.bool_)):
         raise ValueError(f"The 'center' parameter must be a bool, got {center!r}.")
@@ -524,7 +530,7 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
         losses.append(f_new)
         steps.append(eta)
         if verbose:
-            print(f"[complete_matrix] iter {it:4d}  objective {f_new / scale**2:.6e}  step {eta:.3g}  "
+            print(f"[complete_matrix] iter {it:4d}  objective {f_new / scale / scale:.6e}  step {eta:.3g}  "
                   f"rel. change {change / max(size, 1e-300):.2e}")
         if f_new < best[0]:
             best = (f_new, new, mu_new)
@@ -555,6 +561,8 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
         U = np.hstack([U, np.zeros((m, r - s.size))])
         Vt = np.vstack([Vt, np.zeros((r - s.size, n))])
         s = np.concatenate([s, np.zeros(r - s.size)])
-    return CompletionResult(U=U, s=s / scale, Vt=Vt, n_iter=it, loss_curve=np.asarray(losses) / scale**2,
+    with np.errstate(over="ignore", under="ignore"):  # (objectives of data near 1e+-300 are not representable)
+        losses = np.asarray(losses) / scale / scale
+    return CompletionResult(U=U, s=s / scale, Vt=Vt, n_iter=it, loss_curve=losses,
                             converged=converged, step_sizes=np.asarray(steps), time_curve=np.asarray(times),
                             rank=r, n_restarts=n_restarts, column_offsets=mu_x / scale)

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._utils import all_or_nothing
 from ..thresholding import get_operator
-from ._completion import _SOLVERS, _Observed, _solve
+from ._completion import _SOLVERS, _Observed, _power_of_two_scale, _solve
 
 __all__ = ["LowRankImputer"]
 
@@ -66,21 +66,21 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         the observed entries' column means; zeros if not ``center``; 0 for a
         column with no observed entry). The imputed matrix is
         ``mean_ + U diag(singular_values_) components_``.
-    components_ : ndarray of shape (rank, n_features)
+    components_ : ndarray of shape (``rank_``, n_features)
         Orthonormal basis of the learned row space (right singular vectors
         of the completed, centered training matrix).
-    singular_values_ : ndarray of shape (rank,)
+    singular_values_ : ndarray of shape (``rank_``,)
         The completed training matrix's singular values.
     rank_ : int
         The rank used (``rank`` after clipping).
     n_iter_ : int
         Iterations of the completion (0 when ``rank_`` is 0 or the centered
         observed entries are all zero: the imputation is then the means).
-    loss_curve_ : ndarray of shape (n_iter,)
+    loss_curve_ : ndarray of shape (``n_iter_``,)
         Half the squared error on the observed (centered) entries after each iteration.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features seen during fit, when ``X`` has string column names.
 
     See Also
@@ -127,6 +127,22 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = is_scalar_nan(self.missing_values)
         return tags
+
+    def set_output(self, *, transform=None):
+        """Set the output container of ``transform`` and ``fit_transform``.
+
+        Parameters
+        ----------
+        transform : {'default', 'pandas', 'polars'} or None, default=None
+            ``'pandas'`` returns a DataFrame with the input's column names
+            (and index); ``'default'`` a NumPy array; None leaves it unchanged.
+
+        Returns
+        -------
+        self : LowRankImputer
+            The imputer.
+        """
+        return super().set_output(transform=transform)
 
     # -- validation --------------------------------------------------------------------------------------
     def _validate_params(self):
@@ -254,10 +270,11 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             n_iter, loss_curve = 0, np.zeros(0)
         else:
             # the offsets are fitted jointly with the low-rank part (complete_matrix's center=True)
-            result = _solve(_Observed(rows, cols, values, (m, n)), r, get_operator(self.thresholding), self.solver,
-                            not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter, self.tol,
-                            _MOMENTUM, "randomized", 1, check_random_state(self.random_state), self.verbose, 1.0,
-                            offsets=bool(self.center))
+            scale = _power_of_two_scale(values)
+            result = _solve(_Observed(rows, cols, values * scale, (m, n)), r, get_operator(self.thresholding),
+                            self.solver, not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter,
+                            self.tol, _MOMENTUM, "randomized", 1, check_random_state(self.random_state),
+                            self.verbose, scale, offsets=bool(self.center))
             U, s, Vt = result.U, result.s, result.Vt
             mean = result.column_offsets
             n_iter, loss_curve = result.n_iter, result.loss_curve
