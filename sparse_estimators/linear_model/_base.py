@@ -413,8 +413,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             operator = self._validate_params()
             loss, info = self._setup(X, y, sample_weight)
             operator = self._structure(operator, loss)
-            k = self._effective_k(operator.n_units(loss.n_features), "the number of groups"
-                                  if isinstance(operator, Groups) else "n_features")
+            k = self._effective_k(operator.n_units(loss.n_features), operator.unit_name)
             n_forced = 0 if operator.forced is None else operator.forced.size
             if k is not None and n_forced > k:
                 raise ValueError(f"The 'always_select' parameter names {n_forced} features (or groups), more "

@@ -66,8 +66,7 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
     loss, info = est._setup(X, y, sample_weight)
     structure = est._structure(operator, loss)
     units = structure.n_units(loss.n_features)  # (k counts groups with groups)
-    grid = _check_k_grid(k_grid, units, stacklevel=4,
-                         name="n_features" if units == loss.n_features else "the number of groups")
+    grid = _check_k_grid(k_grid, units, stacklevel=4, name=structure.unit_name)
     if criterion_limit:
         top = max(1, largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
                   * units // loss.n_features)

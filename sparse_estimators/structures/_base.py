@@ -42,6 +42,8 @@ class Structure:
     exchanges = True
     #: while the support stays, hard-thresholding IHT converges to :meth:`refit` on it (the support jump)
     settles = True
+    #: what ``k`` counts, in messages (``k`` clipped to it)
+    unit_name = "n_features"
     forced = None
 
     def __init__(self, operator):
@@ -189,6 +191,7 @@ class Rows(Structure):
         return self.operator.support(W, k) if self.forced is None else super().support(W, k)
 
     def expand(self, G, mask, k):  # noqa: D102
+        # the base class's result without its unit bookkeeping (accelerated IHT calls it every iteration)
         if self.forced is not None:
             return super().expand(G, mask, k)
         mags = self.unit_scores(G)

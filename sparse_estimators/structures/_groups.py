@@ -30,6 +30,7 @@ class Groups(Structure):
 
     #: the splicing search exchanges single features; group exchanges are not implemented
     exchanges = False
+    unit_name = "the number of groups"
 
     def __init__(self, operator, groups):
         super().__init__(operator)

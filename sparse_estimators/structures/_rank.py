@@ -31,6 +31,7 @@ class LowRank(Structure):
 
     exchanges = False
     settles = False
+    unit_name = "min(n_features, n_targets)"
 
     def __init__(self, operator, n_outputs):
         super().__init__(operator)
