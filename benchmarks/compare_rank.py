@@ -131,6 +131,7 @@ def make_methods(r):
     return {
         "RRR hard": lambda: ReducedRankRegressor(rank=r),
         "RRR hard accel": lambda: ReducedRankRegressor(rank=r, solver="accelerated"),
+        "RRR regularized": lambda: ReducedRankRegressor(rank=r, solver="regularized"),
         "RRR reciprocal": lambda: ReducedRankRegressor(rank=r, thresholding="reciprocal"),
         "closed form": lambda: ClosedFormRRR(r),
         "PLS": lambda: PLSRegression(n_components=r),

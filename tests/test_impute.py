@@ -227,7 +227,9 @@ def test_core_rejects_bad_input():
     with pytest.raises(ValueError, match="'rank' parameter"):
         complete_matrix(obs, 0)
     with pytest.raises(ValueError, match="'solver' parameter"):
-        complete_matrix(obs, 2, solver="regularized")
+        complete_matrix(obs, 2, solver="newton")
+    with pytest.raises(ValueError, match="thresholding=.hard. only"):
+        complete_matrix(obs, 2, solver="regularized", thresholding="soft")
     with pytest.raises(ValueError, match="'step_size' parameter"):
         complete_matrix(obs, 2, step_size=-1.0)
     with pytest.raises(ValueError, match="'momentum' parameter"):

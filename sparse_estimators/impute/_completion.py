@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from ..solvers import LowRankProblem, regularized_local_search
 from ..thresholding import get_operator, threshold_singular_values
 
 __all__ = ["CompletionResult", "complete_matrix"]
@@ -294,8 +295,76 @@ def _effective_rank(rank, shape):
     return int(rank)
 
 
+class _CompletionProblem(LowRankProblem):
+    """Completion as a :class:`~sparse_estimators.solvers.LowRankProblem`, for ``solver='regularized'``.
+
+    ``f(L) = 1/2 ||C(P_Omega(L) - A_Omega)||^2``, with ``C`` removing each
+    column's mean residual over its observed entries when ``offsets`` (the
+    offsets ``mu`` profiled out: ``f`` is then the minimum over ``mu``) and
+    the identity otherwise. ``beta = 1``. The regularized gradient is
+    "sparse + low rank" (the residual on the observed pattern, plus
+    ``L - (E_W L + L E_Y) / 2`` with the weights' low-rank corrections), so
+    its top singular pairs come from the randomized range finder; the fully
+    corrective step solves the ``r^2`` normal equations by conjugate
+    gradients, each product ``O(nnz r)``.
+    """
+
+    beta = 1.0
+    #: conjugate-gradient iterations per fully corrective step, and their relative tolerance
+    cg_iter, cg_tol = 200, 1e-10
+
+    def __init__(self, obs, offsets, rng, n_power_iter=2):
+        self.obs, self.offsets, self.rng, self.n_power_iter = obs, offsets, rng, n_power_iter
+        self.shape = obs.shape
+        self.counts = np.maximum(np.bincount(obs.cols, minlength=obs.shape[1]), 1)
+
+    def center(self, v):
+        """``C v``: observed values minus their column's mean (identity without offsets)."""
+        if not self.offsets:
+            return v
+        return v - (np.bincount(self.obs.cols, weights=v, minlength=self.shape[1]) / self.counts)[self.obs.cols]
+
+    def residual(self, U, s, Vt):
+        """``C(P_Omega(L) - A_Omega)`` on the observed entries."""
+        return self.center(_entries(U, s, Vt, self.obs.rows, self.obs.cols) - self.obs.values)
+
+    def value(self, U, s, Vt):  # noqa: D102
+        r = self.residual(U, s, Vt)
+        return 0.5 * float(r @ r)
+
+    def top_directions(self, U, s, Vt, W, Y, k):  # noqa: D102
+        S = self.obs.set_data(self.residual(U, s, Vt))
+        Us = U * s
+        left = np.hstack([Us, -0.5 * (W.Q @ (W.d[:, None] * (W.Q.T @ Us))), -0.5 * Us])
+        right = np.vstack([Vt, Vt, ((Vt @ Y.Q) * Y.d) @ Y.Q.T])
+        m, n = self.shape
+        P, _, Qt = _randomized_svd(left, np.ones(left.shape[1]), right, S, 1.0, min(k + _OVERSAMPLE, m, n), None,
+                                   self.n_power_iter, self.rng)
+        return P[:, :k], Qt[:k].T
+
+    def corrective(self, Ub, Vb, W, Y, X0):  # noqa: D102
+        from scipy.sparse.linalg import LinearOperator, cg
+
+        obs, shape = self.obs, (Ub.shape[1], Vb.shape[1])
+        WU, YV, ones, Vbt = W.sandwich(Ub), Y.sandwich(Vb), np.ones(Vb.shape[1]), np.ascontiguousarray(Vb.T)
+
+        def adjoint(v):  # U_b^T (sparse matrix of v on the pattern) V_b
+            return Ub.T @ np.asarray(obs.set_data(v) @ Vb)
+
+        def normal(x):
+            X = x.reshape(shape)
+            e = self.center(_entries(Ub @ X, ones, Vbt, obs.rows, obs.cols))
+            return (adjoint(e) + 0.5 * (WU @ X + X @ YV)).ravel()
+
+        op = LinearOperator((X0.size, X0.size), matvec=normal, dtype=np.float64)
+        x, _ = cg(op, adjoint(self.center(obs.values)).ravel(), x0=np.asarray(X0, dtype=float).ravel(),
+                  rtol=self.cg_tol, maxiter=self.cg_iter)
+        X = x.reshape(shape)
+        return X, self.value(Ub @ X, ones, Vbt)
+
+
 # -- the solver --------------------------------------------------------------------------------------------
-_SOLVERS = ("accelerated", "iht")
+_SOLVERS = ("accelerated", "iht", "regularized")
 _SVD_SOLVERS = ("randomized", "arpack")
 
 
@@ -331,9 +400,18 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         point ``U_{t+1} = M_{t+1} + momentum (M_{t+1} - M_t)`` (a sum of two
         factored matrices, still low rank + sparse), with a function restart
         (a momentum step that raises the objective is replaced by a plain
-        step). Regularized IHT (Axiotis & Sviridenko, App. D, Algorithm 2) is
-        not implemented: it needs ``m x m`` and ``n x n`` weight matrices and
-        a fully corrective solve per step.
+        step). ``'regularized'``: Axiotis & Sviridenko's regularized local
+        search (App. D, Algorithm 2; see
+        :func:`~sparse_estimators.solvers.regularized_local_search`): the
+        ``m x m`` and ``n x n`` weight matrices are kept as the identity minus
+        low-rank corrections (memory ``O((m + n) q)``, ``q`` the directions
+        used), each iteration swaps one singular triplet or lowers the
+        weights and then solves the ``rank^2`` normal equations of the fully
+        corrective step by conjugate gradients (``O(nnz rank)`` per CG
+        iteration, up to 200): much slower per iteration than the others,
+        and at least ``rank`` iterations to reach the rank. It needs
+        ``thresholding='hard'``; ``step_size`` and ``momentum`` are not used,
+        and ``tol`` is the relative decrease a swap must bring.
     thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
         The operator lifted to the singular values (``tau`` = the
         ``(rank+1)``-th singular value of the step). Operators other than
@@ -441,6 +519,9 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     obs = _Observed(rows, cols, values * scale, shape)
     if not isinstance(center, (bool, np.bool_)):
         raise ValueError(f"The 'center' parameter must be a bool, got {center!r}.")
+    if solver == "regularized" and not operator.is_hard:
+        raise ValueError("solver='regularized' keeps whole singular triplets (a local search with fully corrective "
+                         f"steps): it supports thresholding='hard' only, got thresholding={thresholding!r}.")
     return _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter,
                   rng, verbose, scale, offsets=bool(center))
 
@@ -455,6 +536,8 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
     ``L`` (the mean residual of each column), so the objective still never
     rises with the safe step. Without ``offsets``, ``mu = 0``.
     """
+    if solver == "regularized":
+        return _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale, offsets)
     m, n = obs.shape
     k = min(r + 1 + _OVERSAMPLE, m, n)
     vals, cols = obs.values, obs.cols
@@ -566,3 +649,29 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
     return CompletionResult(U=U, s=s / scale, Vt=Vt, n_iter=it, loss_curve=losses,
                             converged=converged, step_sizes=np.asarray(steps), time_curve=np.asarray(times),
                             rank=r, n_restarts=n_restarts, column_offsets=mu_x / scale)
+
+
+def _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale, offsets):
+    """``solver='regularized'``: the regularized local search on the observed entries (see :func:`complete_matrix`)."""
+    problem = _CompletionProblem(obs, offsets, rng, max(n_power_iter, 1))
+    out = regularized_local_search(problem, r, max_iter=max_iter, tol=tol, verbose=2 * verbose,
+                                   name="complete_matrix")
+    if not out["converged"]:
+        warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
+                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
+    U, s, Vt = out["U"], out["s"], out["Vt"]
+    m, n = obs.shape
+    if offsets:  # the profiled offsets: each column's mean residual of the low-rank part
+        resid = obs.values - _entries(U, s, Vt, obs.rows, obs.cols)
+        mu = np.bincount(obs.cols, weights=resid, minlength=n) / problem.counts
+    else:
+        mu = np.zeros(n)
+    if s.size < r:  # (pad so the shapes are always (m, r), (r,), (r, n))
+        U = np.hstack([U, np.zeros((m, r - s.size))])
+        Vt = np.vstack([Vt, np.zeros((r - s.size, n))])
+        s = np.concatenate([s, np.zeros(r - s.size)])
+    with np.errstate(over="ignore", under="ignore"):
+        losses = np.asarray(out["objective"]) / scale / scale
+    return CompletionResult(U=U, s=s / scale, Vt=Vt, n_iter=out["n_iter"], loss_curve=losses,
+                            converged=out["converged"], step_sizes=np.ones(out["n_iter"]),
+                            time_curve=out["time_curve"], rank=r, n_restarts=0, column_offsets=mu / scale)

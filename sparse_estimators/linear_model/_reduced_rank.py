@@ -1,17 +1,17 @@
 """Reduced-rank regression: multi-output least squares with ``rank(coef_) <= rank``."""
 
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..solvers import accelerated_iht, iht
+from ..solvers import accelerated_iht, iht, low_rank_local_search
 from ..structures import LowRank
 from ._base import SparseRegressorBase, _check_int
 from ._docs import fill_doc
 
-_SOLVERS = {"iht": iht, "accelerated": accelerated_iht}
+_SOLVERS = {"iht": iht, "accelerated": accelerated_iht, "regularized": low_rank_local_search}
 
 
 @fill_doc()
@@ -45,14 +45,24 @@ class ReducedRankRegressor(SparseRegressorBase):
         The largest rank of ``coef_``; clipped, with a warning, to
         ``min(n_features, n_targets)``. With one target the constraint is
         void (ordinary least squares, with a warning).
-    solver : {{'iht', 'accelerated'}}, default='iht'
+    solver : {{'iht', 'accelerated', 'regularized'}}, default='iht'
         Plain iterative thresholding, or accelerated IHT with momentum 1/4
         (Khanna & Kyrillidis; the gradient is not restricted: there is no
-        support to expand). Regularized IHT's low-rank form (Axiotis &
-        Sviridenko, App. D, Algorithm 2, with left and right weight
-        matrices) is not implemented: its per-feature weights of Algorithm 1
-        do not fit a rank constraint (every feature stays selected, so the
-        weights never settle).
+        support to expand), or ``'regularized'``: Axiotis & Sviridenko's
+        regularized local search (App. D, Algorithm 2; see
+        :func:`~sparse_estimators.solvers.regularized_local_search`), with
+        left and right weight matrices (``n_features`` and ``n_targets``
+        square, stored as the identity minus a low-rank correction) and a
+        fully corrective step. Each of its iterations either swaps one
+        singular triplet (the smallest out, the top singular pair of the
+        regularized gradient in) or lowers the weights, and then solves a
+        Sylvester equation of order ``rank`` for the best matrix in the
+        current row and column spaces: per iteration one gradient (two
+        products with ``X``), an SVD of the ``n_features x n_targets``
+        gradient, ``rank`` Hessian-vector products and an ``O(rank^3)``
+        solve; reaching rank ``r`` takes at least ``r`` iterations, and each
+        weight update costs an iteration. It needs ``thresholding='hard'``
+        and ignores ``step_size`` (the corrective step is exact).
     {thresholding}
 
     {step_size}
@@ -70,6 +80,11 @@ class ReducedRankRegressor(SparseRegressorBase):
     {warm_start}
 
     {verbose}
+
+    weight_step : float in (0, 1] or None, default=None
+        ``c`` of ``solver='regularized'``'s weight update
+        ``W <- W - c W A A^T W / <W, A A^T>`` (and alike for the right
+        weights); None: 1, Algorithm 2's. Not used by the other solvers.
 
     Attributes
     ----------
@@ -122,10 +137,11 @@ class ReducedRankRegressor(SparseRegressorBase):
     always_select = None
     positive = False
     _parameter_constraints = {"rank": [Interval(Integral, 1, None, closed="left")],
-                              "solver": [StrOptions(set(_SOLVERS))]}
+                              "solver": [StrOptions(set(_SOLVERS))],
+                              "weight_step": [Interval(Real, 0, 1, closed="right"), None]}
 
     def __init__(self, rank=1, *, solver="iht", thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, precompute="auto", warm_start=False, verbose=0):
+                 fit_intercept=True, debias=True, precompute="auto", warm_start=False, verbose=0, weight_step=None):
         self.rank = rank
         self.solver = solver
         self.thresholding = thresholding
@@ -137,6 +153,7 @@ class ReducedRankRegressor(SparseRegressorBase):
         self.precompute = precompute
         self.warm_start = warm_start
         self.verbose = verbose
+        self.weight_step = weight_step
 
     @property
     def k(self):
@@ -147,10 +164,19 @@ class ReducedRankRegressor(SparseRegressorBase):
         _check_int("rank", self.rank, 1)
         if self.solver not in _SOLVERS:
             raise ValueError(f"The 'solver' parameter must be one of {sorted(_SOLVERS)}, got {self.solver!r}.")
+        c = self.weight_step
+        if c is not None and (isinstance(c, bool) or not isinstance(c, Real) or not 0 < c <= 1):
+            raise ValueError(f"The 'weight_step' parameter must be a float in (0, 1] or None, got {c!r}.")
+        if self.solver == "regularized" and not (isinstance(self.thresholding, str) and self.thresholding == "hard"):
+            raise ValueError("solver='regularized' keeps whole singular triplets (a local search with fully corrective "
+                             f"steps): it supports thresholding='hard' only, got thresholding={self.thresholding!r}.")
         return super()._validate_params()
 
     def _sparse_solver(self):
         return _SOLVERS[self.solver]
+
+    def _solver_options(self):
+        return {"weight_step": self.weight_step} if self.solver == "regularized" else {}
 
     def _structure(self, operator, loss):
         if isinstance(operator, LowRank):

@@ -9,8 +9,10 @@ from ._accelerated import accelerated_iht
 from ._base import IterationMonitor, SolverResult, backtracking_step
 from ._iht import iht
 from ._iobs import iobs
+from ._local_search import LowRankProblem, SpectralWeights, low_rank_local_search, regularized_local_search
 from ._regularized import regularized_iht
 from ._splice import splice
 
-__all__ = ["accelerated_iht", "IterationMonitor", "SolverResult", "backtracking_step", "iht", "iobs", "regularized_iht",
-           "splice"]
+__all__ = ["accelerated_iht", "IterationMonitor", "SolverResult", "backtracking_step", "iht", "iobs",
+           "LowRankProblem", "SpectralWeights", "low_rank_local_search", "regularized_iht",
+           "regularized_local_search", "splice"]
