@@ -3,7 +3,7 @@
 from ._accelerated import AcceleratedIHTClassifier, AcceleratedIHTRegressor
 from ._iht import IHTClassifier, IHTRegressor
 from ._iobs import IOBSClassifier, IOBSRegressor
-from ._reduced_rank import ReducedRankRegressor
+from ._reduced_rank import ReducedRankClassifier, ReducedRankRegressor
 from ._regularized import RegularizedIHTClassifier, RegularizedIHTRegressor
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "IHTRegressor",
     "IOBSClassifier",
     "IOBSRegressor",
+    "ReducedRankClassifier",
     "ReducedRankRegressor",
     "RegularizedIHTClassifier",
     "RegularizedIHTRegressor",

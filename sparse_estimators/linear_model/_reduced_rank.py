@@ -1,4 +1,4 @@
-"""Reduced-rank regression: multi-output least squares with ``rank(coef_) <= rank``."""
+"""Reduced-rank models: multi-output least squares and multinomial regression with ``rank(coef_) <= rank``."""
 
 import warnings
 from numbers import Integral, Real
@@ -8,14 +8,78 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..solvers import accelerated_iht, iht, low_rank_local_search
 from ..structures import LowRank
-from ._base import SparseRegressorBase, _check_int
+from ._base import SparseClassifierBase, SparseRegressorBase, _check_int
 from ._docs import fill_doc
 
 _SOLVERS = {"iht": iht, "accelerated": accelerated_iht, "regularized": low_rank_local_search}
 
 
+class _ReducedRankMixin:
+    """What the reduced-rank estimators share: ``rank`` as the level, the :class:`LowRank` structure, ``rank_``.
+
+    Subclasses set ``_solvers`` (name to solver function), ``_void_message``
+    (the warning when the coefficient matrix has one column) and
+    ``_outputs_name`` (what its columns are, in messages).
+    """
+
+    # not parameters of this estimator: a rank constraint has no features to exchange, group, force or sign
+    splicing = False
+    groups = None
+    always_select = None
+    positive = False
+    _parameter_constraints = {"rank": [Interval(Integral, 1, None, closed="left")]}
+
+    @property
+    def k(self):
+        """The level the shared fitting code thresholds at: the rank."""
+        return self.rank
+
+    def _validate_params(self):
+        _check_int("rank", self.rank, 1)
+        if self.solver not in self._solvers:
+            raise ValueError(f"The 'solver' parameter must be one of {sorted(self._solvers)}, got {self.solver!r}.")
+        c = getattr(self, "weight_step", None)
+        if c is not None and (isinstance(c, bool) or not isinstance(c, Real) or not 0 < c <= 1):
+            raise ValueError(f"The 'weight_step' parameter must be a float in (0, 1] or None, got {c!r}.")
+        if self.solver == "regularized" and not (isinstance(self.thresholding, str) and self.thresholding == "hard"):
+            raise ValueError("solver='regularized' keeps whole singular triplets (a local search with fully corrective "
+                             f"steps): it supports thresholding='hard' only, got thresholding={self.thresholding!r}.")
+        return super()._validate_params()
+
+    def _sparse_solver(self):
+        return self._solvers[self.solver]
+
+    def _solver_options(self):
+        return {"weight_step": getattr(self, "weight_step", None)} if self.solver == "regularized" else {}
+
+    def _structure(self, operator, loss):
+        if isinstance(operator, LowRank):
+            return operator
+        structure = LowRank(operator, loss.n_outputs)
+        if loss.n_outputs < 2:  # (scikit-learn's checks fit multi-output estimators on one column)
+            warnings.warn(self._void_message, UserWarning, stacklevel=4)
+            structure.unit_name = None  # (the rank is then 1 whatever was asked: no second warning)
+        return structure
+
+    def _effective_k(self, n_units, unit="n_features"):
+        if unit is None:
+            return min(int(self.rank), n_units)
+        if self.rank > n_units:
+            warnings.warn(f"rank={self.rank} is larger than min(n_features, {self._outputs_name})={n_units}; using "
+                          f"rank={n_units}.", UserWarning, stacklevel=3)
+            return n_units
+        return int(self.rank)
+
+    def _store(self, fit, info):
+        super()._store(fit, info)
+        coef = np.atleast_2d(self.coef_)
+        s = np.linalg.svd(coef, compute_uv=False)
+        self.rank_ = int(np.sum(s > s[0] * max(coef.shape) * np.finfo(float).eps)) if s.size and s[0] > 0 else 0
+
+
+
 @fill_doc()
-class ReducedRankRegressor(SparseRegressorBase):
+class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
     """Multi-output least squares whose coefficient matrix has rank at most ``rank``.
 
     The package's solvers with the thresholding operator lifted to the
@@ -131,14 +195,12 @@ class ReducedRankRegressor(SparseRegressorBase):
     (1, True)
     """
 
-    # not parameters of this estimator: a rank constraint has no features to exchange, group, force or sign
-    splicing = False
-    groups = None
-    always_select = None
-    positive = False
-    _parameter_constraints = {"rank": [Interval(Integral, 1, None, closed="left")],
-                              "solver": [StrOptions(set(_SOLVERS))],
+    _solvers = _SOLVERS
+    _parameter_constraints = {"solver": [StrOptions(set(_SOLVERS))],
                               "weight_step": [Interval(Real, 0, 1, closed="right"), None]}
+    _void_message = ("ReducedRankRegressor with one target: every coefficient matrix has rank at most 1, so the "
+                     "rank constraint is void and the fit is ordinary least squares.")
+    _outputs_name = "n_targets"
 
     def __init__(self, rank=1, *, solver="iht", thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
                  fit_intercept=True, debias=True, precompute="auto", warm_start=False, verbose=0, weight_step=None):
@@ -155,53 +217,124 @@ class ReducedRankRegressor(SparseRegressorBase):
         self.verbose = verbose
         self.weight_step = weight_step
 
-    @property
-    def k(self):
-        """The level the shared fitting code thresholds at: the rank."""
-        return self.rank
-
-    def _validate_params(self):
-        _check_int("rank", self.rank, 1)
-        if self.solver not in _SOLVERS:
-            raise ValueError(f"The 'solver' parameter must be one of {sorted(_SOLVERS)}, got {self.solver!r}.")
-        c = self.weight_step
-        if c is not None and (isinstance(c, bool) or not isinstance(c, Real) or not 0 < c <= 1):
-            raise ValueError(f"The 'weight_step' parameter must be a float in (0, 1] or None, got {c!r}.")
-        if self.solver == "regularized" and not (isinstance(self.thresholding, str) and self.thresholding == "hard"):
-            raise ValueError("solver='regularized' keeps whole singular triplets (a local search with fully corrective "
-                             f"steps): it supports thresholding='hard' only, got thresholding={self.thresholding!r}.")
-        return super()._validate_params()
-
-    def _sparse_solver(self):
-        return _SOLVERS[self.solver]
-
-    def _solver_options(self):
-        return {"weight_step": self.weight_step} if self.solver == "regularized" else {}
-
-    def _structure(self, operator, loss):
-        if isinstance(operator, LowRank):
-            return operator
-        if loss.n_outputs < 2:  # (scikit-learn's checks fit multi-output estimators on one column)
-            warnings.warn("ReducedRankRegressor with one target: every coefficient matrix has rank at most 1, so "
-                          "the rank constraint is void and the fit is ordinary least squares.", UserWarning,
-                          stacklevel=4)
-        return LowRank(operator, loss.n_outputs)
-
-    def _effective_k(self, n_units, unit="n_features"):
-        if self.rank > n_units:
-            warnings.warn(f"rank={self.rank} is larger than min(n_features, n_targets)={n_units}; using "
-                          f"rank={n_units}.", UserWarning, stacklevel=3)
-            return n_units
-        return int(self.rank)
-
-    def _store(self, fit, info):
-        super()._store(fit, info)
-        coef = np.atleast_2d(self.coef_)
-        s = np.linalg.svd(coef, compute_uv=False)
-        self.rank_ = int(np.sum(s > s[0] * max(coef.shape) * np.finfo(float).eps)) if s.size and s[0] > 0 else 0
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.single_output = False
         tags.target_tags.multi_output = True
         return tags
+
+
+_CLASSIFIER_SOLVERS = {"iht": iht, "accelerated": accelerated_iht}
+
+
+@fill_doc()
+class ReducedRankClassifier(_ReducedRankMixin, SparseClassifierBase):
+    """Multinomial logistic regression whose coefficient matrix has rank at most ``rank``.
+
+    For many classes with few underlying directions: the ``n_classes x
+    n_features`` coefficient matrix is kept of rank ``rank`` (the classes'
+    scores are ``rank`` linear features of ``X`` mixed per class), through
+    the package's solvers with the thresholding operator lifted to the
+    singular values (:class:`~sparse_estimators.structures.LowRank`, as
+    :class:`ReducedRankRegressor`). With ``debias=True`` the result is
+    refitted in its column space ``V`` (in the classes): the multinomial
+    loss minimised over ``B V^T`` (and the intercepts) by Newton-CG. With two
+    classes there is one coefficient vector and the constraint is void
+    (a warning; the fit is l2-regularized logistic regression).
+
+    Parameters
+    ----------
+    rank : int, default=2
+        The largest rank of ``coef_``; clipped, with a warning, to
+        ``min(n_features, n_classes)``. The default is the smallest rank that
+        separates three classes not ordered along one direction (with three
+        classes it leaves the l2-regularized fit unconstrained: its
+        coefficient columns sum to zero).
+    solver : {{'iht', 'accelerated'}}, default='iht'
+        Plain iterative thresholding, or accelerated IHT with momentum 1/4.
+        The regularized local search (``ReducedRankRegressor``'s
+        ``'regularized'``) is not offered: its fully corrective step would
+        need the intercepts profiled out at every candidate.
+    {thresholding}
+
+    {step_size}
+
+    {max_iter}
+
+    {tol}
+
+    {fit_intercept}
+
+    {debias}
+
+    {warm_start}
+
+    {verbose}
+
+    alpha : float, default=1e-4
+        l2 penalty ``alpha/2 ||W||_F^2`` (the multinomial loss has no
+        minimiser on separable data without it).
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, as in scikit-learn's classifiers.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Coefficients, of rank at most ``rank``.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts (never constrained).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    rank_ : int
+        The numerical rank of ``coef_``.
+    k_ : int
+        The rank constraint used (``rank``, clipped).
+    support_ : ndarray
+        Features with a non-zero column of coefficients (usually all).
+    n_iter_ : int
+        Number of iterations of the solver.
+    loss_curve_ : ndarray of shape (``n_iter_``,)
+        Training objective after each iteration.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Names of features seen during :term:`fit`, when ``X`` has string
+        column names.
+
+    See Also
+    --------
+    ReducedRankRegressor : The same constraint for several regression targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparse_estimators import ReducedRankClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.standard_normal((600, 10))
+    >>> centers = rng.standard_normal((8, 1)) @ rng.standard_normal((1, 10))  # 8 classes on one direction
+    >>> y = np.argmax(X @ centers.T * 3 + rng.gumbel(size=(600, 8)), axis=1)
+    >>> model = ReducedRankClassifier(rank=1).fit(X, y)
+    >>> model.rank_, model.coef_.shape
+    (1, (8, 10))
+    """
+
+    _solvers = _CLASSIFIER_SOLVERS
+    _parameter_constraints = {"solver": [StrOptions(set(_CLASSIFIER_SOLVERS))]}
+    _void_message = ("ReducedRankClassifier with two classes: the coefficients are one vector (rank at most 1), so "
+                     "the rank constraint is void and the fit is l2-regularized logistic regression.")
+    _outputs_name = "n_classes"
+
+    def __init__(self, rank=2, *, solver="iht", thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
+                 fit_intercept=True, debias=True, warm_start=False, verbose=0, alpha=1e-4, class_weight=None):
+        self.rank = rank
+        self.solver = solver
+        self.thresholding = thresholding
+        self.step_size = step_size
+        self.max_iter = max_iter
+        self.tol = tol
+        self.fit_intercept = fit_intercept
+        self.debias = debias
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.alpha = alpha
+        self.class_weight = class_weight

@@ -73,9 +73,56 @@ class LowRank(Structure):
         return Vt[:r][keep].T
 
     def refit(self, loss, support, W, b):
-        """``W_ols V V^T``: least squares in the column space ``V`` of ``W`` (the rank of ``W`` kept)."""
+        """The loss minimised over the matrices with the column space ``V`` of ``W`` (the rank of ``W`` kept).
+
+        Least squares: ``W_ols V V^T`` (closed form). Other losses (the
+        multinomial of :class:`~sparse_estimators.ReducedRankClassifier`):
+        ``B V^T`` and the intercept variable by Newton-CG from ``W V``, ``b``.
+        """
         V = self.column_space(W, min(W.shape))
         if V.shape[1] == 0:
             return W, b
-        W_ols, b = loss.refit(np.arange(loss.n_features), W, b)
-        return W_ols @ V @ V.T, b
+        if not loss.intercept_is_variable and hasattr(loss, "y_mean"):  # least squares
+            W_ols, b = loss.refit(np.arange(loss.n_features), W, b)
+            return W_ols @ V @ V.T, b
+        return _refit_in_column_space(loss, V, W, b)
+
+
+def _refit_in_column_space(loss, V, W, b):
+    """``min_{B, b} loss(B V^T, b)`` from ``B = W V`` (``b`` only if a variable), by Newton-CG (trust region).
+
+    Hessian-vector products through :meth:`~sparse_estimators.losses.BaseLoss.hessp`
+    (two products with ``X`` each, no dense Hessian), iterated to a gradient
+    at rounding level, so that equivalent data (weights against repeated
+    rows) give the same fit.
+    """
+    import scipy.optimize
+
+    p, r = W.shape[0], V.shape[1]
+    with_b = loss.intercept_is_variable and loss.fit_intercept
+
+    def unpack(theta):
+        B = theta[:p * r].reshape(p, r)
+        return B @ V.T, (theta[p * r:] if with_b else b)
+
+    def fun(theta):
+        Wc, bc = unpack(theta)
+        Z = loss.linear_predictor(Wc, bc)
+        gW, gb = loss.gradient_from_z(Z, Wc)
+        grad = (gW @ V).ravel()
+        return loss.value_from_z(Z, Wc), (np.concatenate([grad, gb]) if with_b else grad)
+
+    def hessp(theta, v):
+        Wc, bc = unpack(theta)
+        dW = v[:p * r].reshape(p, r) @ V.T
+        HW, Hb = loss.hessp(Wc, bc, dW, v[p * r:] if with_b else None)
+        out = (HW @ V).ravel()
+        return np.concatenate([out, Hb]) if with_b else out
+
+    theta0 = np.concatenate([(W @ V).ravel(), b]) if with_b else (W @ V).ravel()
+    f0, g0 = fun(theta0)
+    theta = scipy.optimize.minimize(fun, theta0, jac=True, hessp=hessp, method="trust-ncg",
+                                    options={"gtol": 1e-14 * max(1.0, np.linalg.norm(g0)), "maxiter": 200}).x
+    if not fun(theta)[0] <= f0:  # (never worse than the start)
+        theta = theta0
+    return unpack(theta)[0], (theta[p * r:].copy() if with_b else b)
