@@ -388,7 +388,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             kwargs = self._splice_kwargs(loss, k) | ({} if second_search else {"screening_start": False})
             if operator.forced is not None:
                 kwargs["forced"] = operator.features(operator.forced)
-            spliced = splice(loss, k, W, b, refitted=result.refitted, **kwargs)
+            spliced = splice(loss, k, W, b, refitted=result.refitted, structure=operator, **kwargs)
             W, b, n_exchanges, gradient = spliced.coef, spliced.intercept, spliced.n_iter, None
         elif debias and support.size and not result.refitted:
             W, b = operator.refit(loss, support, W, b)
