@@ -19,6 +19,7 @@ loss is lower by more than a gate (``switch_gate``, by default ``gate``).
 """
 
 import numpy as np
+import scipy.stats
 
 from ..structures import Rows
 from ._base import SolverResult
@@ -379,27 +380,30 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
 
 
 # -- units: whole groups of features exchanged ----------------------------------------------------
-#: the price of a feature in group exchanges, in average noise decreases (see _UnitSearch.price;
-#: chosen on benchmarks/compare_groups.py, doc/peers/compare_groups.md)
-UNIT_PRICE = 1.0
+#: a unit's price is this quantile level times 1 / G: the level the best of G noise units reaches about
+#: once (see _UnitSearch.price; 1 is the risk-inflation level, doc/peers/compare_groups.md)
+UNIT_PRICE_LEVEL = 1.0
 
 
 def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated,
                  screening_start, switch_gate, refitted, forced):
     """:func:`splice` for a structure whose units are groups of features (``k`` counts units).
 
-    The rules of :func:`splice`, applied to units: the removal cost of a
-    selected unit is the sum over its features of ``h_j ||w_j||^2 / 2``, the
-    gain of an unselected one the sum of its features' :func:`_forward_gain`;
-    the ``c`` cheapest selected units are swapped for the ``c`` best others
-    and each candidate (a union of whole units) is refitted. The gates count
-    degrees of freedom: an exchange adding ``d`` features (those of the added
-    units) must lower the loss by more than ``gate * d * m * log(G) * s / N``,
-    with ``G`` the number of units (the candidates the best is chosen from),
-    and ``add_gate`` asks each added unit's removal cost to exceed
-    ``add_gate * size * m * log(G) * s / N``. The second search starts from
-    the ``k`` units of largest marginal gain, with these rules (abess's
-    important search is not adapted to units: ``'abess'`` acts as True).
+    The search of :func:`splice` on units: the ``c`` selected units of least
+    removal cost (``w_u^T H_u w_u / 2``, ``H_u`` the unit's block of the
+    curvature bound) are swapped for the ``c`` others of largest gain (one
+    block Newton step, ``g_u^T H_u^+ g_u / 2``), and each candidate, a union
+    of whole units, is refitted. Units of different sizes are compared
+    through their price (:meth:`_UnitSearch.price`, the decrease the best of
+    ``G`` noise units of that size would buy): ranks use gains and costs net
+    of it, and an exchange's decrease net of the added minus the removed
+    units' prices must exceed ``gate`` times the added units' prices. With
+    single features the price is about ``m log(p) s / N`` for every unit, so
+    the gates are those of :func:`splice` (``gate``, ``switch_gate``; for
+    ``add_gate``, each added unit's removal cost against that level times
+    its price). The second search starts from the ``k`` units of largest
+    gain at zero with these rules (abess's important search is not adapted
+    to units: ``'abess'`` acts as True).
     """
     search = _UnitSearch(loss, k, structure, forced, max_exchange, max_rounds, gate, add_gate,
                          add_gate_uncorrelated)
@@ -417,7 +421,7 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     if screening_start:
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
-        gain = search.unit_gain(loss.linear_predictor(W0, b0), W0)
+        gain = search.unit_gain(loss.linear_predictor(W0, b0), W0) - search.price(f, support.size)
         if search.protected is None:
             start = np.sort(_top(gain, k))
         else:  # the forced units and the best of the others
@@ -427,12 +431,11 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
             refit = loss.refit_candidates([search.features(start)], W0, b0)[0]
             other = search.exchange(start, *refit, known=visited)[0]
             if other is not None:
-                differ = np.setdiff1d(structure.units(other.support), structure.units(best.support))
-                f_best, f_other = best.objective[-1], other.objective[-1]
-                scale = search.unit * loss.noise_scale(f_best, best.support.size)
-                net = f_best - f_other - search.price(f_best, best.support.size) * (other.support.size
-                                                                                      - best.support.size)
-                if differ.size and net > switch_gate * differ.size * scale:
+                mine, theirs = structure.units(best.support), structure.units(other.support)
+                differ = np.setdiff1d(theirs, mine)
+                price = search.price(best.objective[-1], best.support.size)
+                net = best.objective[-1] - other.objective[-1] - price[theirs].sum() + price[mine].sum()
+                if differ.size and net > switch_gate * price[differ].sum():
                     best, exact = other, False
     best.objective = best.objective[1:]
     best.n_iter = len(best.objective)
@@ -449,11 +452,12 @@ class _UnitSearch:
         self.loss, self.k, self.structure = loss, k, structure
         self.codes = np.asarray(structure.unit_of_features(p), dtype=np.intp)
         self.n_units = int(structure.n_units(p))
-        self.h = loss.coordinate_curvatures()
-        self.usable = self.h > loss.alpha  # constant columns can never help
-        # a unit's degrees of freedom: its usable features (the gates count them, see weight)
-        self.sizes = np.bincount(self.codes[self.usable], minlength=self.n_units)
-        self.unit = loss.n_outputs * np.log(self.n_units) / loss.n_observations
+        usable = loss.coordinate_curvatures() > loss.alpha  # constant columns can never help
+        # a unit's degrees of freedom: its usable features' coefficients
+        self.sizes = np.bincount(self.codes[usable], minlength=self.n_units)
+        dof = self.sizes * loss.coefficients_per_feature
+        self.level = np.where(dof > 0, scipy.stats.chi2.isf(UNIT_PRICE_LEVEL / self.n_units, np.maximum(dof, 1)),
+                              0.0)
         self.protected = None
         if forced is not None and len(forced):
             self.protected = np.zeros(self.n_units, dtype=bool)
@@ -463,25 +467,22 @@ class _UnitSearch:
         self.gate, self.add_gate, self.add_gate_uncorrelated = gate, add_gate, add_gate_uncorrelated
 
     def price(self, f, n_features):
-        """Loss decrease that one noise feature buys on average, at a fit of loss ``f`` on ``n_features``.
+        """Each unit's price at a fit of loss ``f`` on ``n_features``: ``q_u s / (2 N)``, shape (n_units,).
 
-        ``UNIT_PRICE * m * s / (2 N)``: twice ``N / s`` times the decrease
-        bought by a noise unit of ``d`` features is about chi-squared with
-        ``d`` degrees of freedom, of mean ``d``. Exchanges compare losses
-        plus this price per feature, so that a large noise group does not
-        replace a small true one for the decrease its size alone buys.
+        Twice ``N / s`` times the decrease that a noise unit of ``d`` free
+        coefficients buys is about chi-squared with ``d`` degrees of freedom
+        (``s``: :meth:`~sparse_estimators.losses.BaseLoss.noise_scale`), so
+        the best of ``G`` such units reaches about ``q_u``, its quantile at
+        ``1 - UNIT_PRICE_LEVEL / G``. For one feature that is about
+        ``2 log(G)``, the level of :func:`splice`'s gates; for groups it grows
+        with the size, so that a large noise group does not replace a small
+        true one for the decrease its size alone buys.
         """
-        return UNIT_PRICE * self.loss.n_outputs * self.loss.noise_scale(f, n_features) / (
-            2 * self.loss.n_observations)
+        return self.level * self.loss.noise_scale(f, n_features) / (2 * self.loss.n_observations)
 
     def features(self, units):
         """Sorted features of ``units``."""
         return self.structure.features(units)
-
-    def unit_sums(self, values, features=None):
-        """Per-unit sums of per-feature ``values`` (of ``features``, default all), shape (n_units,)."""
-        codes = self.codes if features is None else self.codes[features]
-        return np.bincount(codes, weights=values, minlength=self.n_units)
 
     def unit_gain(self, Z, W):
         """Loss decrease from adding each unit alone at ``Z`` (one block Newton step; ``-inf``: no usable feature).
@@ -509,14 +510,13 @@ class _UnitSearch:
     def ranked(self, units, W, Z, price):
         """The selected units, least useful first (protected ones last), and the others' gains.
 
-        Both net of ``price`` per feature (see :meth:`price`): what a unit
-        brings beyond what noise of its size would.
+        Both net of the units' ``price`` (see :meth:`price`): what a unit
+        brings beyond what the best noise unit of its size would.
         """
-        net = price * self.sizes
-        cost = (self.unit_cost(W) - net)[units]
+        cost = (self.unit_cost(W) - price)[units]
         if self.protected is not None:
             cost[self.protected[units]] = np.inf
-        gain = self.unit_gain(Z, W) - net
+        gain = self.unit_gain(Z, W) - price
         gain[units] = -np.inf
         return units[np.argsort(cost, kind="stable")], gain
 
@@ -524,25 +524,24 @@ class _UnitSearch:
         """Whether every ``added`` unit passes the ``add_gate`` test in the refit ``(W_c, Z_c)``.
 
         See :func:`splice`'s ``add_gate`` and ``add_gate_uncorrelated``: each
-        added unit's removal cost over its size against the level; the lower
-        level when the kept features explain none of the ``removed`` units'
-        features. Returns ``(passed, H)``, ``H`` the current fit's Hessian
-        once formed.
+        added unit's removal cost (from the diagonal of the Hessian at the
+        refit) must exceed ``add_gate`` times its price; the lower level when
+        the kept features explain none of the ``removed`` units' features.
+        Returns ``(passed, H)``, ``H`` the current fit's Hessian once formed.
         """
         loss = self.loss
         features = self.features(added)
-        cost = self.unit_sums(0.5 * np.einsum("ij,ij->i", loss.feature_curvatures(Z_c, features),
-                                              W_c[features] ** 2), features)[added]
-        n_features = features.size - self.features(removed).size + support.size
-        net = (cost - self.price(f_c, n_features) * self.sizes[added]).min()
-        scale = self.unit * loss.noise_scale(f_c, n_features)
-        if net > self.add_gate * scale:
+        cost = np.bincount(self.codes[features], minlength=self.n_units, weights=0.5 * np.einsum(
+            "ij,ij->i", loss.feature_curvatures(Z_c, features), W_c[features] ** 2))[added]
+        removed_features = self.features(removed)
+        ratio = (cost / self.price(f_c, support.size - removed_features.size + features.size)[added]).min()
+        if ratio > self.add_gate:
             return True, H
-        if self.add_gate_uncorrelated is None or not net > self.add_gate_uncorrelated * scale:
+        if self.add_gate_uncorrelated is None or not ratio > self.add_gate_uncorrelated:
             return False, H
         if H is None:
             H = loss.restrict(support).hessian(W[support], b)
-        out = np.searchsorted(support, self.features(removed))
+        out = np.searchsorted(support, removed_features)
         share = _explained(H, loss.n_outputs, out)
         return not share.max() > 0.05 + (support.size - out.size) / loss.n_observations, H
 
@@ -566,12 +565,12 @@ class _UnitSearch:
             adds = _top(gain, n_out)
             unit_candidates = _swaps(kept, adds, range(1, n_out + 1))
             candidates = [self.features(u) for u in unit_candidates]
-            scale = self.unit * loss.noise_scale(f, support.size)
             best, H = None, None
             for c, (W_c, b_c, f_c, Z_c) in enumerate(loss.refit_candidates(candidates, W, b), start=1):
-                # the decrease net of the price of the features gained (or plus that of those given up)
-                net = f - f_c - price * (candidates[c - 1].size - support.size)
-                if not (net > self.gate * c * scale and (best is None or net > best[5])):
+                # the decrease net of the added units' prices, plus the removed ones'
+                added = price[adds[:c]].sum()
+                net = f - f_c - added + price[kept[:c]].sum()
+                if not (net > self.gate * added and (best is None or net > best[5])):
                     continue
                 if self.add_gate:
                     passed, H = self.significant(adds[:c], kept[:c], support, W, b, W_c, Z_c, f_c, H)
