@@ -16,6 +16,9 @@ A second search starts from the ``k`` features of largest marginal gain,
 either with the same rules or with abess's own (its "important search", see
 :func:`_important_search`), and its result replaces the first one if its
 loss is lower by more than a gate (``switch_gate``, by default ``gate``).
+
+With feature groups (``structure=Groups``) the same search exchanges whole
+groups (:func:`_unit_splice`).
 """
 
 import numpy as np
@@ -421,7 +424,8 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     if screening_start:
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
-        gain = search.unit_gain(loss.linear_predictor(W0, b0), W0) - search.price(f, support.size)
+        Z0 = loss.linear_predictor(W0, b0)
+        gain = search.unit_gain(Z0, W0) / search.curvature_ratio(Z0, support) - search.price(f, support.size)
         if search.protected is None:
             start = np.sort(_top(gain, k))
         else:  # the forced units and the best of the others
@@ -452,7 +456,8 @@ class _UnitSearch:
         self.loss, self.k, self.structure = loss, k, structure
         self.codes = np.asarray(structure.unit_of_features(p), dtype=np.intp)
         self.n_units = int(structure.n_units(p))
-        usable = loss.coordinate_curvatures() > loss.alpha  # constant columns can never help
+        self.h = loss.coordinate_curvatures()
+        usable = self.h > loss.alpha  # constant columns can never help
         # a unit's degrees of freedom: its usable features' coefficients
         self.sizes = np.bincount(self.codes[usable], minlength=self.n_units)
         dof = self.sizes * loss.coefficients_per_feature
@@ -507,16 +512,33 @@ class _UnitSearch:
             cost[units] = 0.5 * np.einsum("uam,uab,ubm->u", w, H, w)
         return cost
 
+    def curvature_ratio(self, Z, support):
+        """The loss's curvature at ``Z`` over its bound (the blocks'), on the features of ``support``.
+
+        1 for least squares. The logistic loss's curvature bound 1/4 can be
+        several times its curvature at a fit that separates the classes well:
+        the blocks then underestimate gains and overestimate removal costs
+        by that factor, which the comparison with the prices (exact levels)
+        must not inherit.
+        """
+        if not support.size:
+            return 1.0
+        at_z = self.loss.feature_curvatures(Z, support).sum() / self.loss.n_outputs
+        bound = self.h[support].sum()
+        return 1.0 if not bound > 0 or abs(at_z - bound) <= 1e-12 * bound else at_z / bound
+
     def ranked(self, units, W, Z, price):
         """The selected units, least useful first (protected ones last), and the others' gains.
 
-        Both net of the units' ``price`` (see :meth:`price`): what a unit
-        brings beyond what the best noise unit of its size would.
+        Both at the curvature of ``Z`` (:meth:`curvature_ratio`) and net of
+        the units' ``price`` (see :meth:`price`): what a unit brings beyond
+        what the best noise unit of its size would.
         """
-        cost = (self.unit_cost(W) - price)[units]
+        ratio = self.curvature_ratio(Z, self.features(units))
+        cost = (self.unit_cost(W) * ratio - price)[units]
         if self.protected is not None:
             cost[self.protected[units]] = np.inf
-        gain = self.unit_gain(Z, W) - price
+        gain = self.unit_gain(Z, W) / ratio - price
         gain[units] = -np.inf
         return units[np.argsort(cost, kind="stable")], gain
 
