@@ -115,3 +115,19 @@ def test_unit_gain_is_the_exact_decrease_for_least_squares():
         W_new = W.copy()
         W_new[cols, 0] += step
         assert gain[unit] == pytest.approx(f - loss.value(W_new, b), rel=1e-8)
+
+
+@pytest.mark.parametrize("variant", ["sparse", "precompute", "float32"])
+def test_group_splicing_is_the_same_on_every_design(variant):
+    import scipy.sparse as sp
+
+    X, y, labels = _decoy(2)
+    dense = IHTRegressor(k=2, groups=labels, precompute=False).fit(X, y)
+    if variant == "sparse":
+        other = IHTRegressor(k=2, groups=labels).fit(sp.csc_matrix(X), y)
+    elif variant == "precompute":
+        other = IHTRegressor(k=2, groups=labels, precompute=True).fit(X, y)
+    else:
+        other = IHTRegressor(k=2, groups=labels, precompute=False).fit(X.astype(np.float32), y)
+    np.testing.assert_array_equal(other.groups_support_, [0, 1])
+    np.testing.assert_allclose(other.coef_, dense.coef_, rtol=1e-4, atol=1e-6)

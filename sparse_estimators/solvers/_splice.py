@@ -135,7 +135,12 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         :class:`~sparse_estimators.structures.Rows`: features, as above.
         Otherwise (:class:`~sparse_estimators.structures.Groups`) whole units
         are exchanged, see :func:`_unit_splice`: supports stay unions of
-        ``k`` units and every rule above is applied to units.
+        ``k`` units and the rules above apply to units, with the gates in
+        units of each unit's price instead of ``m log(p) s / N`` per feature:
+        the decrease the best of ``G`` (the number of units) noise units of
+        its size would buy, ``s / (2N)`` times the chi-squared quantile at
+        ``1 - 1/G`` with the unit's number of coefficients as degrees of
+        freedom (about ``m log(p) s / N`` for one feature).
 
     Returns
     -------
@@ -394,9 +399,10 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
 
     The search of :func:`splice` on units: the ``c`` selected units of least
     removal cost (``w_u^T H_u w_u / 2``, ``H_u`` the unit's block of the
-    curvature bound) are swapped for the ``c`` others of largest gain (one
-    block Newton step, ``g_u^T H_u^+ g_u / 2``), and each candidate, a union
-    of whole units, is refitted. Units of different sizes are compared
+    curvature bound, rescaled to the curvature at the current fit) are
+    swapped for the ``c`` others of largest gain (one block Newton step,
+    ``g_u^T H_u^+ g_u / 2``), and each candidate, a union of whole units, is
+    refitted. Units of different sizes are compared
     through their price (:meth:`_UnitSearch.price`, the decrease the best of
     ``G`` noise units of that size would buy): ranks use gains and costs net
     of it, and an exchange's decrease net of the added minus the removed
