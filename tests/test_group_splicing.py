@@ -105,7 +105,7 @@ def test_unit_gain_is_the_exact_decrease_for_least_squares():
     search = _UnitSearch(loss, 2, structure, None, 5, 20, 0.25, 0.0, None)
     W, b = loss.refit(structure.features([0]), *loss.zeros())
     f = loss.value(W, b)
-    gain = search.unit_gain(loss.linear_predictor(W, b), W)
+    gain = search.unit_gain(loss.linear_predictor(W, b), W)[0]
     for unit in (1, 2, 7):
         cols = structure.features([unit])
         Xc = X[:, cols] - np.average(X[:, cols], axis=0, weights=weights)  # (X + 3 centered the same)
@@ -131,3 +131,24 @@ def test_group_splicing_is_the_same_on_every_design(variant):
         other = IHTRegressor(k=2, groups=labels, precompute=False).fit(X.astype(np.float32), y)
     np.testing.assert_array_equal(other.groups_support_, [0, 1])
     np.testing.assert_allclose(other.coef_, dense.coef_, rtol=1e-4, atol=1e-6)
+
+
+def test_constant_and_duplicated_columns_in_groups():
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((100, 12))
+    X[:, 1] = 3.0  # constant, in group 0
+    X[:, 5] = X[:, 4]  # duplicated, in group 1
+    labels = np.repeat(np.arange(4), 3)
+    y = X[:, 4] + X[:, 9] + rng.standard_normal(100)
+    model = IHTRegressor(k=2, groups=labels).fit(X, y)
+    np.testing.assert_array_equal(model.groups_support_, [1, 3])
+    assert np.all(np.isfinite(model.coef_))
+    # the start has the constant column's group: the exchange must bring the duplicated one in
+    start = np.zeros(12)
+    start[[0, 2, 9]] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (max_iter=1: not converged)
+        stuck = IHTRegressor(k=2, groups=labels, max_iter=1, splicing=False).fit(X, y, coef_init=start)
+        warm = IHTRegressor(k=2, groups=labels, max_iter=1).fit(X, y, coef_init=start)
+    np.testing.assert_array_equal(stuck.groups_support_, [0, 3])
+    np.testing.assert_array_equal(warm.groups_support_, [1, 3])
