@@ -388,8 +388,9 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
 
 
 # -- units: whole groups of features exchanged ----------------------------------------------------
-#: a unit's price is this quantile level times 1 / G: the level the best of G noise units reaches about
-#: once (see _UnitSearch.price; 1 is the risk-inflation level, doc/peers/compare_groups.md)
+#: a unit's price is its noise gain's quantile at 1 - UNIT_PRICE_LEVEL / G, the level the best of G noise
+#: units reaches about once (see _UnitSearch.price): 1, the risk-inflation level, not tuned; measured on
+#: benchmarks/compare_groups.py (doc/peers/compare_groups.md)
 UNIT_PRICE_LEVEL = 1.0
 
 
@@ -402,11 +403,11 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     curvature bound, rescaled to the curvature at the current fit) are
     swapped for the ``c`` others of largest gain (one block Newton step,
     ``g_u^T H_u^+ g_u / 2``), and each candidate, a union of whole units, is
-    refitted. Units of different sizes are compared
-    through their price (:meth:`_UnitSearch.price`, the decrease the best of
-    ``G`` noise units of that size would buy): ranks use gains and costs net
-    of it, and an exchange's decrease net of the added minus the removed
-    units' prices must exceed ``gate`` times the added units' prices. With
+    refitted. Units of different sizes are compared through their price
+    (:meth:`_UnitSearch.price`, the decrease the best of ``G`` noise units of
+    that size would buy): ranks use gains and costs net of it, and an
+    exchange's decrease net of the added minus the removed units' prices
+    must exceed ``gate`` times the added units' prices. With
     single features the price is about ``m log(p) s / N`` for every unit, so
     the gates are those of :func:`splice` (``gate``, ``switch_gate``; for
     ``add_gate``, each added unit's removal cost against that level times
