@@ -446,8 +446,9 @@ def write_report(df, out, args, grid, elapsed, rev):
     if largest[:2] < ISSUE_LARGEST:
         lines += [f"Not run: the issue asks for sizes up to n = {ISSUE_LARGEST[0]}, p = {ISSUE_LARGEST[1]}; this run "
                   f"stops at n = {largest[0]}, p = {largest[1]} (see the command line).", ""]
-    lines += ["Note: ours run without splicing when `groups=` is given (the splicing search exchanges single "
-              "features, not groups: `Groups.exchanges = False`), while abess's splicing exchanges whole groups.", ""]
+    lines += ["Ours splice whole groups after the solver, as abess does with `group=` (the splicing search of "
+              "`sparse_estimators/solvers/_splice.py`, `_unit_splice`: block Newton gains, groups priced by "
+              "size), with the estimators' default splicing options.", ""]
     miss = misses(per_setting)
     if len(miss):
         lines += ["Settings where `IHT` misses the F1 or the time target:", "", to_markdown(miss, FMT), ""]

@@ -92,9 +92,9 @@ default='hard'
         and, to group the columns a ``ColumnTransformer`` makes from each
         original variable, :func:`~sparse_estimators.structures.groups_from_feature_names`).
         ``support_`` lists the selected features and ``groups_support_`` the
-        selected groups' labels. The splicing search exchanges single
-        features and is not run with groups (the fit is refitted on the
-        selected groups' features). None: every feature is its own unit.""",
+        selected groups' labels. The splicing search then exchanges whole
+        groups (see :func:`sparse_estimators.solvers.splice`'s
+        ``structure``). None: every feature is its own unit.""",
     "always_select": """always_select : array-like of int (or of group labels) or None, default=None
         Features (their indices; with ``groups``, group labels) that every
         fit keeps, as abess's ``always_select``. They count towards ``k``

@@ -197,20 +197,22 @@ class SquaredLoss(BaseLoss):
         return W_full, b
 
     def refit_candidates(self, supports, W, b):
-        """Least-squares refits on several supports of one size, solved together.
+        """Least-squares refits on several supports, solved together.
 
         The candidates of one splicing round differ in a few columns: the
         Gram matrix of the union of their columns is formed once and the
         ``C`` normal equations (``k x k`` each) are solved in one batched
-        call, and each loss value comes from the explicit residual. Falls
-        back to one :meth:`refit` per candidate (least squares by orthogonal
-        factorisation) when the supports differ in size or a Cholesky pivot
+        call (supports of one size) or one after the other (supports of
+        several sizes: exchanges of groups), and each loss value comes from
+        the explicit residual. Falls back to one :meth:`refit` per candidate
+        (least squares by orthogonal factorisation) when a Cholesky pivot
         of a system is below ``1e-8`` times its largest diagonal entry
         (nearly collinear columns, for which the normal equations lose too
-        many digits). See :meth:`BaseLoss.refit_candidates`.
+        many digits), and for ``positive=True``. See
+        :meth:`BaseLoss.refit_candidates`.
         """
         supports, batched = _one_size(supports)
-        if not batched or self.positive:  # (non-negative refits: one NNLS per candidate)
+        if self.positive or not supports or not all(s.size for s in supports):  # (non-negative: NNLS each)
             return super().refit_candidates(supports, W, b)
         # (plain Python sets and np.array: on the few small arrays of a splicing round,
         # np.unique and np.stack cost more in overhead than the rest of the set-up)
@@ -218,6 +220,8 @@ class SquaredLoss(BaseLoss):
         A = self.design.columns(union).dense()  # centered columns of the union
         Aw = A if self.uniform_weights else A * self.sample_weight[:, None]
         gram, rhs = Aw.T @ A, Aw.T @ self.Y
+        if not batched:  # (supports of several sizes, e.g. unions of groups: one system each)
+            return [self._refit_on_union(support, union, A, gram, rhs, W, b) for support in supports]
         rows = np.array(supports)  # (C, k) features of each candidate
         pos = np.searchsorted(union, rows)  # their columns in A
         coef = _batched_normal_equations(gram[pos[:, :, None], pos[:, None, :]], rhs[pos])  # (C, k, m)
@@ -236,6 +240,26 @@ class SquaredLoss(BaseLoss):
         W_all = np.zeros((C,) + W.shape)
         W_all[np.arange(C)[:, None], rows] = coef
         return [(W_all[c], b, 0.5 * float(mean_squares[c]), Z[c]) for c in range(C)]
+
+
+    def _refit_on_union(self, support, union, A, gram, rhs, W, b):
+        """One candidate of :meth:`refit_candidates` from the union's columns ``A`` and normal equations.
+
+        :meth:`refit` (least squares on the columns) when a Cholesky pivot
+        is below ``1e-8`` times the largest diagonal entry.
+        """
+        pos = np.searchsorted(union, support)
+        G = gram[np.ix_(pos, pos)]
+        coef = _cholesky_solve(G, rhs[pos], 1e-8, G.diagonal().max())
+        if coef is None:
+            return self._refit_evaluated(support, W, b)
+        W_c = np.zeros_like(W)
+        W_c[support] = coef
+        Z = A[:, pos] @ coef
+        R = self.Y - Z
+        squares = np.einsum("nm,nm->n", R, R)
+        mean_squares = squares.mean() if self.uniform_weights else squares @ self.sample_weight / self.sw_sum
+        return W_c, b, 0.5 * float(mean_squares), Z
 
 
 class GramSquaredLoss(SquaredLoss):

@@ -28,8 +28,8 @@ class Groups(Structure):
         The group index of each feature (into ``labels``).
     """
 
-    #: the splicing search exchanges single features; group exchanges are not implemented
-    exchanges = False
+    #: the splicing search exchanges whole groups (``solvers.splice`` with ``structure=``)
+    exchanges = True
     unit_name = "the number of groups"
 
     def __init__(self, operator, groups):

@@ -1,0 +1,154 @@
+"""Splicing with feature groups: whole groups are exchanged (issue 22)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sparse_estimators import AcceleratedIHTRegressor, IHTClassifier, IHTRegressor
+from sparse_estimators.losses import SquaredLoss
+from sparse_estimators.solvers import splice
+from sparse_estimators.solvers._splice import _UnitSearch
+from sparse_estimators.structures import Groups, Rows
+from sparse_estimators.thresholding import Hard
+
+
+def _decoy(seed, n=200, decoy_noise=1.5):
+    """Groups A (label 0, 3 features) and B (label 1, 2 features) carry the signal; D (label 2) is a decoy.
+
+    D's three columns are the signal plus independent noise, so that D alone
+    correlates with ``y`` more than A or B: IHT with ``k=2`` picks D first.
+    Twenty noise groups of 2 to 5 features follow.
+    """
+    rng = np.random.RandomState(seed)
+    sizes = [3, 2, 3] + list(rng.randint(2, 6, 20))
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.standard_normal((n, labels.size))
+    beta = np.zeros(labels.size)
+    beta[labels == 0] = [1.0, -1.0, 1.0]
+    beta[labels == 1] = [1.0, 1.0]
+    signal = X @ beta
+    X[:, labels == 2] = signal[:, None] / signal.std() + decoy_noise * rng.standard_normal((n, 3))
+    return X, signal + 0.3 * rng.standard_normal(n), labels
+
+
+@pytest.mark.parametrize("cls", [IHTRegressor, AcceleratedIHTRegressor])
+@pytest.mark.parametrize("seed", [0, 2])
+def test_splicing_replaces_the_decoy_group_by_the_true_one(cls, seed):
+    X, y, labels = _decoy(seed)
+    stuck = cls(k=2, groups=labels, splicing=False).fit(X, y)
+    assert 2 in stuck.groups_support_  # (the design: without splicing the decoy is kept)
+    spliced = cls(k=2, groups=labels).fit(X, y)
+    np.testing.assert_array_equal(spliced.groups_support_, [0, 1])
+    assert spliced.n_exchanges_ >= 1
+    np.testing.assert_array_equal(spliced.support_, np.flatnonzero(labels <= 1))
+
+
+def test_forced_group_is_never_exchanged_out():
+    X, y, labels = _decoy(0)
+    # group 5 is noise: the cheapest to remove, and kept all the same
+    model = IHTRegressor(k=3, groups=labels, always_select=[5]).fit(X, y)
+    np.testing.assert_array_equal(model.groups_support_, [0, 1, 5])
+    assert np.all(model.coef_[labels == 5] != 0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_splice_keeps_forced_units_and_k_whole_groups(seed):
+    rng = np.random.RandomState(seed)
+    X, y, labels = _decoy(seed)
+    loss = SquaredLoss(X, y[:, None])
+    structure = Groups(Hard(), labels)
+    # a poor start: 4 random groups, one of them forced
+    start_units = np.sort(rng.choice(np.arange(3, labels.max() + 1), 4, replace=False))
+    support = structure.features(start_units)
+    W, b = loss.refit(support, *loss.zeros())
+    result = splice(loss, 4, W, b, structure=structure, forced=structure.features(start_units[:1]))
+    units = structure.units(result.support)
+    assert units.size == 4 and start_units[0] in units
+    np.testing.assert_array_equal(result.support, structure.features(units))  # unions of whole groups
+    assert {0, 1} <= set(units.tolist())  # the true groups came in
+    assert result.n_iter >= 1 and np.all(np.diff(result.objective) < 0)
+
+
+@pytest.mark.parametrize("cls", [IHTRegressor, IHTClassifier])
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_group_fits_select_exactly_k_whole_groups(cls, k):
+    rng = np.random.RandomState(k)
+    labels = np.repeat(np.arange(15), rng.randint(1, 6, 15))
+    X = rng.standard_normal((120, labels.size))
+    z = X[:, labels == 3].sum(axis=1) - X[:, labels == 7].sum(axis=1)
+    y = z + rng.standard_normal(120) if cls is IHTRegressor else (z + rng.logistic(size=120) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = cls(k=k, groups=labels, splicing=True).fit(X, y)
+    assert len(model.groups_support_) == k
+    np.testing.assert_array_equal(model.support_, np.flatnonzero(np.isin(labels, model.groups_support_)))
+
+
+def test_rows_structure_is_the_row_search():
+    X, y, _ = _decoy(1)
+    loss = SquaredLoss(X, y[:, None])
+    W, b = loss.refit(np.arange(4), *loss.zeros())
+    plain = splice(loss, 4, W, b)
+    rows = splice(loss, 4, W, b, structure=Rows(Hard()))
+    np.testing.assert_array_equal(plain.support, rows.support)
+    np.testing.assert_array_equal(plain.coef, rows.coef)
+
+
+def test_unit_gain_is_the_exact_decrease_for_least_squares():
+    """One block Newton step is exact for least squares: the gain is the loss decrease of the best step."""
+    rng = np.random.RandomState(3)
+    X, y, labels = _decoy(3)
+    weights = rng.uniform(0.5, 2.0, y.size)
+    loss = SquaredLoss(X + 3.0, y[:, None], sample_weight=weights)  # (centering and weights matter)
+    structure = Groups(Hard(), labels)
+    search = _UnitSearch(loss, 2, structure, None, 5, 20, 0.25, 0.0, None)
+    W, b = loss.refit(structure.features([0]), *loss.zeros())
+    f = loss.value(W, b)
+    gain = search.unit_gain(loss.linear_predictor(W, b), W)[0]
+    for unit in (1, 2, 7):
+        cols = structure.features([unit])
+        Xc = X[:, cols] - np.average(X[:, cols], axis=0, weights=weights)  # (X + 3 centered the same)
+        r = y - loss.intercept(W, b) - (X + 3.0) @ W[:, 0]
+        r = r - np.average(r, weights=weights)
+        step = np.linalg.solve(Xc.T @ (weights[:, None] * Xc), Xc.T @ (weights * r))
+        W_new = W.copy()
+        W_new[cols, 0] += step
+        assert gain[unit] == pytest.approx(f - loss.value(W_new, b), rel=1e-8)
+
+
+@pytest.mark.parametrize("variant", ["sparse", "precompute", "float32"])
+def test_group_splicing_is_the_same_on_every_design(variant):
+    import scipy.sparse as sp
+
+    X, y, labels = _decoy(2)
+    dense = IHTRegressor(k=2, groups=labels, precompute=False).fit(X, y)
+    if variant == "sparse":
+        other = IHTRegressor(k=2, groups=labels).fit(sp.csc_matrix(X), y)
+    elif variant == "precompute":
+        other = IHTRegressor(k=2, groups=labels, precompute=True).fit(X, y)
+    else:
+        other = IHTRegressor(k=2, groups=labels, precompute=False).fit(X.astype(np.float32), y)
+    np.testing.assert_array_equal(other.groups_support_, [0, 1])
+    np.testing.assert_allclose(other.coef_, dense.coef_, rtol=1e-4, atol=1e-6)
+
+
+def test_constant_and_duplicated_columns_in_groups():
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((100, 12))
+    X[:, 1] = 3.0  # constant, in group 0
+    X[:, 5] = X[:, 4]  # duplicated, in group 1
+    labels = np.repeat(np.arange(4), 3)
+    y = X[:, 4] + X[:, 9] + rng.standard_normal(100)
+    model = IHTRegressor(k=2, groups=labels).fit(X, y)
+    np.testing.assert_array_equal(model.groups_support_, [1, 3])
+    assert np.all(np.isfinite(model.coef_))
+    # the start has the constant column's group: the exchange must bring the duplicated one in
+    start = np.zeros(12)
+    start[[0, 2, 9]] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (max_iter=1: not converged)
+        stuck = IHTRegressor(k=2, groups=labels, max_iter=1, splicing=False).fit(X, y, coef_init=start)
+        warm = IHTRegressor(k=2, groups=labels, max_iter=1).fit(X, y, coef_init=start)
+    np.testing.assert_array_equal(stuck.groups_support_, [0, 3])
+    np.testing.assert_array_equal(warm.groups_support_, [1, 3])
