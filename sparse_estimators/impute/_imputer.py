@@ -24,6 +24,8 @@ _AUTO_REFINE = 6
 _AUTO_PATIENCE = 2
 #: rank='auto' tries every rank up to this one, then a geometric grid
 _AUTO_DENSE = 10
+#: rank='auto': the validation fits stop at this relative change at the latest (they only need to rank the ranks)
+_AUTO_TOL = 1e-3
 
 
 def _rank_grid(cap):
@@ -135,7 +137,11 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     validation curve of a rank-constrained fit is not unimodal near the
     true rank (on a rank-6 matrix, ranks 7 and 8 validated better than 5).
     When no rank passes these bounds, ``rank_`` is 0 (the column means),
-    with a warning.
+    with a warning. The validation fits stop at a relative change of
+    ``max(tol, 1e-3)``: they only need to order the ranks, and fits above
+    the true rank (fitting noise) converge slowly; on noisy rank-5
+    matrices and ``load_digits``, ``tol=1e-3`` chose the same ranks as
+    ``1e-5``, 3 to 20 times faster.
 
     Examples
     --------
@@ -268,8 +274,11 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         with all_or_nothing(self):
             X, mask, U, s = self._fit(X)
-        rows, cols = np.nonzero(mask)
-        X[rows, cols] = self.mean_[cols] + np.einsum("ij,ij->i", (U * s)[rows], self.components_.T[cols])
+        # (one dense product, the size of the output: gathering rows of the factors per missing entry
+        # took rank + 1 times the output's memory when most entries are missing)
+        full = (U * s) @ self.components_
+        full += self.mean_
+        np.copyto(X, full, where=mask)
         return X
 
     def _fit(self, X):
@@ -352,7 +361,7 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             return None
         cap = allowed[-1]
         options = {"center": bool(self.center), "solver": self.solver, "thresholding": self.thresholding,
-                   "step_size": self.step_size, "max_iter": self.max_iter, "tol": self.tol}
+                   "step_size": self.step_size, "max_iter": self.max_iter, "tol": max(self.tol, _AUTO_TOL)}
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         tried = {}
 
