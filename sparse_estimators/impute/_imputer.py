@@ -12,11 +12,28 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._utils import all_or_nothing
 from ..thresholding import get_operator
 from ._completion import _SOLVERS, _Observed, _power_of_two_scale, _solve
+from ._rank_choice import RankValidation, choose_rank
 
 __all__ = ["LowRankImputer"]
 
 #: the extrapolation weight of solver='accelerated' (Khanna & Kyrillidis' universal tau = 1/4)
 _MOMENTUM = 0.25
+#: rank='auto': share of the observed entries held out, refinement points, rises before the doubling stops
+_AUTO_HOLDOUT = 0.1
+_AUTO_REFINE = 6
+_AUTO_PATIENCE = 2
+#: rank='auto' tries every rank up to this one, then a geometric grid
+_AUTO_DENSE = 10
+#: rank='auto': the validation fits stop at this relative change at the latest (they only need to rank the ranks)
+_AUTO_TOL = 1e-3
+
+
+def _rank_grid(cap):
+    """The ranks ``rank='auto'`` tries in turn: every rank up to 10, then ratios of about 1.25, up to ``cap``."""
+    grid = list(range(1, min(cap, _AUTO_DENSE) + 1))
+    while grid[-1] < cap:
+        grid.append(min(cap, max(grid[-1] + 1, int(round(1.25 * grid[-1])))))
+    return grid
 
 
 class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -34,10 +51,16 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    rank : int, default=10
+    rank : int or 'auto', default=10
         Rank of the centered completed matrix; above ``min(n_samples,
         n_features) - 1`` it is clipped, with a warning (0 imputes the column
-        means).
+        means). ``'auto'``: chosen by hold-out validation of the observed
+        entries (:func:`choose_rank`, 10 % of them hidden once, with this
+        imputer's options) over the grid ``1, 2, ..., 10, 12, 15, 19, 24,
+        30, ...`` (every rank to 10, then ratios of about 1.25), stopped
+        once two grid ranks above the best one validate worse than it, then
+        refined on at most 6 ranks between the best one's grid neighbours;
+        see Notes for the grid's bounds and cost.
     solver : {'accelerated', 'iht'}, default='accelerated'
         See :func:`complete_matrix` (regularized IHT is not available for
         the rank constraint).
@@ -72,7 +95,10 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     singular_values_ : ndarray of shape (``rank_``,)
         The completed training matrix's singular values.
     rank_ : int
-        The rank used (``rank`` after clipping).
+        The rank used (``rank`` after clipping, or the one chosen by ``'auto'``).
+    rank_validation_ : RankValidation or None
+        With ``rank='auto'``: the ranks tried, in the order tried, and their
+        held-out RMSE (:class:`RankValidation`); None otherwise.
     n_iter_ : int
         Iterations of the completion (0 when ``rank_`` is 0 or the centered
         observed entries are all zero: the imputation is then the means).
@@ -96,6 +122,26 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     gets mean 0. Both are reported with a warning. In ``transform``, a row
     with fewer observed entries than ``rank_`` gets the minimum-norm least
     squares solution (shrunk towards the means).
+
+    ``rank='auto'`` validates a rank ``r`` only if ``r (m + n - r)``, the
+    number of free parameters of an ``m x n`` matrix of rank ``r``, is at
+    most half the entries it is fit on (a rank with more unknowns than
+    observations cannot be identified), and below ``min(m, n) - 1``. The
+    validation error of a rank-constrained fit falls while the rank adds
+    signal and rises once it fits noise (hard thresholding has no
+    shrinkage), hence the early stop. Its cost is one completion on 90 % of
+    the entries per rank tried: ``r* + 2`` for a chosen rank ``r* <= 10``,
+    about ``10 + 10 log10(r* / 10) + 2`` on the grid plus up to 6 for the
+    refinement above, then the final fit (a fit's cost grows with its rank:
+    ``O(nnz r)`` per iteration). Every rank up to 10 is tried because the
+    validation curve of a rank-constrained fit is not unimodal near the
+    true rank (on a rank-6 matrix, ranks 7 and 8 validated better than 5).
+    When no rank passes these bounds, ``rank_`` is 0 (the column means),
+    with a warning. The validation fits stop at a relative change of
+    ``max(tol, 1e-3)``: they only need to order the ranks, and fits above
+    the true rank (fitting noise) converge slowly; on noisy rank-5
+    matrices and ``load_digits``, ``tol=1e-3`` chose the same ranks as
+    ``1e-5``, 3 to 20 times faster.
 
     Examples
     --------
@@ -146,8 +192,9 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     # -- validation --------------------------------------------------------------------------------------
     def _validate_params(self):
-        if isinstance(self.rank, bool) or not isinstance(self.rank, numbers.Integral) or self.rank < 1:
-            raise ValueError(f"The 'rank' parameter must be a positive integer, got {self.rank!r}.")
+        if not (isinstance(self.rank, str) and self.rank == "auto") and (
+                isinstance(self.rank, (bool, str)) or not isinstance(self.rank, numbers.Integral) or self.rank < 1):
+            raise ValueError(f"The 'rank' parameter must be a positive integer or 'auto', got {self.rank!r}.")
         if self.solver not in _SOLVERS:
             raise ValueError(f"The 'solver' parameter must be one of {_SOLVERS}, got {self.solver!r}.")
         get_operator(self.thresholding)
@@ -227,8 +274,11 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         with all_or_nothing(self):
             X, mask, U, s = self._fit(X)
-        rows, cols = np.nonzero(mask)
-        X[rows, cols] = self.mean_[cols] + np.einsum("ij,ij->i", (U * s)[rows], self.components_.T[cols])
+        # (one dense product, the size of the output: gathering rows of the factors per missing entry
+        # took rank + 1 times the output's memory when most entries are missing)
+        full = (U * s) @ self.components_
+        full += self.mean_
+        np.copyto(X, full, where=mask)
         return X
 
     def _fit(self, X):
@@ -257,13 +307,21 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         else:
             mean = np.zeros(n)
         top = min(m, n) - 1
-        r = int(self.rank)
-        if r > top:
-            warnings.warn(f"rank={r} is larger than min(n_samples, n_features) - 1 = {max(top, 0)}; "
-                          f"using rank={max(top, 0)}.", UserWarning, stacklevel=3)
-            r = max(top, 0)
         rows, cols = np.nonzero(observed)
         values = X[rows, cols]
+        validation = None
+        if isinstance(self.rank, str):
+            validation = self._auto_rank(rows, cols, values, (m, n))
+            r = validation.best_rank if validation is not None else 0
+            if validation is None:
+                warnings.warn(f"rank='auto': {values.size} observed entries of a {m} x {n} matrix are too few to "
+                              "validate any rank; imputing the column means (rank_ = 0).", UserWarning, stacklevel=3)
+        else:
+            r = int(self.rank)
+            if r > top:
+                warnings.warn(f"rank={r} is larger than min(n_samples, n_features) - 1 = {max(top, 0)}; "
+                              f"using rank={max(top, 0)}.", UserWarning, stacklevel=3)
+                r = max(top, 0)
         if r == 0 or not np.any(values - mean[cols]):
             # nothing low rank to learn: the imputation is the column means
             U, s, Vt = np.zeros((m, r)), np.zeros(r), np.zeros((r, n))
@@ -282,9 +340,57 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.components_ = Vt
         self.singular_values_ = s
         self.rank_ = r
+        self.rank_validation_ = validation
         self.n_iter_ = n_iter
         self.loss_curve_ = loss_curve
         return X, mask, U, s
+
+    def _auto_rank(self, rows, cols, values, shape):
+        """Hold-out validation of the rank over a doubling grid, then a refinement (``rank='auto'``).
+
+        Returns the :class:`RankValidation` of every rank tried (in the order
+        tried), or None when no rank can be validated (too few entries or a
+        matrix with fewer than 3 rows or columns: ``rank_`` is then 0, the
+        column means).
+        """
+        m, n = shape
+        n_fit = values.size - max(1, int(round(_AUTO_HOLDOUT * values.size)))
+        top = min(m, n) - 2  # (below min(m, n) - 1: complete_matrix's own clip, with a warning)
+        allowed = [r for r in range(1, max(top, 0) + 1) if r * (m + n - r) <= n_fit / 2]
+        if not allowed or n_fit < 2:
+            return None
+        cap = allowed[-1]
+        options = {"center": bool(self.center), "solver": self.solver, "thresholding": self.thresholding,
+                   "step_size": self.step_size, "max_iter": self.max_iter, "tol": max(self.tol, _AUTO_TOL)}
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        tried = {}
+
+        def error(r):
+            if r not in tried:  # (one seed: every rank sees the same held-out entries)
+                tried[r] = choose_rank((rows, cols, values), [r], shape=shape, holdout=_AUTO_HOLDOUT,
+                                       random_state=seed, **options).mean_errors[0]
+            return tried[r]
+
+        grid = []
+        for r in _rank_grid(cap):
+            grid.append(r)
+            error(r)
+            best = min(grid, key=lambda q: (tried[q], q))
+            if sum(tried[q] > tried[best] for q in grid[grid.index(best) + 1:]) >= _AUTO_PATIENCE:
+                break
+        best = min(grid, key=lambda q: (tried[q], q))
+        i = grid.index(best)
+        lo = grid[i - 1] if i > 0 else best
+        hi = grid[i + 1] if i + 1 < len(grid) else best
+        inner = [q for q in range(lo + 1, hi) if q != best]
+        if len(inner) > _AUTO_REFINE:
+            inner = sorted({int(round(q)) for q in np.linspace(lo + 1, hi - 1, _AUTO_REFINE)} - {best})
+        for q in inner:
+            error(q)
+        ranks = np.asarray(list(tried), dtype=int)
+        errors = np.asarray([tried[q] for q in ranks])
+        best = int(ranks[np.lexsort((ranks, errors))[0]])
+        return RankValidation(ranks=ranks, errors=errors[:, None], mean_errors=errors, best_rank=best)
 
     # -- transform -----------------------------------------------------------------------------------------
     def transform(self, X):
