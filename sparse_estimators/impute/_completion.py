@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.blas
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -109,16 +110,30 @@ class CompletionResult:
 
 # -- the observed entries --------------------------------------------------------------------------------
 class _Observed:
-    """Observed entries in CSR order and a CSR matrix whose ``data`` is overwritten with residuals."""
+    """Observed entries in CSR order and a CSR matrix ``S`` whose ``data`` is overwritten with residuals.
+
+    ``cols`` is ``S.indices`` itself and the indices stay in scipy's index
+    dtype (int32 below 2^31 entries), so the pattern is stored once: with the
+    values and the residual buffer, 24 bytes per entry (int32) in all.
+    """
 
     def __init__(self, rows, cols, values, shape):
-        m, n = shape
-        order = np.lexsort((cols, rows))  # CSR order: by row, then column
-        self.rows, self.cols, self.values = rows[order], cols[order], values[order]
-        indptr = np.zeros(m + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.rows, minlength=m), out=indptr[1:])
-        self.S = sp.csr_matrix((np.zeros(self.values.size), self.cols, indptr), shape=shape)
-        self.shape = shape
+        self._from_csr(sp.csr_matrix((np.asarray(values, dtype=np.float64), (rows, cols)), shape=shape))
+
+    @classmethod
+    def from_csr(cls, S):
+        """From a CSR matrix of float64 that may be used as the residual buffer (it is sorted in place)."""
+        obs = cls.__new__(cls)
+        obs._from_csr(S)
+        return obs
+
+    def _from_csr(self, S):
+        S.sum_duplicates()  # canonical: sorted columns within each row (scipy sums repeated coordinates)
+        m, n = self.shape = S.shape
+        self.S = S
+        self.values = S.data.copy()
+        self.cols = S.indices
+        self.rows = np.repeat(np.arange(m, dtype=S.indices.dtype), np.diff(S.indptr))
 
     def set_data(self, values):
         """Make ``self.S`` the sparse matrix with ``values`` on the observed pattern."""
@@ -126,16 +141,49 @@ class _Observed:
         return self.S
 
 
-def _entries(U, s, Vt, rows, cols):
-    """``sum_j U[rows, j] s[j] Vt[j, cols]`` for each pair, vectorised in chunks (O(len(rows) r))."""
-    out = np.zeros(rows.size)
+def _entries(U, s, Vt, rows, cols, out=None):
+    """``sum_j U[rows, j] s[j] Vt[j, cols]`` for each pair, vectorised in chunks (O(len(rows) r)); into ``out``."""
+    if out is None:
+        out = np.zeros(rows.size)
     if s.size == 0:
+        out[:] = 0.0
         return out
     Us = U * s
     V = np.ascontiguousarray(Vt.T)
     for start in range(0, rows.size, _CHUNK):
         sl = slice(start, start + _CHUNK)
-        out[sl] = np.einsum("ij,ij->i", Us[rows[sl]], V[cols[sl]])
+        np.einsum("ij,ij->i", Us[rows[sl]], V[cols[sl]], out=out[sl])
+    return out
+
+
+def _entries_squared_norm(U, s, Vt, rows, cols):
+    """``sum`` of the squared entries :func:`_entries` would return, without storing them."""
+    if s.size == 0:
+        return 0.0
+    Us = U * s
+    V = np.ascontiguousarray(Vt.T)
+    total = 0.0
+    for start in range(0, rows.size, _CHUNK):
+        sl = slice(start, start + _CHUNK)
+        e = np.einsum("ij,ij->i", Us[rows[sl]], V[cols[sl]])
+        total += float(e @ e)
+    return total
+
+
+def _column_sums(cols, n, weights=None):
+    """``np.bincount(cols, weights, minlength=n)`` in chunks (bincount copies int32 indices to intp whole)."""
+    out = np.zeros(n)
+    for start in range(0, cols.size, _CHUNK):
+        sl = slice(start, start + _CHUNK)
+        out += np.bincount(cols[sl], weights=None if weights is None else weights[sl], minlength=n)
+    return out
+
+
+def _add_gathered(out, mu, cols, sign=1.0):
+    """``out += sign * mu[cols]`` in chunks (no temporary of the size of ``out``)."""
+    for start in range(0, cols.size, _CHUNK):
+        sl = slice(start, start + _CHUNK)
+        out[sl] += sign * mu[cols[sl]]
     return out
 
 
@@ -226,15 +274,14 @@ def _line_search_step(U, obs, S):
     Q = _orth(U)
     P = np.asarray(S.T @ Q).T  # Q^T G, shape (q, n)
     num = float(np.vdot(P, P))
-    pg = _entries(Q, np.ones(Q.shape[1]), P, obs.rows, obs.cols)
-    den = float(pg @ pg)
+    den = _entries_squared_norm(Q, np.ones(Q.shape[1]), P, obs.rows, obs.cols)
     if not (num > 0 and den > 0):
         return 1.0
     return max(num / den, 1.0)
 
 
 def _check_observed(observed, shape):
-    """Rows, columns and values (float64, CSR order not yet) and the shape, validated."""
+    """The observations as a canonical float64 CSR matrix of their own (never the caller's), and the shape."""
     if isinstance(observed, tuple):
         if len(observed) != 3:
             raise ValueError("The 'observed' tuple must be (rows, cols, values).")
@@ -247,25 +294,27 @@ def _check_observed(observed, shape):
         for name, a in (("rows", rows), ("cols", cols)):
             if a.size and a.dtype.kind not in "iu":
                 raise ValueError(f"The 'observed' {name} must be integers, got dtype {a.dtype}.")
-        coo = sp.coo_matrix((values, (rows, cols)), shape=_check_shape(shape))
+        S = sp.csr_matrix((values, (rows, cols)), shape=_check_shape(shape))
     elif sp.issparse(observed):
         if observed.ndim != 2:
             raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
         if shape is not None and tuple(_check_shape(shape)) != tuple(observed.shape):
             raise ValueError(f"The 'shape' parameter {shape!r} does not match the observed matrix's {observed.shape}.")
-        coo = sp.coo_matrix(observed)
+        # an own CSR copy (its data becomes the residual buffer): the caller's matrix is never modified
+        S = observed.copy() if observed.format == "csr" else observed.tocsr()
     else:
         raise ValueError("The 'observed' parameter must be a scipy.sparse matrix (its stored entries are the "
                          f"observations) or a (rows, cols, values) tuple, got {type(observed).__name__}.")
-    if coo.dtype.kind not in "fiub":
-        raise ValueError(f"The observed values must be real numbers, got dtype {coo.dtype}.")
-    coo.sum_duplicates()  # (scipy's convention for repeated coordinates; explicit zeros stay observed)
-    values = coo.data.astype(np.float64)
-    if not np.isfinite(values).all():
+    if S.dtype.kind not in "fiub":
+        raise ValueError(f"The observed values must be real numbers, got dtype {S.dtype}.")
+    if S.dtype != np.float64:
+        S = S.astype(np.float64)
+    S.sum_duplicates()  # (scipy's convention for repeated coordinates; explicit zeros stay observed)
+    if not np.isfinite(S.data).all():
         raise ValueError("The observed values contain NaN or infinity; pass only the observed entries, all finite.")
-    if values.size == 0:
+    if S.nnz == 0:
         raise ValueError("The observed matrix has no stored entry: there is nothing to complete from.")
-    return coo.row.astype(np.intp), coo.col.astype(np.intp), values, tuple(coo.shape)
+    return S, tuple(S.shape)
 
 
 def _power_of_two_scale(values):
@@ -511,12 +560,14 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         if observed.ndim != 2:
             raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
         observed = sp.coo_matrix(observed)
-    rows, cols, values, shape = _check_observed(observed, shape)
+    S, shape = _check_observed(observed, shape)
     r = _effective_rank(rank, shape)
     rng = check_random_state(random_state)
 
-    scale = _power_of_two_scale(values)
-    obs = _Observed(rows, cols, values * scale, shape)
+    scale = _power_of_two_scale(S.data)
+    if scale != 1.0:
+        S.data *= scale
+    obs = _Observed.from_csr(S)
     if not isinstance(center, (bool, np.bool_)):
         raise ValueError(f"The 'center' parameter must be a bool, got {center!r}.")
     if solver == "regularized" and not operator.is_hard:
@@ -541,21 +592,28 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
     m, n = obs.shape
     k = min(r + 1 + _OVERSAMPLE, m, n)
     vals, cols = obs.values, obs.cols
-    counts = np.bincount(cols, minlength=n)
+    counts = _column_sums(cols, n)
+    vals_sums = _column_sums(cols, n, vals) if offsets else None
+    # Residuals (fit minus observed) on the observed entries, one nnz-sized buffer each: ``res_x`` at the
+    # iterate, ``res_new`` at the trial point, and ``obs.S.data`` at the point the gradient is taken
+    # (the extrapolated one); the fitted values themselves are never stored.
 
     def best_offsets(pred_L):
+        """The offsets minimising f given the low-rank part's fitted values ``pred_L`` (each column's mean residual)."""
         if not offsets:
             return np.zeros(n)
-        sums = np.bincount(cols, weights=vals - pred_L, minlength=n)
+        sums = vals_sums - _column_sums(cols, n, pred_L)
         return np.divide(sums, counts, out=np.zeros(n), where=counts > 0)
 
     empty = (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n)))
-    mu_x = best_offsets(np.zeros(vals.size))
-    x, pred_x = empty, mu_x[cols]
-    res = pred_x - vals
-    f_x = 0.5 * float(res @ res)
+    mu_x = vals_sums / np.maximum(counts, 1) if offsets else np.zeros(n)  # (best_offsets at L = 0)
+    x = empty
+    res_x = _add_gathered(-vals, mu_x, cols)  # (-vals is a new array)
+    f_x = 0.5 * float(res_x @ res_x)
     f0 = max(f_x, 0.5 * float(vals @ vals))
-    u, mu_u, pred_u = x, mu_x, pred_x
+    obs.S.data[:] = res_x
+    u, mu_u = x, mu_x
+    res_new = np.empty_like(vals)
     accelerated = solver == "accelerated" and momentum > 0
     extrapolated = False
     keep_best = not operator.is_hard
@@ -566,9 +624,8 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
     t0 = time.perf_counter()
     it = 0
     for it in range(1, max_iter + 1):
-        res_u = pred_u - vals
-        f_u = 0.5 * float(res_u @ res_u)
-        S = obs.set_data(res_u)
+        S = obs.S  # (its data: the residual at u)
+        f_u = 0.5 * float(S.data @ S.data)
         # (the column space of the last iterate x: the extrapolated point spans up to 2r nearly dependent columns)
         eta = _line_search_step(x[0] if x[1].size else u[0], obs, S) if auto else float(step_size)
         start = np.ascontiguousarray(x[2].T) if x[1].size else None
@@ -578,16 +635,18 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
             else:
                 trip = _arpack_svd(*u, S, -eta, k, start, rng)
             new = threshold_singular_values(operator, r, *trip)
-            pred_L = _entries(*new, obs.rows, cols)
+            pred_L = _entries(*new, obs.rows, cols, out=res_new)  # (the buffer becomes the residual below)
             if auto and u[1].size == 0:
                 # first step from zero: the scalar multiple of the thresholded step minimising f
                 nn = float(pred_L @ pred_L)
-                c = float(pred_L @ (vals - mu_u[cols])) / nn if nn > 0 else 1.0
+                c = (float(pred_L @ vals) - (float(mu_u @ _column_sums(cols, n, pred_L)) if offsets else 0.0)) / nn \
+                    if nn > 0 else 1.0
                 if c > 0:
-                    new, pred_L = (new[0], new[1] * c, new[2]), pred_L * c
+                    new = (new[0], new[1] * c, new[2])
+                    pred_L *= c
             mu_new = best_offsets(pred_L)
-            pred_new = pred_L + mu_new[cols]
-            res_new = pred_new - vals
+            res_new = _add_gathered(pred_L, mu_new, cols)
+            res_new -= vals
             f_new = 0.5 * float(res_new @ res_new)
             if not auto or f_new <= f_u or eta <= 1.0:
                 break
@@ -600,7 +659,8 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
             break
         if accelerated and extrapolated and f_new > f_x:
             # function restart: drop the momentum, next iteration steps from x
-            u, mu_u, pred_u, extrapolated = x, mu_x, pred_x, False
+            u, mu_u, extrapolated = x, mu_x, False
+            S.data[:] = res_x
             n_restarts += 1
             losses.append(f_x)
             steps.append(eta)
@@ -618,15 +678,19 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
         if f_new < best[0]:
             best = (f_new, new, mu_new)
         if accelerated:
-            # the extrapolated point as factors: [U_new, U_x] diag((1 + tau) s_new, -tau s_x) [Vt_new; Vt_x]
+            # the extrapolated point as factors: [U_new, U_x] diag((1 + tau) s_new, -tau s_x) [Vt_new; Vt_x];
+            # its residual (1 + tau) res_new - tau res_x (the observed values cancel)
             u = (np.hstack([new[0], x[0]]), np.concatenate([(1 + momentum) * new[1], -momentum * x[1]]),
                  np.vstack([new[2], x[2]]))
             mu_u = (1 + momentum) * mu_new - momentum * mu_x
-            pred_u = (1 + momentum) * pred_new - momentum * pred_x
+            np.multiply(res_new, 1 + momentum, out=S.data)
+            scipy.linalg.blas.daxpy(res_x, S.data, a=-momentum)
             extrapolated = True
         else:
-            u, mu_u, pred_u = new, mu_new, pred_new
-        x, mu_x, pred_x, f_x = new, mu_new, pred_new, f_new
+            u, mu_u = new, mu_new
+            S.data[:] = res_new
+        x, mu_x, f_x = new, mu_new, f_new
+        res_x, res_new = res_new, res_x  # (the old residual's buffer takes the next trial)
         times.append(time.perf_counter() - t0)
         if change <= tol * size:
             converged = True

@@ -108,7 +108,8 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
     >>> choose_rank((rows, cols, M[rows, cols]), [1, 2, 3, 4, 6], shape=M.shape).best_rank
     3
     """
-    rows, cols, values, shape = _check_observed(observed, shape)
+    S, shape = _check_observed(observed, shape)
+    rows, cols, values = np.repeat(np.arange(shape[0]), np.diff(S.indptr)), S.indices, S.data  # (row-major order)
     ranks = np.asarray(list(ranks))
     top = min(shape) - 1
     if ranks.size == 0 or ranks.ndim != 1 or ranks.dtype.kind not in "iu" or ranks.min() < 1 or ranks.max() > top:
