@@ -61,9 +61,10 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         once two grid ranks above the best one validate worse than it, then
         refined on at most 6 ranks between the best one's grid neighbours;
         see Notes for the grid's bounds and cost.
-    solver : {'accelerated', 'iht'}, default='accelerated'
-        See :func:`complete_matrix` (regularized IHT is not available for
-        the rank constraint).
+    solver : {'accelerated', 'iht', 'regularized'}, default='accelerated'
+        See :func:`complete_matrix` (``'regularized'``, Axiotis &
+        Sviridenko's local search, is much slower and needs
+        ``thresholding='hard'``).
     thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
         The operator applied to the singular values.
     step_size : 'auto' or float, default='auto'
