@@ -17,6 +17,7 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, cg, svds
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
@@ -230,8 +231,6 @@ def _randomized_svd(U, s, Vt, S, coef, k, start, n_power, rng):
 
 def _arpack_svd(U, s, Vt, S, coef, k, start, rng):
     """Top-``k`` singular triplets by ``scipy.sparse.linalg.svds`` on a LinearOperator (ARPACK)."""
-    from scipy.sparse.linalg import LinearOperator, svds
-
     m, n = S.shape
     if k >= min(m, n):  # ARPACK needs k < min(m, n): the range finder is exact there
         return _randomized_svd(U, s, Vt, S, coef, k, None, 0, rng)
@@ -365,13 +364,13 @@ class _CompletionProblem(LowRankProblem):
     def __init__(self, obs, offsets, rng, n_power_iter=2):
         self.obs, self.offsets, self.rng, self.n_power_iter = obs, offsets, rng, n_power_iter
         self.shape = obs.shape
-        self.counts = np.maximum(np.bincount(obs.cols, minlength=obs.shape[1]), 1)
+        self.counts = np.maximum(_column_sums(obs.cols, obs.shape[1]), 1)
 
     def center(self, v):
         """``C v``: observed values minus their column's mean (identity without offsets)."""
         if not self.offsets:
             return v
-        return v - (np.bincount(self.obs.cols, weights=v, minlength=self.shape[1]) / self.counts)[self.obs.cols]
+        return _add_gathered(v.copy(), _column_sums(self.obs.cols, self.shape[1], v) / self.counts, self.obs.cols, -1.0)
 
     def residual(self, U, s, Vt):
         """``C(P_Omega(L) - A_Omega)`` on the observed entries."""
@@ -392,8 +391,6 @@ class _CompletionProblem(LowRankProblem):
         return P[:, :k], Qt[:k].T
 
     def corrective(self, Ub, Vb, W, Y, X0):  # noqa: D102
-        from scipy.sparse.linalg import LinearOperator, cg
-
         obs, shape = self.obs, (Ub.shape[1], Vb.shape[1])
         WU, YV, ones, Vbt = W.sandwich(Ub), Y.sandwich(Vb), np.ones(Vb.shape[1]), np.ascontiguousarray(Vb.T)
 
@@ -727,7 +724,7 @@ def _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale
     m, n = obs.shape
     if offsets:  # the profiled offsets: each column's mean residual of the low-rank part
         resid = obs.values - _entries(U, s, Vt, obs.rows, obs.cols)
-        mu = np.bincount(obs.cols, weights=resid, minlength=n) / problem.counts
+        mu = _column_sums(obs.cols, n, resid) / problem.counts
     else:
         mu = np.zeros(n)
     if s.size < r:  # (pad so the shapes are always (m, r), (r,), (r, n))

@@ -1,6 +1,7 @@
 """A rank constraint: thresholding lifted to the singular values of the coefficient matrix."""
 
 import numpy as np
+import scipy.optimize
 
 from ..thresholding import threshold_singular_values
 from ._base import Structure
@@ -96,8 +97,6 @@ def _refit_in_column_space(loss, V, W, b):
     at rounding level, so that equivalent data (weights against repeated
     rows) give the same fit.
     """
-    import scipy.optimize
-
     p, r = W.shape[0], V.shape[1]
     with_b = loss.intercept_is_variable and loss.fit_intercept
 
