@@ -141,6 +141,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
 
     _solver = None
     _solver_params = ()
+    #: the parameter that sets ``k`` (in messages; the reduced-rank estimators' ``rank``)
+    _level_name = "k"
     #: with ``debias=True``, solvers that can (``support_refit`` parameter) jump
     #: to the minimiser on the support once it has been unchanged for this many
     #: iterations (set per task, from the peer benchmark)
@@ -203,7 +205,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
                                        caller_name=type(self).__name__)
         if self.k is not None:
-            _check_int("k", self.k, 1)
+            _check_int(self._level_name, self.k, 1)
         operator = get_operator(self.thresholding)
         if not (isinstance(self.step_size, str) and self.step_size == "auto"):
             if isinstance(self.step_size, str):

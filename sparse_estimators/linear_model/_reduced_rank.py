@@ -8,10 +8,27 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..solvers import accelerated_iht, iht, low_rank_local_search
 from ..structures import LowRank
-from ._base import SparseClassifierBase, SparseRegressorBase, _check_int
+from ._base import SparseClassifierBase, SparseRegressorBase
 from ._docs import fill_doc
 
 _SOLVERS = {"iht": iht, "accelerated": accelerated_iht, "regularized": low_rank_local_search}
+
+#: the Attributes both reduced-rank estimators share, after ``coef_`` and ``intercept_``
+_RANK_ATTRIBUTES = """rank_ : int
+        The numerical rank of ``coef_``.
+    k_ : int
+        The rank constraint used (``rank``, clipped).
+    support_ : ndarray
+        Features with a non-zero row of ``coef_.T`` (usually all).
+    n_iter_ : int
+        Number of iterations of the solver.
+    loss_curve_ : ndarray of shape (``n_iter_``,)
+        Training objective after each iteration.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Names of features seen during :term:`fit`, when ``X`` has string
+        column names."""
 
 
 class _ReducedRankMixin:
@@ -28,23 +45,21 @@ class _ReducedRankMixin:
     always_select = None
     positive = False
     _parameter_constraints = {"rank": [Interval(Integral, 1, None, closed="left")]}
+    _level_name = "rank"
 
     @property
     def k(self):
         """The level the shared fitting code thresholds at: the rank."""
         return self.rank
 
-    def _validate_params(self):
-        _check_int("rank", self.rank, 1)
-        if self.solver not in self._solvers:
-            raise ValueError(f"The 'solver' parameter must be one of {sorted(self._solvers)}, got {self.solver!r}.")
+    def _validate_extra_params(self):
+        # (after the declarative constraints, which name the solver's choices: what they cannot say)
         c = getattr(self, "weight_step", None)
         if c is not None and (isinstance(c, bool) or not isinstance(c, Real) or not 0 < c <= 1):
             raise ValueError(f"The 'weight_step' parameter must be a float in (0, 1] or None, got {c!r}.")
         if self.solver == "regularized" and not (isinstance(self.thresholding, str) and self.thresholding == "hard"):
             raise ValueError("solver='regularized' keeps whole singular triplets (a local search with fully corrective "
                              f"steps): it supports thresholding='hard' only, got thresholding={self.thresholding!r}.")
-        return super()._validate_params()
 
     def _sparse_solver(self):
         return self._solvers[self.solver]
@@ -78,7 +93,7 @@ class _ReducedRankMixin:
 
 
 
-@fill_doc()
+@fill_doc(rank_attributes=_RANK_ATTRIBUTES)
 class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
     """Multi-output least squares whose coefficient matrix has rank at most ``rank``.
 
@@ -156,21 +171,7 @@ class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
         Coefficients, of rank at most ``rank``.
     intercept_ : ndarray of shape (n_targets,)
         Intercepts (0 when ``fit_intercept=False``).
-    rank_ : int
-        The numerical rank of ``coef_``.
-    k_ : int
-        The rank constraint used (``rank``, clipped).
-    support_ : ndarray
-        Features with a non-zero row of coefficients (usually all).
-    n_iter_ : int
-        Number of iterations of the solver.
-    loss_curve_ : ndarray of shape (``n_iter_``,)
-        Training objective after each iteration.
-    n_features_in_ : int
-        Number of features seen during :term:`fit`.
-    feature_names_in_ : ndarray of shape (``n_features_in_``,)
-        Names of features seen during :term:`fit`, when ``X`` has string
-        column names.
+    {rank_attributes}
 
     See Also
     --------
@@ -227,7 +228,7 @@ class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
 _CLASSIFIER_SOLVERS = {"iht": iht, "accelerated": accelerated_iht}
 
 
-@fill_doc()
+@fill_doc(rank_attributes=_RANK_ATTRIBUTES)
 class ReducedRankClassifier(_ReducedRankMixin, SparseClassifierBase):
     """Multinomial logistic regression whose coefficient matrix has rank at most ``rank``.
 
@@ -271,11 +272,7 @@ class ReducedRankClassifier(_ReducedRankMixin, SparseClassifierBase):
 
     {verbose}
 
-    alpha : float, default=1e-4
-        l2 penalty ``alpha/2 ||W||_F^2`` (the multinomial loss has no
-        minimiser on separable data without it).
-    class_weight : dict, 'balanced' or None, default=None
-        Weights of the classes, as in scikit-learn's classifiers.
+    {classifier_params}
 
     Attributes
     ----------
@@ -285,21 +282,7 @@ class ReducedRankClassifier(_ReducedRankMixin, SparseClassifierBase):
         Intercepts (never constrained).
     classes_ : ndarray of shape (n_classes,)
         The class labels.
-    rank_ : int
-        The numerical rank of ``coef_``.
-    k_ : int
-        The rank constraint used (``rank``, clipped).
-    support_ : ndarray
-        Features with a non-zero column of coefficients (usually all).
-    n_iter_ : int
-        Number of iterations of the solver.
-    loss_curve_ : ndarray of shape (``n_iter_``,)
-        Training objective after each iteration.
-    n_features_in_ : int
-        Number of features seen during :term:`fit`.
-    feature_names_in_ : ndarray of shape (``n_features_in_``,)
-        Names of features seen during :term:`fit`, when ``X`` has string
-        column names.
+    {rank_attributes}
 
     See Also
     --------
