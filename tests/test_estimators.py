@@ -457,6 +457,11 @@ def test_float32_input(Estimator, make_regression, make_classification, sparse):
     np.testing.assert_allclose(est.coef_, reference.coef_, rtol=1e-5, atol=1e-8)
     prediction = est.predict(X32)
     assert np.all(np.isfinite(prediction) if not is_classifier(est) else np.isin(prediction, est.classes_))
+    # float32 out, as scikit-learn's linear models; float64 stays float64
+    assert est.coef_.dtype == np.float32 and np.asarray(est.intercept_).dtype == np.float32
+    assert reference.coef_.dtype == np.float64 and np.asarray(reference.intercept_).dtype == np.float64
+    outputs = [est.decision_function(X32), est.predict_proba(X32)] if is_classifier(est) else [prediction]
+    assert all(out.dtype == np.float32 for out in outputs)
     if is_classifier(est):
         assert np.mean(prediction == reference.predict(X32.astype(np.float64))) >= 0.99
     else:

@@ -492,6 +492,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         x_scale, y_scale = info.get("scale", (1.0, 1.0))
         if (x_scale, y_scale) != (1.0, 1.0):  # back to the user's units (see _rescaled)
             coef, intercept = coef * (x_scale / y_scale), np.asarray(intercept) / y_scale
+        if info.get("dtype") == np.float32:  # float32 in, float32 out (as scikit-learn's linear models)
+            coef, intercept = coef.astype(np.float32), np.asarray(intercept, dtype=np.float32)
         self.coef_, self.intercept_ = self._format_coef(coef, intercept, info)
         for name, value in info.get("attributes", {}).items():
             setattr(self, name, value)
@@ -584,7 +586,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
             is used in C order (a Fortran-ordered array, e.g. from a DataFrame,
             is copied once), so results do not depend on memory layout.
             float32 input is kept in float32 (not copied); products with it
-            are computed in float32, everything else in float64.
+            are computed in float32, everything else in float64, and the
+            fitted ``coef_``, ``intercept_`` and predictions are float32.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Targets. Several targets share one support.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -612,12 +615,12 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         loss = (GramSquaredLoss if self._uses_gram(X) else SquaredLoss)(X, y, sample_weight, self.fit_intercept)
         if self.positive:
             loss.positive = True
-        return loss, {"y_ndim": y.ndim, "scale": (x_scale, y_scale)}
+        return loss, {"y_ndim": y.ndim, "scale": (x_scale, y_scale), "dtype": X.dtype}
 
     @staticmethod
     def _format_coef(W, intercept, info):
         if info["y_ndim"] == 1:
-            return W[:, 0].copy(), float(intercept[0])
+            return W[:, 0].copy(), intercept[0] if intercept.dtype == np.float32 else float(intercept[0])
         return W.T.copy(), intercept
 
     def predict(self, X):
@@ -707,7 +710,8 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
             is used in C order (a Fortran-ordered array, e.g. from a DataFrame,
             is copied once), so results do not depend on memory layout.
             float32 input is kept in float32 (not copied); products with it
-            are computed in float32, everything else in float64.
+            are computed in float32, everything else in float64, and the
+            fitted ``coef_``, ``intercept_`` and predictions are float32.
         y : array-like of shape (n_samples,)
             Class labels. With more than two classes all classes share one
             support of ``k`` features.
@@ -750,7 +754,7 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
             loss = LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha)
         else:
             loss = MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, self.alpha)
-        return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0)}
+        return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0), "dtype": X.dtype}
 
     @staticmethod
     def _format_coef(W, intercept, info):
