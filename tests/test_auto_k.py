@@ -123,7 +123,7 @@ def _easy(seed, n, p, s, classification):
 def test_k_none_is_exact_on_easy_designs(Estimator):
     """n = 120, p = 30 (400 rows for logistic), four strong features, 20 data sets: at least as many
     exact supports as abess's default (EBIC along its path) on the same data. The bare EBIC minimum
-    added a noise feature on 3 of the 20 regression sets (its criterion lower by 1 to 3 units, weak
+    added a noise feature on some of the 20 regression sets (its criterion lower by 1 to 3 units, weak
     evidence); the margin keeps the smaller model."""
     abess = pytest.importorskip("abess")
     classification = is_classifier(Estimator())

@@ -159,8 +159,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     _k_patience = 10
     #: ... then takes the smallest level whose criterion is within this margin of the best value:
     #: a larger model needs "positive" evidence (a criterion lower by more than about 2 to 6,
-    #: Raftery 1995) to be preferred; 3 was chosen on measurements (doc/changelog.rst)
-    _k_margin = 3.0
+    #: Raftery 1995) to be preferred; 4 was chosen on measurements (doc/changelog.rst)
+    _k_margin = 4.0
     #: scikit-learn's declarative parameter constraints; each class lists its own parameters and
     #: ``__init_subclass__`` merges those of its bases (mixins included), so ``_parameter_constraints``
     #: of an estimator class covers all its parameters
