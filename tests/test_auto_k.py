@@ -95,13 +95,46 @@ def test_k_none_finds_the_true_support(Estimator, make_regression, make_classifi
     est = Estimator().fit(X, y)
     assert est.k_ == true.size
     np.testing.assert_array_equal(est.support_, true)
-    # the path is 1, 2, ... up to the stopping level, and the chosen level is its criterion's minimum
+    # the path is 1, 2, ... up to the stopping level, and the chosen level is the smallest within the
+    # margin of its criterion's minimum
     np.testing.assert_array_equal(est.k_path_, np.arange(1, est.k_path_.size + 1))
-    assert est.k_path_[np.argmin(est.criterion_path_)] == est.k_
+    within = est.criterion_path_ <= est.criterion_path_.min() + type(est)._k_margin
+    assert est.k_path_[np.flatnonzero(within)[0]] == est.k_
     assert est.k_criterion_ == "ebic"
     assert est.k_path_[-1] <= largest_k(X.shape[0], X.shape[1])
     # past the minimum, the path stopped after the patience (or at the largest level)
-    assert est.k_path_[-1] == min(est.k_ + type(est)._k_patience, largest_k(X.shape[0], X.shape[1]))
+    best = est.k_path_[np.argmin(est.criterion_path_)]
+    assert est.k_path_[-1] == min(best + type(est)._k_patience, largest_k(X.shape[0], X.shape[1]))
+
+
+def _easy(seed, n, p, s, classification):
+    """Four (or s) strong features among a few dozen: the designs where every method should be exact."""
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    beta = np.zeros(p)
+    true = np.sort(rng.choice(p, s, replace=False))
+    beta[true] = rng.choice([-1, 1], s) * rng.uniform(1, 2, s)
+    if classification:
+        return X, (rng.uniform(size=n) < 1 / (1 + np.exp(-X @ beta))).astype(int), true
+    return X, X @ beta + 0.5 * rng.standard_normal(n), true
+
+
+@pytest.mark.parametrize("Estimator", [IHTRegressor, IHTClassifier], ids=lambda c: c.__name__)
+def test_k_none_is_exact_on_easy_designs(Estimator):
+    """n = 120, p = 30 (400 rows for logistic), four strong features, 20 data sets: at least as many
+    exact supports as abess's default (EBIC along its path) on the same data. The bare EBIC minimum
+    added a noise feature on some of the 20 regression sets (its criterion lower by 1 to 3 units, weak
+    evidence); the margin keeps the smaller model."""
+    abess = pytest.importorskip("abess")
+    classification = is_classifier(Estimator())
+    n = 400 if classification else 120
+    peer = abess.LogisticRegression if classification else abess.LinearRegression
+    ours = theirs = 0
+    for seed in range(20):
+        X, y, true = _easy(seed, n, 30, 4, classification)
+        ours += np.array_equal(Estimator().fit(X, y).support_, true)
+        theirs += np.array_equal(np.flatnonzero(peer().fit(X, y).coef_), true)
+    assert ours >= theirs >= 19
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -167,7 +200,9 @@ def test_k_none_in_a_wide_design_stays_far_below_n():
     est = IHTRegressor().fit(X, y)
     assert est.k_path_.max() <= largest_k(30, 200) == 5
     assert np.isfinite(est.criterion_path_).all()
-    assert {0, 1} <= set(est.support_.tolist())
+    # the strong feature; the weaker one (coefficient -1 at n = 30) is not clearly worth its price
+    # among 199 candidates (k = 3 with a noise feature scores 1.7 lower than k = 1), nor for abess
+    assert 0 in est.support_ and est.k_ <= 3
 
 
 @pytest.mark.slow

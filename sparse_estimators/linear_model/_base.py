@@ -157,6 +157,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     #: levels past its best value the path goes on (doc/auto_k.md)
     _k_criterion = "ebic"
     _k_patience = 10
+    #: ... then takes the smallest level whose criterion is within this margin of the best value:
+    #: a larger model needs "positive" evidence (a criterion lower by more than about 2 to 6,
+    #: Raftery 1995) to be preferred; 4 was chosen on measurements (doc/changelog.rst)
+    _k_margin = 4.0
     #: scikit-learn's declarative parameter constraints; each class lists its own parameters and
     #: ``__init_subclass__`` merges those of its bases (mixins included), so ``_parameter_constraints``
     #: of an estimator class covers all its parameters
@@ -450,7 +454,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         search: the cheap fits that rank the levels), up to
         :func:`~sparse_estimators.model_selection._criteria.largest_k`, and
         stops ``_k_patience`` levels after the best value of the criterion
-        ``_k_criterion``. The estimator's own algorithm (solver, operator,
+        ``_k_criterion``, and the chosen level is the smallest whose
+        criterion is within ``_k_margin`` of that best value. The estimator's own algorithm (solver, operator,
         splicing) then fits at the best level, started from the path's
         solution there.
 
@@ -478,7 +483,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                           range(first, max(top, first) + 1), loss.zeros()[0], b0, screening=True, stop=stop)
         levels = np.array(sorted(values))
         curve = np.array([values[k] for k in levels])
-        best = int(levels[np.argmin(curve)])
+        best = int(levels[np.flatnonzero(curve <= curve.min() + self._k_margin)[0]])
         cheap = path[best]
         fit = self._solve(loss, operator, best, cheap.coef, cheap.b)
         return best, fit, {"k_path_": levels, "criterion_path_": curve, "k_criterion_": criterion}

@@ -10,7 +10,9 @@ _SHARED = {
         of Chen & Chen (2008, https://doi.org/10.1093/biomet/asn034),
         ``n log(RSS / n) + df log(n) + 2 log(binomial(n_features, k))`` for
         least squares (the deviance in place of ``n log(RSS / n)`` for
-        classifiers), picks the level, and the estimator's own algorithm
+        classifiers), picks the level (the smallest whose criterion is
+        within 4 of the path's minimum: a larger model must be clearly
+        better), and the estimator's own algorithm
         then fits at that level (``k_``, with the criterion along the path in
         ``k_path_`` and ``criterion_path_``). The path stops 10 levels after
         the criterion's best value and never goes beyond
