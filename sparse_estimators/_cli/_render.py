@@ -1,0 +1,193 @@
+"""Output of the command line: text, JSON, CSV rows, progress messages and the criterion plot."""
+
+import csv
+import math
+import sys
+
+import numpy as np
+
+from ._args import _prog_name
+from ._errors import _InputError
+
+# Rows of the criterion table on each side of the chosen k.
+_PATH_CONTEXT = 3
+
+
+def _fmt(value):
+    """Format a coefficient: fixed point, or exponent for very large or small values."""
+    value = float(value)
+    if value == 0 or 1e-3 <= abs(value) < 1e6:
+        return f"{value:.4f}"
+    return f"{value:.4e}"
+
+
+def _fmt_score(value):
+    """Format a score: 4 decimals, or exponent for very large values."""
+    return f"{value:.4f}" if abs(value) < 1e6 else f"{value:.4e}"
+
+
+def _table(headers, rows):
+    """Lines of a plain-text table: first column left-aligned, the others right-aligned."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells):
+        parts = [str(cells[0]).ljust(widths[0])] + [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return "  " + "  ".join(parts).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths])] + [line(row) for row in rows]
+
+
+def _json_value(value):
+    """A JSON-ready Python value: numpy scalars converted, non-finite floats as None."""
+    if isinstance(value, dict):
+        return {str(key): _json_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_json_value(item) for item in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value if value is None or isinstance(value, str) else str(value)
+
+
+class _Reporter:
+    """Progress to standard error (unless quiet), warnings always; results are rendered at the end."""
+
+    def __init__(self, quiet):
+        self.quiet = quiet
+
+    def progress(self, text):
+        if not self.quiet:
+            print(text, file=sys.stderr, flush=True)
+
+    @staticmethod
+    def warn(text):
+        print(f"warning: {text}", file=sys.stderr, flush=True)
+
+
+def _distinct_warnings(caught):
+    """Each distinct warning once, with how many times it occurred."""
+    counts = {}
+    for item in caught:
+        key = f"{item.category.__name__}: {item.message}"
+        counts[key] = counts.get(key, 0) + 1
+    return [key + (f" [{count} times]" if count > 1 else "") for key, count in counts.items()]
+
+
+def _criterion_table(k_info):
+    """Lines of the criterion table around the chosen k, the chosen row marked."""
+    path = k_info["path"]
+    ks = [entry["k"] for entry in path]
+    values = np.array([entry["criterion"] for entry in path], dtype=float)
+    centre = ks.index(k_info["value"]) if k_info["value"] in ks else int(np.nanargmin(values))
+    lo, hi = max(0, centre - _PATH_CONTEXT), min(len(ks), centre + _PATH_CONTEXT + 1)
+    lines = _table(["k", k_info["criterion"]], [[str(ks[i]), _fmt(values[i])] for i in range(lo, hi)])
+    return [line + ("  <- chosen" if i >= 2 and ks[lo + i - 2] == k_info["value"] else "")  # 2 header lines
+            for i, line in enumerate(lines)]
+
+
+def _render_text(result):
+    """The human-readable results."""
+    lines = []
+    data, k_info = result["data"], result["k"]
+    lines.append(f"Data:   {data['source']}: {data['n_samples']} samples, {data['n_columns']} features, "
+                 f"target {data['target']!r}")
+    if data["text_columns"]:
+        lines.append(f"        text columns one-hot encoded: {', '.join(data['text_columns'])}")
+    if data["imputed"]:
+        lines.append("        missing cells imputed: "
+                     + ", ".join(f"{name} ({count})" for name, count in data["imputed"].items()))
+    lines.append(f"Task:   {result['task']} ({result['task_reason']})")
+    lines.append(f"Model:  {result['model']}")
+    lines.append("")
+    if k_info["how"] == "--k":
+        lines.append(f"k = {k_info['value']} (--k {k_info['requested']})")
+    elif k_info["how"] == "automatic":
+        ks = [entry["k"] for entry in k_info["path"]]
+        lines.append(f"k = {k_info['value']}: chosen automatically by {k_info['criterion']} (lower is better), "
+                     f"evaluated at {len(ks)} values of k from {min(ks)} to {max(ks)}:")
+        lines.append("")
+        lines += _criterion_table(k_info)
+    else:
+        lines.append(f"k = {k_info['value']} (the estimator's default for k=None: this version of "
+                     "sparse_estimators records no automatic choice of k; choose one with --k)")
+    lines.append("")
+    n_encoded = data["n_features"]
+    encoded = (f" (the {data['n_columns']} columns give {n_encoded} after one-hot encoding)"
+               if data["text_columns"] else "")
+    lines.append(f"Selected features: {len(result['selected_features'])} of {n_encoded}{encoded}")
+    scale_note = ("on the standardized scale (per standard deviation of the feature)" if result["scaled"]
+                  else "in the units of the data")
+    lines.append(f"Coefficients {scale_note}")
+    classes = result["classes"]
+    binary = classes is not None and not isinstance(result["intercept"], dict)
+    if binary:
+        lines.append(f"  positive class: {classes[1]} (a positive coefficient raises its log-odds)")
+    lines.append("")
+    headers = ["feature", "coef"] if classes is None or binary else ["feature"] + [str(c) for c in classes]
+    rows = []
+    for entry in result["selected_features"]:
+        coef = entry["coef"]
+        rows.append([entry["feature"]] + ([_fmt(coef)] if not isinstance(coef, dict)
+                                          else [_fmt(coef[str(c)]) for c in classes]))
+    lines += _table(headers, rows)
+    lines.append("")
+    intercept = result["intercept"]
+    if isinstance(intercept, dict):
+        lines.append("Intercept:  " + ", ".join(f"{label}: {_fmt(b)}" for label, b in intercept.items()))
+    else:
+        lines.append(f"Intercept:  {_fmt(intercept)}")
+    lines.append(f"Iterations: {result['n_iter']}")
+    cv = result["cv"]
+    if cv is not None:
+        lines.append("")
+        k_note = ""
+        if cv["k_per_fold"] is not None:
+            k_note = f"; k chosen again in each fold: {', '.join(map(str, cv['k_per_fold']))}"
+        lines.append(f"Cross-validated scores ({cv['folds']}-fold, shuffled with seed {cv['seed']}{k_note}):")
+        lines.append("")
+        lines += _table(["score", "mean", "sd"], [[score["name"], _fmt_score(score["mean"]), _fmt_score(score["sd"])]
+                                                  for score in cv["scores"].values()])
+    if result["saved_model"] or result["plot"]:
+        lines.append("")
+    if result["saved_model"]:
+        lines.append(f"Model saved to {result['saved_model']} (joblib; predict with "
+                     f"'{_prog_name()} predict {result['saved_model']} new.csv')")
+    if result["plot"]:
+        lines.append(f"Criterion plot saved to {result['plot']}")
+    return "\n".join(lines)
+
+
+def _save_plot(path, k_info, title):
+    """Draw the criterion against k, the chosen k marked (matplotlib's object API: no global state)."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    ks = [entry["k"] for entry in k_info["path"]]
+    values = [entry["criterion"] for entry in k_info["path"]]
+    figure = Figure(figsize=(6, 4), layout="constrained")
+    axes = figure.add_subplot()
+    axes.plot(ks, values, marker="o", markersize=3)
+    axes.axvline(k_info["value"], color="tab:red", linestyle="--", label=f"chosen k = {k_info['value']}")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlabel("k (number of features)")
+    axes.set_ylabel(f"{k_info['criterion']} (lower is better)")
+    axes.set_title(title)
+    axes.legend()
+    try:
+        figure.savefig(path, dpi=100)
+    except (OSError, ValueError) as exc:
+        raise _InputError(f"--plot {path}: cannot write the figure: {exc}") from None
+
+
+def _write_rows(rows, path):
+    if path is None:
+        csv.writer(sys.stdout, lineterminator="\n").writerows(rows)
+        return
+    try:
+        with open(path, "w", newline="") as handle:
+            csv.writer(handle, lineterminator="\n").writerows(rows)
+    except OSError as exc:
+        raise _InputError(f"--output {path}: cannot write: {exc}") from None
