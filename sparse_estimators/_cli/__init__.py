@@ -20,7 +20,7 @@ Usage::
     python -m sparse_estimators data.csv --target price --k 3 --method iht
     sparse-estimators data.csv --task classification --thresholding soft --cv 10
     sparse-estimators data.csv --target price --output model.joblib --json > fit.json
-    sparse-estimators predict model.joblib new.csv --output predictions.csv
+    sparse-estimators predict model.joblib new.csv --id name --output predictions.csv
 
 The word ``predict`` selects the predict mode only as the first argument; to
 fit a CSV file that is named ``predict``, write it ``./predict``.
@@ -34,8 +34,10 @@ Pandas is not needed.
 **Choice of k.** Without ``--k`` (or with ``--k auto``) the estimator gets
 ``k=None`` and chooses ``k`` itself; when it records its search (``k_path_``,
 ``criterion_path_``, ``k_criterion_``) the output says which ``k`` was chosen
-by which criterion and shows the criterion around it, and ``--plot FILE``
-draws the criterion against ``k`` (needs matplotlib). ``--k N`` forces ``N``.
+by which criterion and shows the criterion for up to 3 values of ``k`` each
+side of the chosen one (``--json`` gives the whole path), and ``--plot FILE``
+draws the criterion against ``k`` (needs matplotlib). ``--k N`` forces ``N``;
+an ``N`` above the number of variables (or encoded columns) is an error.
 Cross-validation refits the whole procedure in each fold, so with the
 automatic choice ``k`` is chosen again in each training fold.
 
@@ -47,10 +49,21 @@ why, and how to ask for the other one with ``--task``.
 
 **Features.** Numeric columns are standardised (``StandardScaler``) unless
 ``--no-scale`` is given, since the estimators select features by coefficient
-magnitude; the printed coefficients are then per standard deviation. A column
-with text is one-hot encoded (``OneHotEncoder``, one 0/1 column per category,
-one column for a two-category column), the dummy columns standardised like
-the others, and printed by their encoded names (``city_Paris``). A text column
+magnitude; the coefficients are then printed per standard deviation and, in
+a column ``original``, per unit of the feature (the scaling undone, with the
+intercept on that scale). A column with text is one-hot encoded
+(``OneHotEncoder``: a 0/1 column per category, one column for a
+two-category column; the categories are those of the whole file, so every
+cross-validation fold has the same columns), the dummy columns standardised
+like the others, and printed by their encoded names (``city_Paris``).
+
+**What k counts.** By default (``--count variables``) ``k`` counts the
+table's variables: the dummy columns of a text column with more than two
+categories form one group of the estimator's ``groups``, selected or
+dropped together, and the first category is dropped (its dummies and the
+intercept would be collinear): the other dummies' coefficients are relative
+to that reference category, which the output names. ``--count columns``
+counts the encoded columns instead, each dummy selected on its own. A text column
 with a distinct value in more than half the rows is refused (an identifier or
 a mistyped numeric column): ``--drop`` it. Missing cells (empty, ``NA``,
 ``NaN``, ``null``...) are refused unless ``--impute`` is given, which replaces
@@ -67,6 +80,13 @@ found by name, others ignored) or an array with the feature columns in the
 order of its ``feature_names_in_``. Load only files you trust: joblib files
 can run code.
 
+**Predict mode.** The new CSV file needs only the columns the model uses
+(those with a non-zero coefficient); the others, present or not, are
+ignored. ``--id COLUMN`` copies a column (e.g. an identifier) to the output
+as its first column. Predictions and probabilities are written in fixed
+point with 6 significant digits of the column's largest value (the same
+number of decimals on every row).
+
 ``--json`` prints the results as one JSON object (data, task, k with the
 criterion path, selected features with coefficients, intercept, cross-
 validated scores per fold) instead of the text.
@@ -79,7 +99,9 @@ installed package provides (``iht`` -> ``IHTRegressor`` / ``IHTClassifier``,
 Exit status: 0 on success, 2 for a usage or input error (unknown option,
 missing file, unknown column, unusable values, too few rows for the
 cross-validation), 1 when the fit, the cross-validation or the prediction
-fails or produces nothing usable (no feature selected, an undefined score).
+fails or produces nothing usable (no feature selected, an undefined score),
+141 (as for a tool stopped by a closed pipe) without a message when standard
+output closes before the results are written (``| head``).
 Nothing is written to standard output unless the run succeeds.
 """
 
@@ -98,6 +120,10 @@ from ._render import _criterion_table, _distinct_warnings, _json_value, _render_
 from ._run import _SCORES, _run_fit, _run_predict  # noqa: F401
 
 __all__ = ["build_parser", "main"]
+
+# Exit status when standard output is closed before the results are written (128 + SIGPIPE, as a shell reports
+# for a tool that a closed pipe stopped).
+_STATUS_CLOSED_PIPE = 141
 
 
 def main(argv=None):
@@ -142,12 +168,27 @@ def main(argv=None):
     if status:
         print(f"{parser.prog}: error: {message}", file=sys.stderr, flush=True)
         return status
-    if predict:
-        if args.output is None:
-            _write_rows(output, None)
-    elif args.json:
-        print(json.dumps(_json_value(output), indent=2, allow_nan=False), flush=True)
-    else:
-        print(_render_text(output), flush=True)
+    try:
+        if predict:
+            if args.output is None:
+                _write_rows(output, None)
+                sys.stdout.flush()
+        elif args.json:
+            print(json.dumps(_json_value(output), indent=2, allow_nan=False), flush=True)
+        else:
+            print(_render_text(output), flush=True)
+    except BrokenPipeError:  # the reader stopped early (``| head``): stop quietly, as other command-line tools
+        _discard_stdout()
+        return _STATUS_CLOSED_PIPE
     report.progress(f"Done in {time.perf_counter() - start:.2f} s.")
     return 0
+
+
+def _discard_stdout():
+    """Point standard output at the null device, so that the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (e.g. a captured stream)
+        pass

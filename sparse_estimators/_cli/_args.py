@@ -60,7 +60,7 @@ def build_parser():
         The parser; ``parse_args`` returns the options as attributes
         ``csv``, ``dataset``, ``target``, ``drop``, ``impute``, ``task``,
         ``method``, ``k`` (None for the automatic choice), ``thresholding``,
-        ``max_iter``, ``scale``, ``cv``, ``seed``, ``output``, ``json``,
+        ``count``, ``max_iter``, ``scale``, ``cv``, ``seed``, ``output``, ``json``,
         ``plot`` and ``quiet``.
     """
     methods = available_methods()
@@ -96,6 +96,10 @@ def build_parser():
     model.add_argument("--k", type=_k_value, default=None, metavar="{N,auto}",
                        help="number of features to select; 'auto' (the default) lets the estimator choose k "
                             "and prints how")
+    model.add_argument("--count", choices=("variables", "columns"), default="variables",
+                       help="what k counts when a text column is one-hot encoded: 'variables' (the default) "
+                            "selects or drops a text column's dummy columns together, 'columns' counts each "
+                            "encoded column")
     model.add_argument("--thresholding", choices=_THRESHOLDINGS, default="hard",
                        help="thresholding operator (default: hard)")
     model.add_argument("--max-iter", type=_positive_int, default=None, metavar="N",
@@ -126,12 +130,15 @@ def _build_predict_parser():
         prog=f"{prog} predict",
         description="Apply a model saved by '--output' to the rows of a CSV file and write the predictions "
                     "as CSV (for a classifier, also one probability column per class).",
-        epilog=f"The CSV file needs the model's feature columns (found by name; other columns are ignored). "
+        epilog=f"The CSV file needs the columns the model uses (found by name; other columns are ignored). "
+               "Predictions are written with 6 significant digits of the column's largest value. "
                f"'predict' selects this mode only as the first argument: to fit a CSV file named 'predict', "
                f"write '{prog} ./predict'.",
     )
     parser.add_argument("model", metavar="MODEL", help="a file written by --output")
-    parser.add_argument("csv", metavar="CSV", help="CSV file with a header row and the model's feature columns")
+    parser.add_argument("csv", metavar="CSV", help="CSV file with a header row and the columns the model uses")
+    parser.add_argument("--id", metavar="COLUMN",
+                        help="copy this column (e.g. an identifier) to the output, as its first column")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write the predictions to FILE instead of standard output")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress messages on standard error")

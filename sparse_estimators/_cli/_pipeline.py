@@ -113,8 +113,54 @@ class _TableColumns(TransformerMixin, BaseEstimator):
         return np.array([np.nan if _is_missing(value) else str(value) for value in column], dtype=object)
 
 
-def _build_model(data, estimator, scale, impute):
-    """The pipeline: table columns -> (impute, scale | impute, one-hot, scale) -> estimator; and its description."""
+def _categories(data):
+    """The sorted categories of each text column, learnt from the whole table (missing cells left out).
+
+    Fixing them gives every cross-validation fold the same encoded columns
+    (a category absent from a training fold is a column of zeros there), so
+    the groups of the dummy columns and the bound on ``k`` are known before
+    the fit.
+    """
+    categories = {}
+    for j, name in enumerate(data.feature_names):
+        if name in data.text_columns:
+            categories[name] = sorted({value for value in data.X[:, j] if isinstance(value, str)})
+    return categories
+
+
+def _grouped(data, count):
+    """Whether the estimator gets ``groups``: k counts variables and some text column has over 2 categories."""
+    return count == "variables" and any(len(c) > 2 for c in _categories(data).values())
+
+
+def _layout(data, count="variables"):
+    """The encoded columns' source variables, in the order the estimator sees them (numeric columns first).
+
+    A text column of ``c`` categories gives ``c`` dummy columns, one for two
+    categories (``drop="if_binary"``); ``c - 1`` when they are grouped (the
+    first category dropped: with the intercept, all ``c`` are collinear).
+    """
+    categories = _categories(data)
+    grouped = _grouped(data, count)
+    numeric = [name for name in data.feature_names if name not in categories]
+    text = [name for name in data.feature_names if name in categories]
+    return numeric + [name for name in text for _ in range(_n_dummies(len(categories[name]), grouped))]
+
+
+def _n_dummies(n_categories, grouped):
+    if n_categories == 2 or (grouped and n_categories > 2):
+        return n_categories - 1
+    return n_categories
+
+
+def _build_model(data, estimator, scale, impute, count="variables"):
+    """The pipeline: table columns -> (impute, scale | impute, one-hot, scale) -> estimator; and its description.
+
+    With ``count="variables"`` and a text column of more than two
+    categories, the estimator's ``groups`` label each encoded column by its
+    source variable, so that ``k`` counts variables and a text column's
+    dummies are selected together.
+    """
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import Pipeline, make_pipeline
@@ -123,17 +169,27 @@ def _build_model(data, estimator, scale, impute):
     text = set(data.text_columns)
     numeric_idx = [j for j, name in enumerate(data.feature_names) if name not in text]
     text_idx = [j for j, name in enumerate(data.feature_names) if name in text]
+    categories = _categories(data)
     transformers = []
     if numeric_idx:
         steps = ([SimpleImputer(strategy="median")] if impute else []) + ([StandardScaler()] if scale else [])
         # an identity that converts to floats when there is nothing else to do
         steps = steps or [FunctionTransformer(validate=True, feature_names_out="one-to-one")]
         transformers.append(("numeric", make_pipeline(*steps), numeric_idx))
+    grouped = _grouped(data, count)
     if text_idx:
-        steps = (([SimpleImputer(strategy="most_frequent")] if impute else [])
-                 + [OneHotEncoder(drop="if_binary", handle_unknown="warn", sparse_output=False)]
+        listed = [categories[data.feature_names[j]] for j in text_idx]
+        # Grouped, a column's dummies are selected together: drop the first (the reference category), else they
+        # and the intercept are collinear and the coefficients not unique.
+        drop = [c[0] if len(c) >= 2 else None for c in listed] if grouped else "if_binary"
+        encoder = OneHotEncoder(categories=listed, drop=drop, handle_unknown="warn", sparse_output=False)
+        steps = (([SimpleImputer(strategy="most_frequent")] if impute else []) + [encoder]
                  + ([StandardScaler()] if scale else []))
         transformers.append(("text", make_pipeline(*steps), text_idx))
+    description = repr(estimator)
+    if grouped:
+        estimator.set_params(groups=np.array(_layout(data, count), dtype=object))
+        description += " with groups=<the encoded columns of each variable>"
     columns = _TableColumns(tuple(data.feature_names), tuple(data.text_columns), data.target_name)
     model = Pipeline([("columns", columns),
                       ("preprocess", ColumnTransformer(transformers, sparse_threshold=0)),
@@ -141,7 +197,31 @@ def _build_model(data, estimator, scale, impute):
     parts = (["SimpleImputer"] if impute else []) + ([f"OneHotEncoder ({len(text_idx)} text column"
                                                       f"{'s' if len(text_idx) > 1 else ''})"] if text_idx else [])
     parts += ["StandardScaler"] if scale else []
-    return model, " -> ".join(parts + [repr(estimator)])
+    return model, " -> ".join(parts + [description])
+
+
+def _scaling(model):
+    """Mean and scale of the ``StandardScaler`` per encoded column (the estimator's input order), or None."""
+    from sklearn.preprocessing import StandardScaler
+
+    means, scales = [], []
+    for name, transformer, _ in model.named_steps["preprocess"].transformers_:
+        if name == "remainder":
+            continue
+        scalers = [step for _, step in getattr(transformer, "steps", []) if isinstance(step, StandardScaler)]
+        if not scalers:
+            return None
+        means.append(scalers[0].mean_)
+        scales.append(scalers[0].scale_)
+    return np.concatenate(means), np.concatenate(scales)
+
+
+def _used_columns(model):
+    """The table columns whose encoded columns have a non-zero coefficient (the others do not change predictions)."""
+    _, sources = _encoded_features(model)
+    coef = np.atleast_2d(np.asarray(model[-1].coef_, dtype=float))
+    used = {sources[j] for j in np.flatnonzero(np.any(coef != 0, axis=0))}
+    return [name for name in model.named_steps["columns"].feature_names if name in used]
 
 
 def _encoded_features(model):
@@ -173,6 +253,35 @@ def _encoded_features(model):
     if len(names) != len(sources):  # an encoder option this mapping does not know
         raise AssertionError(f"{len(names)} encoded names but {len(sources)} sources")
     return names, sources
+
+
+def _known_categories(model):
+    """Text column name -> the categories its encoder learnt."""
+    from sklearn.preprocessing import OneHotEncoder
+
+    table = model.named_steps["columns"]
+    known = {}
+    for _, transformer, indices in model.named_steps["preprocess"].transformers_:
+        for _, step in getattr(transformer, "steps", []):
+            if isinstance(step, OneHotEncoder):
+                for j, categories in zip(indices, step.categories_, strict=True):
+                    known[table.feature_names[j]] = list(categories)
+    return known
+
+
+def _reference_categories(model):
+    """Text column name -> its dropped category (a dummy's coefficient is relative to it), for those with one."""
+    from sklearn.preprocessing import OneHotEncoder
+
+    table = model.named_steps["columns"]
+    reference = {}
+    for _, transformer, indices in model.named_steps["preprocess"].transformers_:
+        for _, step in getattr(transformer, "steps", []):
+            if isinstance(step, OneHotEncoder) and step.drop_idx_ is not None:
+                for j, categories, dropped in zip(indices, step.categories_, step.drop_idx_, strict=True):
+                    if dropped is not None:
+                        reference[table.feature_names[j]] = str(categories[dropped])
+    return reference
 
 
 def _imputes(model):

@@ -21,6 +21,19 @@ def _fmt(value):
     return f"{value:.4e}"
 
 
+def _fmt_column(values, digits=6):
+    """Format a column of predictions alike: fixed point, ``digits`` significant digits of its largest value.
+
+    The same number of decimals on every row; more digits than this say
+    nothing about a model fitted on noisy data.
+    """
+    values = np.asarray(values, dtype=float)
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    magnitude = math.floor(math.log10(largest)) if largest > 0 else 0
+    decimals = max(0, digits - 1 - magnitude)
+    return [f"{round(value, decimals) or 0.0:.{decimals}f}" for value in values]  # (no "-0.000")
+
+
 def _fmt_score(value):
     """Format a score: 4 decimals, or exponent for very large values."""
     return f"{value:.4f}" if abs(value) < 1e6 else f"{value:.4e}"
@@ -76,22 +89,46 @@ def _distinct_warnings(caught):
     return [key + (f" [{count} times]" if count > 1 else "") for key, count in counts.items()]
 
 
+def _criterion_window(k_info):
+    """Indices ``lo, hi`` of the path's rows the text shows: up to ``_PATH_CONTEXT`` each side of the chosen k."""
+    ks = [entry["k"] for entry in k_info["path"]]
+    values = np.array([entry["criterion"] for entry in k_info["path"]], dtype=float)
+    centre = ks.index(k_info["value"]) if k_info["value"] in ks else int(np.nanargmin(values))
+    return max(0, centre - _PATH_CONTEXT), min(len(ks), centre + _PATH_CONTEXT + 1)
+
+
 def _criterion_table(k_info):
     """Lines of the criterion table around the chosen k, the chosen row marked."""
     path = k_info["path"]
     ks = [entry["k"] for entry in path]
     values = np.array([entry["criterion"] for entry in path], dtype=float)
-    centre = ks.index(k_info["value"]) if k_info["value"] in ks else int(np.nanargmin(values))
-    lo, hi = max(0, centre - _PATH_CONTEXT), min(len(ks), centre + _PATH_CONTEXT + 1)
+    lo, hi = _criterion_window(k_info)
     lines = _table(["k", k_info["criterion"]], [[str(ks[i]), _fmt(values[i])] for i in range(lo, hi)])
     return [line + ("  <- chosen" if i >= 2 and ks[lo + i - 2] == k_info["value"] else "")  # 2 header lines
             for i, line in enumerate(lines)]
+
+
+def _coefficient_rows(entries, key, classes):
+    """Table rows: the feature, then its coefficient (one per class for a multiclass model)."""
+    rows = []
+    for entry in entries:
+        coef = entry[key]
+        rows.append([entry["feature"]] + ([_fmt(coef)] if not isinstance(coef, dict)
+                                          else [_fmt(coef[str(c)]) for c in classes]))
+    return rows
+
+
+def _fmt_intercept(intercept):
+    if isinstance(intercept, dict):
+        return ", ".join(f"{label}: {_fmt(b)}" for label, b in intercept.items())
+    return _fmt(intercept)
 
 
 def _render_text(result):
     """The human-readable results."""
     lines = []
     data, k_info = result["data"], result["k"]
+    grouped = data.get("grouped", False)
     lines.append(f"Data:   {data['source']}: {data['n_samples']} samples, {data['n_columns']} features, "
                  f"target {data['target']!r}")
     if data["text_columns"]:
@@ -102,43 +139,62 @@ def _render_text(result):
     lines.append(f"Task:   {result['task']} ({result['task_reason']})")
     lines.append(f"Model:  {result['model']}")
     lines.append("")
+    unit = (" variables (a text column's one-hot columns are selected together and count once; --count columns "
+            "counts each)") if grouped else ""
     if k_info["how"] == "--k":
-        lines.append(f"k = {k_info['value']} (--k {k_info['requested']})")
+        lines.append(f"k = {k_info['value']}{unit} (--k {k_info['requested']})")
     elif k_info["how"] == "automatic":
         ks = [entry["k"] for entry in k_info["path"]]
-        lines.append(f"k = {k_info['value']}: chosen automatically by {k_info['criterion']} (lower is better), "
-                     f"evaluated at {len(ks)} values of k from {min(ks)} to {max(ks)}:")
+        lo, hi = _criterion_window(k_info)
+        shown = ":" if hi - lo == len(ks) else (f"; below, the {hi - lo} values around the chosen k "
+                                                f"(--json or --plot give them all):")
+        lines.append(f"k = {k_info['value']}{unit}: chosen automatically by {k_info['criterion']} (lower is "
+                     f"better), evaluated at {len(ks)} values of k from {min(ks)} to {max(ks)}{shown}")
         lines.append("")
         lines += _criterion_table(k_info)
     else:
-        lines.append(f"k = {k_info['value']} (the estimator's default for k=None: this version of "
+        lines.append(f"k = {k_info['value']}{unit} (the estimator's default for k=None: this version of "
                      "sparse_estimators records no automatic choice of k; choose one with --k)")
     lines.append("")
     n_encoded = data["n_features"]
     encoded = (f" (the {data['n_columns']} columns give {n_encoded} after one-hot encoding)"
                if data["text_columns"] else "")
-    lines.append(f"Selected features: {len(result['selected_features'])} of {n_encoded}{encoded}")
-    scale_note = ("on the standardized scale (per standard deviation of the feature)" if result["scaled"]
-                  else "in the units of the data")
-    lines.append(f"Coefficients {scale_note}")
+    variables = (f", from {len(result['selected_variables'])} of the {data['n_variables']} variables: "
+                 + ", ".join(result["selected_variables"]) if grouped else "")
+    lines.append(f"Selected features: {len(result['selected_features'])} of {n_encoded}{encoded}{variables}")
+    reference = data.get("reference_categories") or {}
+    if reference:
+        lines.append("A dummy column's coefficient is relative to its column's reference category: "
+                     + ", ".join(f"{name} = {value}" for name, value in reference.items()))
+    original = result.get("intercept_original") is not None
     classes = result["classes"]
     binary = classes is not None and not isinstance(result["intercept"], dict)
+    single = classes is None or binary
+    if not result["scaled"]:
+        lines.append("Coefficients in the units of the data")
+    elif original:
+        where = "'original'" if single else "the second table"
+        lines.append(f"Coefficients on the standardized scale (per standard deviation of the feature); {where}: "
+                     "per unit of the feature (the scaling undone)")
+    else:
+        lines.append("Coefficients on the standardized scale (per standard deviation of the feature)")
     if binary:
         lines.append(f"  positive class: {classes[1]} (a positive coefficient raises its log-odds)")
     lines.append("")
-    headers = ["feature", "coef"] if classes is None or binary else ["feature"] + [str(c) for c in classes]
-    rows = []
-    for entry in result["selected_features"]:
-        coef = entry["coef"]
-        rows.append([entry["feature"]] + ([_fmt(coef)] if not isinstance(coef, dict)
-                                          else [_fmt(coef[str(c)]) for c in classes]))
+    headers = ["feature", "coef"] if single else ["feature"] + [str(c) for c in classes]
+    rows = _coefficient_rows(result["selected_features"], "coef", classes)
+    if original and single:  # the original scale as a third column
+        headers.append("original")
+        rows = [row + [_fmt(entry["coef_original"])] for row, entry in zip(rows, result["selected_features"],
+                                                                            strict=True)]
     lines += _table(headers, rows)
+    if original and not single:  # one coefficient per class: a second table
+        lines += ["", "Coefficients on the original scale (per unit of the feature):", ""]
+        lines += _table(headers, _coefficient_rows(result["selected_features"], "coef_original", classes))
     lines.append("")
-    intercept = result["intercept"]
-    if isinstance(intercept, dict):
-        lines.append("Intercept:  " + ", ".join(f"{label}: {_fmt(b)}" for label, b in intercept.items()))
-    else:
-        lines.append(f"Intercept:  {_fmt(intercept)}")
+    lines.append(f"Intercept:  {_fmt_intercept(result['intercept'])}")
+    if original:
+        lines.append(f"Intercept on the original scale:  {_fmt_intercept(result['intercept_original'])}")
     lines.append(f"Iterations: {result['n_iter']}")
     cv = result["cv"]
     if cv is not None:

@@ -13,8 +13,14 @@ from ._pipeline import (
     _build_model,
     _encoded_features,
     _estimator_class,
+    _grouped,
     _imputes,
+    _known_categories,
+    _layout,
+    _reference_categories,
+    _scaling,
     _TableColumns,
+    _used_columns,
 )
 from ._read import (
     _check_folds,
@@ -28,7 +34,7 @@ from ._read import (
     _read_csv,
     _read_rows,
 )
-from ._render import _distinct_warnings, _fmt_score, _json_value, _save_plot, _write_rows
+from ._render import _distinct_warnings, _fmt_column, _fmt_score, _json_value, _save_plot, _write_rows
 
 #: Scores of the cross-validation: (key, printed name, scikit-learn scorer, sign).
 #: A scorer named ``neg_...`` is negated back, so every score reads in its usual sign.
@@ -59,26 +65,44 @@ def _k_summary(estimator, k_requested):
     return summary
 
 
-def _model_summary(estimator, names, sources):
-    """Selected features (largest coefficient first) with coefficients, intercept, classes."""
+def _model_summary(estimator, names, sources, scaling=None):
+    """Selected features (largest coefficient first) with coefficients, intercept, classes.
+
+    With ``scaling`` (the ``StandardScaler``'s mean and scale per encoded
+    column), also the coefficients and intercept on the original scale: per
+    unit of the feature, the scaling undone.
+    """
     support = np.asarray(estimator.support_)
     coef = np.atleast_2d(np.asarray(estimator.coef_, dtype=float))  # (n_outputs, n_features)
+    intercept = np.atleast_1d(np.asarray(estimator.intercept_, dtype=float))
+    original = None
+    if scaling is not None:
+        mean, scale = scaling
+        # coef . (x - mean) / scale + b  =  (coef / scale) . x + (b - (coef / scale) . mean)
+        original = coef / scale
+        intercept_original = intercept - original @ mean
     strength = np.linalg.norm(coef[:, support], axis=0)
     order = support[np.lexsort((support, -strength))]
     classes = getattr(estimator, "classes_", None)
     labels = None if classes is None else [_json_value(label) for label in classes]
-    intercept = np.atleast_1d(np.asarray(estimator.intercept_, dtype=float))
+
+    def per_output(values):
+        if coef.shape[0] == 1:
+            return float(values[0])
+        return {str(label): float(c) for label, c in zip(labels, values, strict=True)}
+
     selected = []
     for j in order:
-        if coef.shape[0] == 1:
-            value = float(coef[0, j])
-        else:
-            value = {str(label): float(c) for label, c in zip(labels, coef[:, j], strict=True)}
-        selected.append({"feature": names[j], "column": sources[j], "coef": value})
+        entry = {"feature": names[j], "column": sources[j], "coef": per_output(coef[:, j])}
+        if original is not None:
+            entry["coef_original"] = per_output(original[:, j])
+        selected.append(entry)
+    variables = list(dict.fromkeys(entry["column"] for entry in selected))
     return {
         "selected_features": selected,
-        "intercept": float(intercept[0]) if intercept.size == 1
-        else {str(label): float(b) for label, b in zip(labels, intercept, strict=True)},
+        "selected_variables": variables,
+        "intercept": per_output(intercept),
+        "intercept_original": None if original is None else per_output(intercept_original),
         "classes": labels,
         "n_iter": int(estimator.n_iter_),
     }
@@ -178,7 +202,16 @@ def _run_fit(args, report, caught):
     params = {"k": args.k, "thresholding": args.thresholding}
     if args.max_iter is not None:
         params["max_iter"] = args.max_iter
-    model, model_text = _build_model(data, estimator_class(**params), args.scale, args.impute)
+    sources = _layout(data, args.count)
+    grouped = _grouped(data, args.count)
+    n_units = len(set(sources)) if grouped else len(sources)
+    if args.k is not None and args.k > n_units:
+        what = (f"{n_units} variables (a text column counts once; --count columns counts its {len(sources)} "
+                "encoded columns)" if grouped else
+                f"{n_units} features" + (" after one-hot encoding" if data.text_columns else ""))
+        raise _InputError(f"--k {args.k} is more than the data have: {what}; use --k {n_units} or fewer, or "
+                          "--k auto")
+    model, model_text = _build_model(data, estimator_class(**params), args.scale, args.impute, args.count)
 
     report.progress(f"Fitting {estimator_class.__name__} on {n_samples} samples...")
     model.fit(data.X, y)
@@ -192,10 +225,12 @@ def _run_fit(args, report, caught):
     result = {
         "data": {"source": data.description, "n_samples": n_samples, "n_columns": len(data.feature_names),
                  "n_features": len(names), "target": data.target_name, "text_columns": list(data.text_columns),
-                 "imputed": dict(data.missing)},
+                 "imputed": dict(data.missing), "n_variables": len(set(sources)),
+                 "count": args.count, "grouped": grouped,
+                 "reference_categories": _reference_categories(model)},
         "task": task, "task_reason": reason, "model": model_text, "method": args.method,
         "scaled": bool(args.scale), "k": k_info,
-        **_model_summary(estimator, names, sources),
+        **_model_summary(estimator, names, sources, _scaling(model) if args.scale else None),
         "cv": None, "saved_model": None, "plot": None, "warnings": [],
     }
     if args.cv:
@@ -240,17 +275,27 @@ def _run_predict(args, report, caught):
     table = model.named_steps["columns"]
     header, body = _read_rows(args.csv)
     lines = [line for line, _ in body]
-    absent = [name for name in table.feature_names if name not in header]
+    used = _used_columns(model)
+    absent = [name for name in used if name not in header]
     if absent:
-        raise _InputError(f"{args.csv} lacks the model's feature column(s) "
+        raise _InputError(f"{args.csv} lacks the column(s) the model uses: "
                           + ", ".join(repr(name) for name in absent))
-    ignored = [name for name in header if name not in table.feature_names]
+    ids = None
+    if args.id is not None:
+        j = _column_index(args.csv, header, args.id, "--id")
+        ids = [row[j].strip() for _, row in body]
+    ignored = [name for name in header if name not in used and name != args.id]
     if ignored:
-        report.progress("Ignoring the column(s) " + ", ".join(repr(name) for name in ignored))
+        report.progress("Ignoring the column(s) " + ", ".join(repr(name) for name in ignored)
+                        + " (not used by the model)")
     text = set(table.text_columns)
+    known = _known_categories(model)
     X = np.empty((len(body), len(table.feature_names)), dtype=object)
     missing = {}
     for jj, name in enumerate(table.feature_names):
+        if name not in used:  # any valid value: its coefficients are zero
+            X[:, jj] = known[name][0] if name in text else 0.0
+            continue
         j = _column_index(args.csv, header, name, "column")
         cells = [row[j].strip() for _, row in body]
         X[:, jj], n_missing = _parse_column(args.csv, name, cells, lines, numeric=name not in text)
@@ -275,12 +320,14 @@ def _run_predict(args, report, caught):
         if bad.size:
             raise _FitError(f"the prediction is not finite for {bad.size} row(s) (first at line {lines[bad[0]]} of "
                             f"{args.csv}): values far beyond the training data's range?")
-        rows = [[target]] + [[repr(float(value))] for value in values]
+        rows = [[target]] + [[cell] for cell in _fmt_column(values)]
     else:
         classes = list(model[-1].classes_)
         rows = [[target] + [f"proba_{label}" for label in classes]]
-        rows += [[str(label)] + [repr(float(p)) for p in row]
-                 for label, row in zip(predictions, probabilities, strict=True)]
+        columns = [_fmt_column(probabilities[:, c]) for c in range(len(classes))]
+        rows += [[str(label)] + [column[i] for column in columns] for i, label in enumerate(predictions)]
+    if ids is not None:
+        rows = [[args.id] + rows[0]] + [[identifier] + row for identifier, row in zip(ids, rows[1:], strict=True)]
     if args.output is not None:
         _write_rows(rows, args.output)
         report.progress(f"Predictions of {len(rows) - 1} rows written to {args.output}")
@@ -292,6 +339,7 @@ def _report_unknown_categories(report, model, X, lines):
     from sklearn.preprocessing import OneHotEncoder
 
     table = model.named_steps["columns"]
+    reference = _reference_categories(model)
     for name, transformer, indices in model.named_steps["preprocess"].transformers_:
         encoders = [step for _, step in getattr(transformer, "steps", []) if isinstance(step, OneHotEncoder)]
         if name != "text" or not encoders:
@@ -300,7 +348,10 @@ def _report_unknown_categories(report, model, X, lines):
             known = set(categories.tolist())
             unknown = [(value, line) for value, line in zip(X[:, j], lines, strict=True)
                        if isinstance(value, str) and value not in known]
+            column = table.feature_names[j]
             if unknown:
-                report.warn(f"column {table.feature_names[j]!r}: {len(unknown)} row(s) hold a category not seen "
-                            f"in training (first {unknown[0][0]!r}, line {unknown[0][1]}); it is encoded as none "
-                            "of the known categories")
+                encoded = (f"as the reference category {reference[column]!r}" if column in reference
+                           else "as none of the known categories")
+                report.warn(f"column {column!r}: {len(unknown)} row(s) hold a category not seen in training "
+                            f"(first {unknown[0][0]!r}, line {unknown[0][1]}); it is encoded {encoded} (all its "
+                            "dummy columns 0)")
