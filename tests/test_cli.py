@@ -450,7 +450,7 @@ def test_k_counts_original_variables_with_a_categorical_column(tmp_path, capsys)
     assert [coef["region_north"], coef["region_south"], coef["region_west"]] == pytest.approx([-2, -1, 2], abs=0.05)
     assert main([path, "--k", "4", "--cv", "0"]) == 0
     out = capsys.readouterr().out
-    assert "k = 4 variables" in out
+    assert "k = 4 (--k 4)" in out and "k counts variables" in out
     assert "from 4 of the 6 variables" in out and "reference category: region = east" in out
     # --count columns: k counts the encoded columns (all four region dummies, the first not dropped)
     assert main([path, "--k", "4", "--count", "columns", "--cv", "3", "--json"]) == 0

@@ -139,22 +139,24 @@ def _render_text(result):
     lines.append(f"Task:   {result['task']} ({result['task_reason']})")
     lines.append(f"Model:  {result['model']}")
     lines.append("")
-    unit = (" variables (a text column's one-hot columns are selected together and count once; --count columns "
-            "counts each)") if grouped else ""
     if k_info["how"] == "--k":
-        lines.append(f"k = {k_info['value']}{unit} (--k {k_info['requested']})")
+        lines.append(f"k = {k_info['value']} (--k {k_info['requested']})")
     elif k_info["how"] == "automatic":
         ks = [entry["k"] for entry in k_info["path"]]
         lo, hi = _criterion_window(k_info)
         shown = ":" if hi - lo == len(ks) else (f"; below, the {hi - lo} values around the chosen k "
                                                 f"(--json or --plot give them all):")
-        lines.append(f"k = {k_info['value']}{unit}: chosen automatically by {k_info['criterion']} (lower is "
+        lines.append(f"k = {k_info['value']}: chosen automatically by {k_info['criterion']} (lower is "
                      f"better), evaluated at {len(ks)} values of k from {min(ks)} to {max(ks)}{shown}")
         lines.append("")
         lines += _criterion_table(k_info)
     else:
-        lines.append(f"k = {k_info['value']}{unit} (the estimator's default for k=None: this version of "
+        lines.append(f"k = {k_info['value']} (the estimator's default for k=None: this version of "
                      "sparse_estimators records no automatic choice of k; choose one with --k)")
+    if grouped:
+        lines += [""] if k_info["how"] == "automatic" else []
+        lines.append("k counts variables: a text column's one-hot columns are selected together and count once "
+                     "(--count columns counts each column)")
     lines.append("")
     n_encoded = data["n_features"]
     encoded = (f" (the {data['n_columns']} columns give {n_encoded} after one-hot encoding)"
