@@ -42,9 +42,10 @@ extensions = [
 # -- intersphinx: links to scikit-learn, numpy and scipy ----------------------------
 # The build runs offline with -W, and an unreachable inventory is an untyped
 # warning (it cannot be suppressed), so a project is mapped only when its
-# inventory is at hand: a file doc/_intersphinx/<name>.inv (e.g. downloaded by
-# CI), or for every project when SPARSE_ESTIMATORS_DOC_ONLINE=1 (fetched from
-# the web). Without either, references to them stay plain text, as before.
+# inventory is at hand: a file doc/_intersphinx/<name>.inv (committed; written
+# from the installed packages' public API by doc/_intersphinx/make_inventories.py),
+# or for every project when SPARSE_ESTIMATORS_DOC_ONLINE=1 (fetched from the
+# web). Without either, references to them stay plain text.
 extensions.append("sphinx.ext.intersphinx")
 _INTERSPHINX = {"sklearn": "https://scikit-learn.org/stable/", "numpy": "https://numpy.org/doc/stable/",
                 "scipy": "https://docs.scipy.org/doc/scipy/"}

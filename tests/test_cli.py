@@ -208,7 +208,8 @@ def test_json_output(sparse_csv, capsys):
     assert result["task"] == "regression"
     assert result["data"] | {"source": None} == {"source": None, "n_samples": 150, "n_columns": 10,
                                                  "n_features": 10, "target": "y", "text_columns": [],
-                                                 "imputed": {}}
+                                                 "imputed": {}, "n_variables": 10, "count": "variables",
+                                                 "grouped": False, "reference_categories": {}}
     cv = cross_validate(make_pipeline(StandardScaler(), IHTRegressor(k=2)), X, y,
                         cv=KFold(3, shuffle=True, random_state=0), scoring=["r2", "neg_root_mean_squared_error"])
     assert result["cv"]["scores"]["r2"]["folds"] == pytest.approx(cv["test_r2"], rel=1e-12)
@@ -225,6 +226,45 @@ def test_multiclass_json_coefficients_per_class(capsys):
     assert all(set(entry["coef"]) == set(result["classes"]) for entry in result["selected_features"])
     assert set(result["intercept"]) == set(result["classes"])
     assert result["cv"] is None
+
+
+def test_coefficients_on_the_original_scale(tmp_path, capsys):
+    rng = np.random.RandomState(3)
+    X = rng.standard_normal((120, 5)) * [1, 10, 0.1, 5, 2] + [0, 50, -3, 7, 1]  # scales and means far from 1, 0
+    y = 0.4 * X[:, 1] - 8 * X[:, 2] + 2 + 0.1 * rng.standard_normal(120)
+    X, y = X.round(5), y.round(5)
+    path = _write_csv(tmp_path / "scaled.csv", ["a", "b", "c", "d", "e", "y"], np.column_stack([X, y]).tolist())
+    assert main([path, "--k", "2", "--cv", "0", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert sorted(result["selected_variables"]) == ["b", "c"]
+    # debiased: the least-squares fit on the selected columns in their own units
+    from sklearn.linear_model import LinearRegression
+
+    ols = LinearRegression().fit(X[:, [1, 2]], y)
+    coef = {entry["feature"]: entry["coef_original"] for entry in result["selected_features"]}
+    assert [coef["b"], coef["c"]] == pytest.approx(ols.coef_, rel=1e-8)
+    assert result["intercept_original"] == pytest.approx(ols.intercept_, rel=1e-8)
+    assert main([path, "--k", "2", "--cv", "0"]) == 0
+    out = capsys.readouterr().out
+    rows = dict(_selected_table(out))
+    assert rows["b"][1] == pytest.approx(ols.coef_[0], abs=1e-4)  # the 'original' column
+    intercept = float(re.search(r"^Intercept on the original scale: +(\S+)$", out, re.M).group(1))
+    assert intercept == pytest.approx(ols.intercept_, abs=1e-4)
+
+
+def test_multiclass_coefficients_on_the_original_scale_give_the_decision_function(capsys):
+    from sklearn.datasets import load_wine
+
+    assert main(["--dataset", "wine", "--k", "3", "--cv", "0", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    X = load_wine().data
+    reference = make_pipeline(StandardScaler(), IHTClassifier(k=3)).fit(X, load_wine().target)
+    names = list(load_wine().feature_names)
+    columns = [names.index(entry["feature"]) for entry in result["selected_features"]]
+    for c, label in enumerate(result["classes"]):
+        coef = np.array([entry["coef_original"][label] for entry in result["selected_features"]])
+        decision = X[:, columns] @ coef + result["intercept_original"][label]
+        np.testing.assert_allclose(decision, reference.decision_function(X)[:, c], rtol=1e-9, atol=1e-9)
 
 
 # -- task detection --------------------------------------------------------------
@@ -321,14 +361,14 @@ def test_text_columns_are_one_hot_encoded(tmp_path, capsys):
     X, city, sunny, y = _text_data()
     path = _write_csv(tmp_path / "text.csv", ["a", "b", "city", "c", "sunny", "price"],
                       [[x[0], x[1], c, x[2], s, v] for x, c, s, v in zip(X, city, sunny, y.round(4), strict=True)])
-    assert main([path, "--k", "3", "--cv", "3", "--json"]) == 0
+    assert main([path, "--k", "3", "--count", "columns", "--cv", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["data"]["text_columns"] == ["city", "sunny"]
     assert result["data"]["n_features"] == 3 + 3 + 1  # 3 numeric, 3 cities, one dummy for a 2-category column
     selected = {entry["feature"]: entry["column"] for entry in result["selected_features"]}
     assert selected == {"a": "a", "city_Rome": "city", "sunny_yes": "sunny"}
     assert result["cv"]["scores"]["r2"]["mean"] > 0.99
-    assert main([path, "--k", "3", "--cv", "0"]) == 0
+    assert main([path, "--k", "3", "--count", "columns", "--cv", "0"]) == 0
     out = capsys.readouterr().out
     assert "text columns one-hot encoded: city, sunny" in out
     assert "Selected features: 3 of 7 (the 5 columns give 7 after one-hot encoding)" in out
@@ -364,7 +404,8 @@ def test_missing_cells_are_refused_or_imputed(tmp_path, capsys):
     assert main([path, "--k", "3", "--cv", "0", "--impute", "--output", str(model_path)]) == 0
     out = capsys.readouterr().out
     assert "missing cells imputed: b (2), city (1)" in out
-    assert sorted(name for name, _ in _selected_table(out)) == ["a", "city_Rome", "sunny_yes"]
+    # k = 3 variables: a, city (its dummies against the reference category Oslo) and sunny
+    assert sorted(name for name, _ in _selected_table(out)) == ["a", "city_Paris", "city_Rome", "sunny_yes"]
     # The median of the column's present values, and the most frequent city, learnt on the training rows.
     b = np.array([row[1] for row in rows if row[1] not in ("", "NA")], dtype=float)
     numeric_imputer = joblib.load(model_path).named_steps["preprocess"].named_transformers_["numeric"][0]
@@ -381,6 +422,60 @@ def test_missing_target_is_refused(sparse_csv, tmp_path, capsys):
     path = _write_csv(tmp_path / "t.csv", [f"x{j}" for j in range(10)] + ["y"], rows)
     assert main([path, "--impute"]) == 2
     assert "the target column 'y' has 1 missing value(s) (first at line 5" in capsys.readouterr().err
+
+
+def _region_data(tmp_path, seed=0, n=200):
+    """y = 2 x0 + 1.5 x1 + x2 + effect[region] + noise; x3, x4 noise; region of 4 categories (east is 2)."""
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, 5)).round(4)
+    region = rng.choice(["east", "north", "south", "west"], n)
+    effect = {"east": 2.0, "north": 0.0, "south": 1.0, "west": 4.0}
+    y = 2 * X[:, 0] + 1.5 * X[:, 1] + X[:, 2] + np.array([effect[r] for r in region]) + 0.05 * rng.standard_normal(n)
+    path = _write_csv(tmp_path / "regions.csv", ["x0", "x1", "x2", "x3", "x4", "region", "y"],
+                      [[*x, r, v] for x, r, v in zip(X.tolist(), region, y.round(4), strict=True)])
+    return path, X, region, y
+
+
+def test_k_counts_original_variables_with_a_categorical_column(tmp_path, capsys):
+    path, X, region, y = _region_data(tmp_path)
+    assert main([path, "--k", "4", "--cv", "0", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["data"]["grouped"] and result["data"]["n_variables"] == 6
+    # the 4 variables of the model: region's dummy columns selected together, against its first category
+    assert sorted(result["selected_variables"]) == ["region", "x0", "x1", "x2"]
+    coef = {entry["feature"]: entry["coef_original"] for entry in result["selected_features"]}
+    assert sorted(coef) == ["region_north", "region_south", "region_west", "x0", "x1", "x2"]
+    assert result["data"]["reference_categories"] == {"region": "east"}
+    # per unit of a dummy: the effect of the region relative to east (north -2, south -1, west +2)
+    assert [coef["region_north"], coef["region_south"], coef["region_west"]] == pytest.approx([-2, -1, 2], abs=0.05)
+    assert main([path, "--k", "4", "--cv", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "k = 4 (--k 4)" in out and "k counts variables" in out
+    assert "from 4 of the 6 variables" in out and "reference category: region = east" in out
+    # --count columns: k counts the encoded columns (all four region dummies, the first not dropped)
+    assert main([path, "--k", "4", "--count", "columns", "--cv", "3", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert not result["data"]["grouped"] and result["data"]["n_features"] == 5 + 4
+    assert len(result["selected_features"]) == 4
+
+
+def test_k_above_the_number_of_features_is_one_error(tmp_path, sparse_csv, capsys):
+    path, _ = sparse_csv
+    assert main([path, "--k", "11"]) == 2  # cross-validated too: one message, no warning per fold
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [captured.err.strip()]
+    assert "--k 11 is more than the data have: 10 features; use --k 10 or fewer" in captured.err
+    assert main([path, "--k", "10", "--cv", "2"]) == 0
+    assert "Warning" not in capsys.readouterr().err
+    # with a text column: k counts variables (6 here), or the encoded columns (9) with --count columns
+    regions, *_ = _region_data(tmp_path)
+    assert main([regions, "--k", "7", "--cv", "0"]) == 2
+    assert "6 variables (a text column counts once; --count columns counts its 8 encoded columns)" in \
+        capsys.readouterr().err
+    assert main([regions, "--k", "10", "--count", "columns", "--cv", "0"]) == 2
+    assert "9 features after one-hot encoding" in capsys.readouterr().err
+    assert main([regions, "--k", "9", "--count", "columns", "--cv", "0"]) == 0
 
 
 # -- automatic choice of k -------------------------------------------------------
@@ -436,7 +531,9 @@ def test_automatic_k_is_reported_with_its_criterion(sparse_csv, capsys, fake_met
     assert main([path, "--method", "fakeauto", "--cv", "3", *k_option]) == 0
     out = capsys.readouterr().out
     assert "Model:  StandardScaler -> FakeAutoRegressor()" in out  # the estimator got k=None
-    assert "k = 2: chosen automatically by ebic (lower is better), evaluated at 8 values of k from 1 to 8:" in out
+    # The text says that the table shows a window around the chosen k, not the whole path.
+    assert ("k = 2: chosen automatically by ebic (lower is better), evaluated at 8 values of k from 1 to 8; "
+            "below, the 5 values around the chosen k (--json or --plot give them all):") in out
     # The criterion around the chosen k (3 rows each side where there are), the chosen row marked.
     assert _criterion_table(out) == [(1, 110.0, False), (2, 100.0, True), (3, 110.0, False), (4, 140.0, False),
                                      (5, 190.0, False)]
@@ -587,11 +684,11 @@ def test_saved_model_round_trip(tmp_path, capsys):
     assert list(model.feature_names_in_) == ["a", "b", "city", "c", "sunny"]
     array = np.array([[x[0], x[1], c, x[2], s] for x, c, s in zip(X[120:], city[120:], sunny[120:], strict=True)],
                      dtype=object)
-    np.testing.assert_array_equal(model.predict(array), predicted)
+    np.testing.assert_allclose(model.predict(array), predicted, rtol=0, atol=1e-5)  # printed with 5 decimals
     # ... or a DataFrame, columns found by name.
     pd = pytest.importorskip("pandas")
     frame = pd.read_csv(new_path)
-    np.testing.assert_array_equal(model.predict(frame), predicted)
+    np.testing.assert_allclose(model.predict(frame), predicted, rtol=0, atol=1e-5)
     with pytest.raises(ValueError, match=r"lacks the column\(s\) \['city'\]"):
         model.predict(frame.drop(columns="city"))
 
@@ -611,12 +708,12 @@ def test_saved_classifier_predicts_labels_and_probabilities(tmp_path, capsys):
     labels = [line.split(",")[0] for line in lines[1:]]
     proba = np.array([[float(v) for v in line.split(",")[1:]] for line in lines[1:]])
     assert proba.shape == (40, 2)
-    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=2e-6)  # 6 decimals
     assert labels == [["no", "yes"][i] for i in np.argmax(proba, axis=1)]
     assert np.mean(np.array(labels) == y[120:]) > 0.8  # held-out accuracy of a two-feature rule
     model = joblib.load(model_path)
     assert list(model.predict(X[120:])) == labels
-    np.testing.assert_allclose(model.predict_proba(X[120:]), proba, rtol=1e-15)
+    np.testing.assert_allclose(model.predict_proba(X[120:]), proba, rtol=0, atol=5e-7 + 1e-15)
 
 
 def test_predict_errors(tmp_path, capsys, sparse_csv):
@@ -624,22 +721,26 @@ def test_predict_errors(tmp_path, capsys, sparse_csv):
     model_path = str(tmp_path / "model.joblib")
     assert main([path, "--k", "2", "--cv", "0", "--output", model_path]) == 0
     capsys.readouterr()
-    # a feature column is missing
-    missing = _write_csv(tmp_path / "missing.csv", [f"x{j}" for j in range(9)], data[:5, :9].tolist())
+    # a column the model uses (x2, x5) is missing
+    kept = [j for j in range(10) if j != 5]
+    missing = _write_csv(tmp_path / "missing.csv", [f"x{j}" for j in kept], data[:5, kept].tolist())
     assert main(["predict", model_path, missing]) == 2
     captured = capsys.readouterr()
-    assert "lacks the model's feature column(s) 'x9'" in captured.err and captured.out == ""
+    assert "lacks the column(s) the model uses: 'x5'" in captured.err and captured.out == ""
     # a missing cell, and the model was fitted without --impute
     rows = data[:5, :10].tolist()
-    rows[2][4] = "NA"
+    rows[2][5] = "NA"
     holes = _write_csv(tmp_path / "holes.csv", [f"x{j}" for j in range(10)], rows)
     assert main(["predict", model_path, holes]) == 2
-    assert "column 'x4' of" in capsys.readouterr().err
+    assert "column 'x5' of" in capsys.readouterr().err
     # text in a numeric column
-    rows[2][4] = "abc"
+    rows[2][5] = "abc"
     text = _write_csv(tmp_path / "text.csv", [f"x{j}" for j in range(10)], rows)
     assert main(["predict", model_path, text]) == 2
-    assert "column 'x4' is not numeric" in capsys.readouterr().err
+    assert "column 'x5' is not numeric" in capsys.readouterr().err
+    # --id names no column
+    assert main(["predict", model_path, path, "--id", "name"]) == 2
+    assert "--id 'name' is not a column of" in capsys.readouterr().err
     # no such model file; a joblib file that is not a model of this tool; a file that is not joblib
     assert main(["predict", str(tmp_path / "absent.joblib"), path]) == 2
     assert "model file not found" in capsys.readouterr().err
@@ -689,6 +790,50 @@ def test_output_directory_must_exist(sparse_csv, tmp_path, capsys):
     assert main([path, "--output", str(tmp_path / "nowhere" / "m.joblib")]) == 2
     captured = capsys.readouterr()
     assert "does not exist" in captured.err and "Fitting" not in captured.err and captured.out == ""
+
+
+def test_predict_needs_only_the_used_columns_and_copies_an_id(tmp_path, capsys, sparse_csv):
+    path, data = sparse_csv
+    model_path = str(tmp_path / "model.joblib")
+    assert main([path, "--k", "2", "--cv", "0", "--output", model_path]) == 0
+    capsys.readouterr()
+    # only the two columns the model uses (x2, x5), and an identifier
+    names = [f"row{i}" for i in range(20)]
+    new = _write_csv(tmp_path / "new.csv", ["name", "x5", "x2"],
+                     [[name, x5, x2] for name, x5, x2 in zip(names, data[:20, 5], data[:20, 2], strict=True)])
+    assert main(["predict", model_path, new, "--id", "name"]) == 0
+    captured = capsys.readouterr()
+    assert "Ignoring" not in captured.err
+    lines = captured.out.splitlines()
+    assert lines[0] == "name,y"
+    assert [line.split(",")[0] for line in lines[1:]] == names
+    reference = joblib.load(model_path).predict(data[:20, :10])
+    # 6 significant digits of the largest prediction (|y| < 10 here): 5 decimals on every row
+    cells = [line.split(",")[1] for line in lines[1:]]
+    assert max(abs(reference)) < 10 and all(re.fullmatch(r"-?\d\.\d{5}", cell) for cell in cells), cells
+    np.testing.assert_allclose([float(cell) for cell in cells], reference, rtol=0, atol=5e-6 + 1e-12)
+
+
+def _closed_pipe_run(args):
+    """Run the command with its standard output a pipe whose reading end is already closed."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-m", "sparse_estimators", *args], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120,
+                              cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    finally:
+        os.close(write_end)
+
+
+def test_closed_standard_output_exits_quietly(tmp_path, sparse_csv):
+    path, data = sparse_csv
+    model_path = str(tmp_path / "model.joblib")
+    assert main([path, "--k", "2", "--cv", "0", "--output", model_path, "-q"]) == 0
+    for args in (["predict", model_path, path, "-q"], [path, "--k", "2", "--cv", "0", "-q"]):
+        result = _closed_pipe_run(args)  # as '... | head' once head has exited
+        assert result.returncode == 141, result.stderr
+        assert result.stderr == ""  # no traceback, no 'Exception ignored'
 
 
 # -- issue #26 item 10: accurate messages, non-zero exit when nothing useful is produced --

@@ -33,6 +33,12 @@ def test_docs_build_without_warnings(tmp_path):
     for page in ["index.html", "api.html", "reproduction.html", "user_guide/choosing_k.html",
                  "auto_examples/index.html", "generated/sparse_estimators.IHTRegressor.html"]:
         assert (out / page).is_file(), f"{page} was not built"
+    # The committed inventories link scikit-learn's and NumPy's names (offline): a docstring's reference, and
+    # the gallery's code.
+    page = (out / "generated" / "sparse_estimators.model_selection.SparsityCV.html").read_text()
+    assert ('href="https://scikit-learn.org/stable/modules/generated/sklearn.model_selection.GridSearchCV.html'
+            '#sklearn.model_selection.GridSearchCV"') in page
+    assert 'href="https://numpy.org/doc/stable/' in (out / "auto_examples" / "plot_quickstart.html").read_text()
 
 
 def test_html_repr_links_to_the_api_pages():
@@ -59,3 +65,44 @@ def test_html_repr_links_to_the_api_pages():
         assert link.startswith(DOC_URL + "generated/") and link.endswith(".html"), link
         assert link[len(DOC_URL + "generated/"):-len(".html")] in pages, link
         assert link in est._repr_html_()
+
+
+def test_intersphinx_inventories_are_committed():
+    """scikit-learn's and NumPy's inventories are on disk (the build is offline) and Sphinx reads them."""
+    from sphinx.util.inventory import InventoryFile
+
+    expected = {"sklearn": ("https://scikit-learn.org/stable/", "py:class", "sklearn.pipeline.Pipeline",
+                            "modules/generated/sklearn.pipeline.Pipeline.html#sklearn.pipeline.Pipeline"),
+                "numpy": ("https://numpy.org/doc/stable/", "py:function", "numpy.linalg.norm",
+                          "reference/generated/numpy.linalg.norm.html#numpy.linalg.norm")}
+    for name, (url, role, target, page) in expected.items():
+        with open(DOC / "_intersphinx" / f"{name}.inv", "rb") as handle:
+            inventory = InventoryFile.load(handle, url, lambda base, uri: base + uri)
+        entries = getattr(inventory, "data", inventory)[role]
+        entry = entries[target]
+        uri = entry.uri if hasattr(entry, "uri") else entry[2]  # (a tuple before Sphinx 8.2)
+        assert uri == url + page
+
+
+def test_user_pages_have_no_issue_numbers_or_internal_goals():
+    """Pages for readers speak of the package, not of the tracker's issues or the benchmarks' goals."""
+    import re
+
+    pages = [ROOT / "README.md", *DOC.glob("*.md"), *DOC.glob("*.rst"), *(DOC / "user_guide").glob("*.rst"),
+             *(DOC / "peers").glob("*.md")]
+    pages = [page for page in pages if page.name != "developers.rst"]
+    for page in pages:
+        text = page.read_text()
+        for pattern in (r"\b[Ii]ssue #?\d+", r"the target was", r"\bTargets?:", r"## Targets"):
+            found = re.search(pattern, text)
+            assert found is None, f"{page.relative_to(ROOT)}: {found.group(0)!r}"
+
+
+def test_first_pages_show_the_whole_package():
+    """The landing page and the README's opening name every part of the package, not only the exact-k models."""
+    opening = (ROOT / "README.md").read_text().split("## Set-up")[0]
+    index = (DOC / "index.rst").read_text().split("Install\n=======")[0]
+    for text in (opening, index):
+        for name in ["IHTRegressor", "IHTClassifier", "groups=", "always_select", "SparsityCV", "SparsityIC",
+                     "ReducedRankRegressor", "ReducedRankClassifier", "complete_matrix", "LowRankImputer"]:
+            assert name in text, name
