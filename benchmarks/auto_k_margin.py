@@ -13,7 +13,7 @@ criterion is within the margin of the path's minimum) and for abess's default
   F1, and per size.
 
 Run: ``python benchmarks/auto_k_margin.py [--task classification] [--seeds 100]
-[--margins 0,2,3,4]``. The figures are in doc/changelog.rst (``k=None``).
+[--margins 0,2,3,4] [--criterion gic]``. The figures are in doc/changelog.rst (``k=None``).
 """
 
 import argparse
@@ -52,14 +52,14 @@ def f1(support, true):
     return 0.0 if tp == 0 else 2 * tp / (support.size + true.size)
 
 
-def selector(method, task):
+def selector(method, task, criterion="ebic"):
     if method == "abess":
         import abess
 
         peer = abess.LinearRegression if task == "regression" else abess.LogisticRegression
         return lambda X, y: np.flatnonzero(peer(thread=1).fit(X, y).coef_)
     base = IHTRegressor if task == "regression" else IHTClassifier
-    cls = type(f"{base.__name__}_margin", (base,), {"_k_margin": float(method)})
+    cls = type(f"{base.__name__}_margin", (base,), {"_k_margin": float(method), "_k_criterion": criterion})
     return lambda X, y: cls().fit(X, y).support_
 
 
@@ -68,14 +68,15 @@ def main(argv=None):
     parser.add_argument("--task", choices=("regression", "classification"), default="regression")
     parser.add_argument("--seeds", type=int, default=30, help="data sets per easy design")
     parser.add_argument("--margins", default="0,2,3,4")
+    parser.add_argument("--criterion", default="ebic", choices=("aic", "bic", "gic", "ebic"))
     args = parser.parse_args(argv)
     easy_sizes = ((120, 30, 4), (200, 50, 5), (100, 20, 3)) if args.task == "regression" else (
         (400, 30, 4), (600, 50, 5), (300, 20, 3))
     warnings.simplefilter("ignore")
-    print(f"task {args.task}; easy designs {easy_sizes}, {args.seeds} data sets each")
+    print(f"task {args.task}, criterion {args.criterion}; easy designs {easy_sizes}, {args.seeds} data sets each")
     with threadpool_limits(1):
         for method in args.margins.split(",") + ["abess"]:
-            fit = selector(method, args.task)
+            fit = selector(method, args.task, args.criterion)
             exact = [sum(np.array_equal(fit(*easy(seed, n, p, s, args.task)[:2]), easy(seed, n, p, s, args.task)[2])
                          for seed in range(args.seeds)) for n, p, s in easy_sizes]
             scores = {}
