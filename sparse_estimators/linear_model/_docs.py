@@ -125,7 +125,10 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
     intercept_ : {intercept_type}
         Intercept (0 when ``fit_intercept=False``).
     support_ : ndarray of shape (n_selected,)
-        Sorted indices of the selected features.
+        Sorted **indices** of the selected features, not the boolean mask
+        that scikit-learn's selectors (``RFE``, ``SelectFromModel``) call
+        ``support_``: :meth:`get_support` gives the mask (or, with
+        ``indices=True``, these indices), with their semantics.
     groups_support_ : ndarray of shape (n_selected_groups,)
         Only with ``groups``: the sorted labels of the selected groups.
     n_iter_ : int
