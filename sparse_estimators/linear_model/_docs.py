@@ -90,7 +90,9 @@ default='hard'
         (thresholding on the groups' l2 norms over their features and all
         outputs or classes; see :class:`~sparse_estimators.structures.Groups`
         and, to group the columns a ``ColumnTransformer`` makes from each
-        original variable, :func:`~sparse_estimators.structures.groups_from_feature_names`).
+        original variable, :func:`~sparse_estimators.structures.groups_from_feature_names`,
+        with :class:`~sparse_estimators.compose.GroupsFromTransformer` for
+        sparse one-hot output).
         ``support_`` lists the selected features and ``groups_support_`` the
         selected groups' labels. The splicing search then exchanges whole
         groups (see :func:`sparse_estimators.solvers.splice`'s
