@@ -19,7 +19,10 @@ _WEIGHT_STEP = """weight_step : float or None, default=None
         ``c = k / max_iter``, the choice of the paper's experiments (its
         theory uses ``k / (4 max_iter)``); a stable support of ``k``
         features is then unweighted after about ``0.7 max_iter`` (at least
-        ``0.5 max_iter``) iterations, and the fit does not stop before.
+        ``0.5 max_iter``) iterations, and the fit does not stop before
+        (with ``debias=True`` and hard thresholding it then jumps to the
+        minimiser on the support and stops there when that is a fixed point
+        of the step, as IHT does).
         Large values (``>= 1``) soon unweight the support and behave like
         plain IHT; smaller ones need more iterations and can find a lower
         loss. As the default scales with ``1 / max_iter``, raising
