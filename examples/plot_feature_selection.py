@@ -4,17 +4,17 @@ Feature selection with ``SelectFromModel``
 =============================================
 
 A sparse estimator is also a feature selector: with
-:class:`~sklearn.feature_selection.SelectFromModel` and
-``importance_getter=support_importance``
-(:func:`~sparse_estimators.support_importance`: 1 for a selected feature,
-0 for the others) it keeps exactly the ``k``
-features of the model's support, and any model can be trained on them.
-``SelectFromModel``'s defaults read ``coef_`` and keep only the coefficients
-at least as large as their mean magnitude, which drops selected features with
-small coefficients; ``max_features=k`` alone does not change that (it also
-needs ``threshold=-np.inf``). Here
-a classifier with 6 of the 30 features of the breast cancer data set feeds a
-random forest, compared with the forest on all features.
+:class:`~sklearn.feature_selection.SelectFromModel` and its default arguments
+it keeps the ``k`` features of the model's support, and any model can be
+trained on them. (``SelectFromModel``'s default threshold for these models is
+1e-5 on the coefficients' magnitudes, as for l1-penalised models, not their
+mean magnitude, which would drop selected features with small coefficients;
+``importance_getter=support_importance``,
+:func:`~sparse_estimators.support_importance`, keeps exactly the support also
+when a selected coefficient is below 1e-5.) The estimator's own
+``get_support()`` gives the same boolean mask (its ``support_`` holds
+indices). Here a classifier with 6 of the 30 features of the breast cancer
+data set feeds a random forest, compared with the forest on all features.
 """
 
 # %%
@@ -27,15 +27,15 @@ from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sparse_estimators import AcceleratedIHTClassifier, support_importance
+from sparse_estimators import AcceleratedIHTClassifier
 
 data = load_breast_cancer()
 X, y = data.data, data.target
 
-selector = make_pipeline(StandardScaler(),
-                         SelectFromModel(AcceleratedIHTClassifier(k=6), importance_getter=support_importance))
+selector = make_pipeline(StandardScaler(), SelectFromModel(AcceleratedIHTClassifier(k=6)))
 selector.fit(X, y)
 mask = selector[-1].get_support()
+assert (mask == selector[-1].estimator_.get_support()).all()
 print(f"{mask.sum()} features kept:", ", ".join(data.feature_names[mask]))
 
 # %%
@@ -53,7 +53,7 @@ fig.tight_layout()
 # model (the selection is refitted on every training fold, so the score is
 # not optimistic):
 forest = RandomForestClassifier(n_estimators=50, random_state=0)
-selection = SelectFromModel(AcceleratedIHTClassifier(k=6), importance_getter=support_importance)
+selection = SelectFromModel(AcceleratedIHTClassifier(k=6))
 pipe = make_pipeline(StandardScaler(), selection, forest)
 for name, model in [("forest on 6 selected features", pipe), ("forest on all 30 features", forest)]:
     scores = cross_val_score(model, X, y, cv=5)

@@ -15,12 +15,9 @@ than an error, so a grid never fails on it.
 """
 
 # %%
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
@@ -39,12 +36,7 @@ y = X @ coef + rng.standard_normal(n_samples)
 X = X * rng.uniform(0.1, 10.0, size=n_features)
 X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
 
-# The shrinking operators (all but hard) can end in a cycle between two
-# supports of equal merit: the fit then returns its best iterate (as Liu &
-# Barber prescribe) with a ConvergenceWarning after ``max_iter`` iterations.
-# A smaller ``max_iter`` keeps the search fast; the warning is silenced here.
-warnings.filterwarnings("ignore", category=ConvergenceWarning)
-pipe = Pipeline([("scale", StandardScaler()), ("iht", IHTRegressor(max_iter=200))])
+pipe = Pipeline([("scale", StandardScaler()), ("iht", IHTRegressor())])
 param_grid = {
     "iht__k": [2, 4, 6, 8, 10, 15],
     "iht__thresholding": ["hard", "reciprocal", "lq", Reciprocal(c=0.5)],

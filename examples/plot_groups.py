@@ -10,6 +10,10 @@ a model that counts columns would have to count them by hand. With
 columns a :class:`~sklearn.compose.ColumnTransformer` makes by the original
 variable each comes from, so that one ``Pipeline`` and one ``GridSearchCV``
 choose the number of *original variables*.
+:class:`~sparse_estimators.compose.GroupsFromTransformer` chains the
+transformer and the estimator, and resolves the groups from the fitted
+transformer's output names (``get_feature_names_out``), so the one-hot
+columns can stay a scipy.sparse matrix.
 
 The data: scikit-learn's diabetes data set (disease progression after one
 year), with ``sex`` as a category and age and body-mass index as bands (the
@@ -27,6 +31,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from sparse_estimators import IHTRegressor
+from sparse_estimators.compose import GroupsFromTransformer
 from sparse_estimators.structures import groups_from_feature_names
 
 X, y = load_diabetes(return_X_y=True, as_frame=True, scaled=False)
@@ -38,16 +43,28 @@ numeric = [c for c in X.columns if c not in categorical]
 print(f"{X.shape[1]} variables: {categorical} categorical, {numeric} numeric")
 
 # %%
-# The transformer outputs a DataFrame (``set_output``), so the estimator sees
-# the column names (``onehot__age_band_60+``, ``num__bp``, ...) and the groups
-# follow them, whatever categories each training fold holds.
-columns = ColumnTransformer([("onehot", OneHotEncoder(sparse_output=False), categorical),
-                             ("num", StandardScaler(), numeric)]).set_output(transform="pandas")
-model = make_pipeline(columns, IHTRegressor(groups=groups_from_feature_names(X.columns)))
-search = GridSearchCV(model, {"ihtregressor__k": range(1, X.shape[1] + 1)}, cv=5).fit(X, y)
-best = search.best_estimator_[-1]
-print(f"chosen k = {search.best_params_['ihtregressor__k']} variables: {list(best.groups_support_)}")
-print(f"{best.support_.size} of {best.n_features_in_} columns:", list(best.feature_names_in_[best.support_]))
+# The groups are resolved at every fit from the fitted transformer's output
+# names (``onehot__age_band_60+``, ``num__bp``, ...), so they follow whatever
+# categories each training fold holds; the one-hot columns stay sparse
+# (``sparse_threshold=1``: the whole output is a scipy.sparse matrix).
+columns = ColumnTransformer([("onehot", OneHotEncoder(handle_unknown="ignore"), categorical),
+                             ("num", StandardScaler(), numeric)], sparse_threshold=1.0)
+model = GroupsFromTransformer(columns, IHTRegressor(groups=groups_from_feature_names(X.columns)))
+search = GridSearchCV(model, {"estimator__k": range(1, X.shape[1] + 1)}, cv=5).fit(X, y)
+best = search.best_estimator_
+names = best.get_feature_names_out()
+print(f"chosen k = {search.best_params_['estimator__k']} variables: {list(best.estimator_.groups_support_)}")
+print(f"{best.estimator_.support_.size} of {names.size} columns:", list(names[best.estimator_.support_]))
+
+# %%
+# The same model through a plain ``Pipeline``: there the names reach the
+# estimator only as the columns of a DataFrame (``set_output``), which needs
+# dense one-hot output.
+dense = ColumnTransformer([("onehot", OneHotEncoder(sparse_output=False, handle_unknown="ignore"), categorical),
+                           ("num", StandardScaler(), numeric)]).set_output(transform="pandas")
+k = search.best_params_["estimator__k"]
+pipeline = make_pipeline(dense, IHTRegressor(k=k, groups=groups_from_feature_names(X.columns))).fit(X, y)
+print("same variables through a dense Pipeline:", list(pipeline[-1].groups_support_))
 
 # %%
 # Cross-validated R^2 against the number of variables: each level keeps whole
@@ -56,7 +73,7 @@ ks = np.arange(1, X.shape[1] + 1)
 scores = search.cv_results_["mean_test_score"]
 fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.errorbar(ks, scores, yerr=search.cv_results_["std_test_score"], marker="o", capsize=3)
-ax.axvline(search.best_params_["ihtregressor__k"], color="gray", linestyle="--", label="chosen k")
+ax.axvline(search.best_params_["estimator__k"], color="gray", linestyle="--", label="chosen k")
 ax.set_xlabel("k (original variables)")
 ax.set_ylabel("CV R^2")
 ax.legend()

@@ -306,7 +306,8 @@ def test_selectfrommodel_with_support_importance_keeps_exactly_the_support(Estim
     np.testing.assert_array_equal(ours.transform(X), X[:, est.support_])
     if not is_classifier(Estimator()):
         np.testing.assert_array_equal(est.support_, [2, 7, 11])
-        assert default.get_support().sum() < 3  # (the default drops feature 11)
+    # (issue 32: the default threshold is no longer the mean |coef|, which dropped feature 11)
+    np.testing.assert_array_equal(default.get_support(), ours.get_support())
     # through a pipeline and a selector
     pipe = SelectFromModel(make_pipeline(StandardScaler(), Estimator(k=3)), importance_getter=support_importance)
     assert pipe.fit(X, y).get_support().sum() == 3

@@ -123,7 +123,7 @@ def test_rank_bad_input():
     X, Y = _well_conditioned()
     with pytest.warns(UserWarning, match=r"rank=7 is larger than min\(n_features, n_targets\)=5"):
         model = ReducedRankRegressor(rank=7).fit(X, Y)
-    assert model.k_ == 5 and model.rank_ == 5
+    assert model.rank_ == 5
     with pytest.warns(UserWarning, match="one target"):
         ReducedRankRegressor(rank=1).fit(X, Y[:, 0])
     for params, message in [(dict(rank=0), "'rank'"), (dict(rank=1.5), "'rank'"), (dict(solver="lbfgs"), "'solver'")]:
@@ -211,7 +211,8 @@ def test_reduced_rank_classifier_two_classes_and_bad_rank():
     with pytest.warns(UserWarning, match="two classes"):
         ReducedRankClassifier().fit(X, (y > 4).astype(int))
     with pytest.warns(UserWarning, match=r"rank=20 is larger than min\(n_features, n_classes\)=10"):
-        assert ReducedRankClassifier(rank=20).fit(X, y).k_ == 10
+        # (clipped to 10, unconstrained: the l2-penalised coefficient columns sum to zero, so rank 9)
+        assert ReducedRankClassifier(rank=20).fit(X, y).rank_ == 9
     with pytest.raises(ValueError, match="solver"):
         ReducedRankClassifier(solver="regularized").fit(X, y)
 
@@ -225,3 +226,55 @@ def test_void_rank_constraint_warns_once():
         warnings.simplefilter("always")
         ReducedRankClassifier(rank=3).fit(X, (y > 4).astype(int))
     assert [str(w.message).split(":")[0] for w in caught] == ["ReducedRankClassifier with two classes"]
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_transform_gives_the_latent_scores_and_their_names(kind):
+    """issue 32 item 16: the latent scores (``transform``, as PLSRegression's) and ``get_feature_names_out``.
+
+    The scores are ``X V diag(s)`` for ``coef_ = U diag(s) V^T``: they
+    reproduce the linear predictor through ``y_loadings_ = U`` (orthonormal),
+    and equal ``X coef_^T U``; the rank models no longer carry ``support_``
+    (every feature) or ``k_`` (the constraint).
+    """
+    import pandas as pd
+    from sklearn.cross_decomposition import PLSRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from sparse_estimators import ReducedRankClassifier
+
+    if kind == "regressor":
+        X, Y = _well_conditioned()
+        model = ReducedRankRegressor(rank=2).fit(X, Y)
+        linear_predictor = model.predict(X)
+        reference = PLSRegression(n_components=2).fit(X, Y)
+    else:
+        X, Y, _, _ = _rank_two_classes(0)
+        model = ReducedRankClassifier(rank=2).fit(X, Y)
+        linear_predictor = model.decision_function(X)
+        reference = PLSRegression(n_components=2).fit(X, np.eye(10)[Y])
+    name = type(model).__name__.lower()
+    scores = model.transform(X)
+    assert model.rank_ == 2 and scores.shape == (X.shape[0], 2)
+    np.testing.assert_allclose(model.y_loadings_.T @ model.y_loadings_, np.eye(2), atol=1e-12)
+    np.testing.assert_allclose(scores @ model.y_loadings_.T + model.intercept_, linear_predictor, rtol=1e-10,
+                               atol=1e-10)
+    np.testing.assert_allclose(scores, X @ model.coef_.T @ model.y_loadings_, rtol=1e-10, atol=1e-10)
+    # canonical signs (svd_flip): each loading's largest entry is positive, whatever the LAPACK kernel
+    columns = model.y_loadings_[np.argmax(np.abs(model.y_loadings_), axis=0), [0, 1]]
+    assert np.all(columns > 0)
+    # the names follow scikit-learn's convention for latent components (PLSRegression's: class name + index)
+    assert list(model.get_feature_names_out()) == [f"{name}0", f"{name}1"]
+    assert [n.replace("plsregression", name) for n in reference.get_feature_names_out()] == \
+        list(model.get_feature_names_out())
+    np.testing.assert_allclose(model.fit_transform(X, Y), scores, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(model.transform(sp.csr_matrix(X)), scores, rtol=1e-10, atol=1e-10)
+    pipe = make_pipeline(StandardScaler(), type(model)(rank=2)).set_output(transform="pandas").fit(X, Y)
+    frame = pipe.transform(X)
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == [f"{name}0", f"{name}1"]
+    # attributes that say nothing for a rank model are gone (also after a refit)
+    for fitted in (model, pipe[-1], model.fit(X, Y)):
+        assert not hasattr(fitted, "support_") and not hasattr(fitted, "k_")
+    with pytest.raises(ValueError, match="features"):
+        model.transform(X[:, :-1])

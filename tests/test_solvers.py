@@ -119,8 +119,8 @@ def test_adaptive_steps_at_least_half_of_one_over_L(monkeypatch):
     L = loss.lipschitz()
     calls = []
 
-    def recording(loss_, operator, k, W, b, f, gW, gb, eta, L_, Z=None):
-        out = backtracking_step(loss_, operator, k, W, b, f, gW, gb, eta, L_, Z)
+    def recording(loss_, operator, k, W, b, f, gW, gb, eta, L_, Z=None, **kwargs):
+        out = backtracking_step(loss_, operator, k, W, b, f, gW, gb, eta, L_, Z, **kwargs)
         calls.append((W.copy(), f, gW.copy(), out))
         return out
 

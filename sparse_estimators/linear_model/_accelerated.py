@@ -4,6 +4,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
+from .._selection import _SupportMixin
 from ..solvers import accelerated_iht
 from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
 from ._docs import attributes, fill_doc
@@ -36,7 +37,7 @@ class _MomentumMixin:
 
 @fill_doc(momentum=_MOMENTUM, description=_DESCRIPTION,
           attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))
-class AcceleratedIHTRegressor(_MomentumMixin, SparseRegressorBase):
+class AcceleratedIHTRegressor(_SupportMixin, _MomentumMixin, SparseRegressorBase):
     """Least squares with exactly ``k`` features, by accelerated IHT.
 
     {description}
@@ -91,7 +92,7 @@ class AcceleratedIHTRegressor(_MomentumMixin, SparseRegressorBase):
 
 @fill_doc(momentum=_MOMENTUM, description=_DESCRIPTION,
           attrs=attributes("(1, n_features) or (n_classes, n_features)", "ndarray of shape (1,) or (n_classes,)"))
-class AcceleratedIHTClassifier(_MomentumMixin, SparseClassifierBase):
+class AcceleratedIHTClassifier(_SupportMixin, _MomentumMixin, SparseClassifierBase):
     """Logistic regression with exactly ``k`` features, by accelerated IHT.
 
     {description}

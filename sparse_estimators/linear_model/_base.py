@@ -261,7 +261,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             if not hasattr(self, "feature_names_in_"):
                 raise ValueError("The 'groups' parameter is a callable of the feature names, but X has none: "
                                  "pass a DataFrame (in a Pipeline, .set_output(transform='pandas') on the "
-                                 "transformer before this estimator).")
+                                 "transformer before this estimator), or, for sparse output, use "
+                                 "sparse_estimators.compose.GroupsFromTransformer(transformer, estimator), "
+                                 "which takes the names from the fitted transformer.")
             groups = groups(self.feature_names_in_)
         if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
             raise ValueError(f"The 'groups' parameter must be an array-like of one label per feature, "

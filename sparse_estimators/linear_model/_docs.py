@@ -93,7 +93,9 @@ default='hard'
         (thresholding on the groups' l2 norms over their features and all
         outputs or classes; see :class:`~sparse_estimators.structures.Groups`
         and, to group the columns a ``ColumnTransformer`` makes from each
-        original variable, :func:`~sparse_estimators.structures.groups_from_feature_names`).
+        original variable, :func:`~sparse_estimators.structures.groups_from_feature_names`,
+        with :class:`~sparse_estimators.compose.GroupsFromTransformer` for
+        sparse one-hot output).
         ``support_`` lists the selected features and ``groups_support_`` the
         selected groups' labels. The splicing search then exchanges whole
         groups (see :func:`sparse_estimators.solvers.splice`'s
@@ -128,7 +130,10 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
     intercept_ : {intercept_type}
         Intercept (0 when ``fit_intercept=False``).
     support_ : ndarray of shape (n_selected,)
-        Sorted indices of the selected features.
+        Sorted **indices** of the selected features, not the boolean mask
+        that scikit-learn's selectors (``RFE``, ``SelectFromModel``) call
+        ``support_``: :meth:`get_support` gives the mask (or, with
+        ``indices=True``, these indices), with their semantics.
     groups_support_ : ndarray of shape (n_selected_groups,)
         Only with ``groups``: the sorted labels of the selected groups.
     n_iter_ : int

@@ -1,12 +1,13 @@
 """Plain iterative thresholding estimators."""
 
+from .._selection import _SupportMixin
 from ..solvers import iht
 from ._base import SparseClassifierBase, SparseRegressorBase
 from ._docs import attributes, fill_doc
 
 
 @fill_doc(attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))
-class IHTRegressor(SparseRegressorBase):
+class IHTRegressor(_SupportMixin, SparseRegressorBase):
     """Least squares with exactly ``k`` features, by iterative thresholding.
 
     Projected gradient descent on the mean squared error,
@@ -57,7 +58,7 @@ class IHTRegressor(SparseRegressorBase):
 
 
 @fill_doc(attrs=attributes("(1, n_features) or (n_classes, n_features)", "ndarray of shape (1,) or (n_classes,)"))
-class IHTClassifier(SparseClassifierBase):
+class IHTClassifier(_SupportMixin, SparseClassifierBase):
     """Logistic regression with exactly ``k`` features, by iterative thresholding.
 
     Two classes: l2-penalised logistic loss; more: multinomial loss whose

@@ -4,6 +4,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
+from .._selection import _SupportMixin
 from ..solvers import iobs
 from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
 from ._docs import attributes, fill_doc
@@ -107,7 +108,7 @@ class _IOBSMixin:
 @fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg'}", hessian_text=_HESSIAN_REG),
           step_size=_STEP_SIZE, thresholding=_THRESHOLDING, description=_DESCRIPTION, references=_REFERENCES,
           attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))
-class IOBSRegressor(_IOBSMixin, SparseRegressorBase):
+class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
     """Least squares with exactly ``k`` features, by the Iterative Optimal Brain Surgeon.
 
     {description}
@@ -165,7 +166,7 @@ class IOBSRegressor(_IOBSMixin, SparseRegressorBase):
 @fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg'}", hessian_text=_HESSIAN_CLF),
           step_size=_STEP_SIZE, thresholding=_THRESHOLDING, description=_DESCRIPTION, references=_REFERENCES,
           attrs=attributes("(1, n_features) or (n_classes, n_features)", "ndarray of shape (1,) or (n_classes,)"))
-class IOBSClassifier(_IOBSMixin, SparseClassifierBase):
+class IOBSClassifier(_SupportMixin, _IOBSMixin, SparseClassifierBase):
     """Logistic regression with exactly ``k`` features, by the Iterative Optimal Brain Surgeon.
 
     {description}

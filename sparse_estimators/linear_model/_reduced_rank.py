@@ -4,7 +4,10 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.extmath import svd_flip
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers import accelerated_iht, iht, low_rank_local_search
 from ..structures import LowRank
@@ -15,11 +18,16 @@ _SOLVERS = {"iht": iht, "accelerated": accelerated_iht, "regularized": low_rank_
 
 #: the Attributes both reduced-rank estimators share, after ``coef_`` and ``intercept_``
 _RANK_ATTRIBUTES = """rank_ : int
-        The numerical rank of ``coef_``.
-    k_ : int
-        The rank constraint used (``rank``, clipped).
-    support_ : ndarray
-        Features with a non-zero row of ``coef_.T`` (usually all).
+        The numerical rank of ``coef_`` (at most ``rank``, clipped).
+    x_rotations_ : ndarray of shape (n_features, ``rank_``)
+        The latent directions in the features scaled by ``coef_``'s singular
+        values (``V diag(s)`` of ``coef_ = U diag(s) V^T``, signs fixed so
+        that each column of ``U`` has its largest entry positive):
+        :meth:`transform` returns ``X @ x_rotations_``.
+    y_loadings_ : ndarray of shape (n_outputs, ``rank_``)
+        ``U``: orthonormal columns in the outputs (targets or classes' scores),
+        so that ``transform(X) @ y_loadings_.T + intercept_`` is the linear
+        predictor.
     n_iter_ : int
         Number of iterations of the solver.
     loss_curve_ : ndarray of shape (``n_iter_``,)
@@ -31,12 +39,13 @@ _RANK_ATTRIBUTES = """rank_ : int
         column names."""
 
 
-class _ReducedRankMixin:
+class _ReducedRankMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     """What the reduced-rank estimators share: ``rank`` as the level, the :class:`LowRank` structure, ``rank_``.
 
-    Subclasses set ``_solvers`` (name to solver function), ``_void_message``
-    (the warning when the coefficient matrix has one column) and
-    ``_outputs_name`` (what its columns are, in messages).
+    And the latent scores: ``transform`` is defined here, in a subclass of
+    ``TransformerMixin``, so that ``set_output`` wraps it. Subclasses set
+    ``_solvers`` (name to solver function), ``_void_message`` (the warning
+    when the coefficient matrix has one column) and ``_outputs_name`` (what its columns are, in messages).
     """
 
     # not parameters of this estimator: a rank constraint has no features to exchange, group, force or sign
@@ -85,11 +94,47 @@ class _ReducedRankMixin:
             return n_units
         return int(self.rank)
 
+    def _fit(self, X, y, sample_weight, coef_init):
+        super()._fit(X, y, sample_weight, coef_init)
+        # a rank model has no feature selection: the shared fit's support_ (every feature) and k_ (the
+        # constraint, which rank_ reports where it binds) would say nothing
+        for name in ("support_", "k_"):
+            self.__dict__.pop(name, None)
+        return self
+
     def _store(self, fit, info):
         super()._store(fit, info)
         coef = np.atleast_2d(self.coef_)
-        s = np.linalg.svd(coef, compute_uv=False)
+        U, s, Vt = np.linalg.svd(coef, full_matrices=False)
         self.rank_ = int(np.sum(s > s[0] * max(coef.shape) * np.finfo(float).eps)) if s.size and s[0] > 0 else 0
+        U, Vt = U[:, :self.rank_], Vt[:self.rank_]
+        if self.rank_:
+            U, Vt = svd_flip(U, Vt, u_based_decision=True)  # (signs fixed by the matrix, not by the LAPACK kernel)
+        self.x_rotations_ = Vt.T * s[:self.rank_]
+        self.y_loadings_ = U
+        self._n_features_out = self.rank_
+
+    def transform(self, X):
+        """The latent scores: ``X`` projected on the model's ``rank_`` directions.
+
+        ``X @ x_rotations_``, so that ``transform(X) @ y_loadings_.T +
+        intercept_`` is the linear predictor (:meth:`predict` for the
+        regressor, :meth:`decision_function` for the classifier with more
+        than two classes). As ``PLSRegression``'s and ``CCA``'s, but ``X``
+        is not centred: the scores' means are the features' means times
+        ``x_rotations_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, ``rank_``)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+        return np.asarray(X @ self.x_rotations_)
 
 
 
@@ -113,6 +158,10 @@ class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
     onto the top right singular vectors of its fitted values); the
     iteration converges to it linearly, so ``tol`` sets how close the column
     space gets (:source:`tests/test_reduced_rank.py` measures it).
+
+    :meth:`transform` gives the latent scores ``X @ x_rotations_`` (the
+    ``rank_`` linear features of ``X`` the predictions are made of, as
+    ``PLSRegression``'s), named by :meth:`get_feature_names_out`.
 
     Each iteration costs two products with ``X`` and an SVD of the
     ``n_features x n_targets`` coefficient matrix; the refit solves the
@@ -242,6 +291,8 @@ class ReducedRankClassifier(_ReducedRankMixin, SparseClassifierBase):
     loss minimised over ``B V^T`` (and the intercepts) by Newton-CG. With two
     classes there is one coefficient vector and the constraint is void
     (a warning; the fit is l2-regularized logistic regression).
+    :meth:`transform` gives the latent scores ``X @ x_rotations_``, the
+    ``rank_`` linear features of ``X`` that the classes' scores mix.
 
     Parameters
     ----------

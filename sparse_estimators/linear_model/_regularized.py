@@ -4,6 +4,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
+from .._selection import _SupportMixin
 from ..solvers import regularized_iht
 from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
 from ._docs import attributes, fill_doc
@@ -18,7 +19,10 @@ _WEIGHT_STEP = """weight_step : float or None, default=None
         ``c = k / max_iter``, the choice of the paper's experiments (its
         theory uses ``k / (4 max_iter)``); a stable support of ``k``
         features is then unweighted after about ``0.7 max_iter`` (at least
-        ``0.5 max_iter``) iterations, and the fit does not stop before.
+        ``0.5 max_iter``) iterations, and the fit does not stop before
+        (with ``debias=True`` and hard thresholding it then jumps to the
+        minimiser on the support and stops there when that is a fixed point
+        of the step, as IHT does).
         Large values (``>= 1``) soon unweight the support and behave like
         plain IHT; smaller ones need more iterations and can find a lower
         loss. As the default scales with ``1 / max_iter``, raising
@@ -84,7 +88,7 @@ _REFERENCES = """K. Axiotis and M. Sviridenko, "Iterative Hard Thresholding with
 @fill_doc(weight_step=_WEIGHT_STEP, step_size=_STEP_SIZE, tol=_TOL, description=_DESCRIPTION,
           references=_REFERENCES,
           attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))
-class RegularizedIHTRegressor(_WeightStepMixin, SparseRegressorBase):
+class RegularizedIHTRegressor(_SupportMixin, _WeightStepMixin, SparseRegressorBase):
     """Least squares with exactly ``k`` features, by regularized IHT.
 
     {description}
@@ -141,7 +145,7 @@ class RegularizedIHTRegressor(_WeightStepMixin, SparseRegressorBase):
 @fill_doc(weight_step=_WEIGHT_STEP, step_size=_STEP_SIZE, tol=_TOL, description=_DESCRIPTION,
           references=_REFERENCES,
           attrs=attributes("(1, n_features) or (n_classes, n_features)", "ndarray of shape (1,) or (n_classes,)"))
-class RegularizedIHTClassifier(_WeightStepMixin, SparseClassifierBase):
+class RegularizedIHTClassifier(_SupportMixin, _WeightStepMixin, SparseClassifierBase):
     """Logistic regression with exactly ``k`` features, by regularized IHT.
 
     {description}

@@ -27,6 +27,7 @@ from sklearn.utils.metadata_routing import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, validate_data
 
+from .._selection import _SupportMixin
 from .._utils import _DocLinkMixin, all_or_nothing
 from ._criteria import CRITERIA, information_criterion
 from ._path import _check_has_k, _check_k_grid, _fitted_estimator, _path_fits
@@ -201,7 +202,7 @@ def _accepts_sample_weight(scorer):
     return "sample_weight" in signature(scorer).parameters
 
 
-class _SparsitySearchBase(_DocLinkMixin, MetaEstimatorMixin, BaseEstimator):
+class _SparsitySearchBase(_SupportMixin, _DocLinkMixin, MetaEstimatorMixin, BaseEstimator):
     """Shared by the selectors: input checks, routing, delegation to ``best_estimator_``, tags, atomic fit."""
 
     # sample_weight is passed on (to the estimator, and to scorers that accept it), not consumed here

@@ -5,6 +5,7 @@ import numpy as np
 from ..structures import get_structure
 from ._base import (
     IterationMonitor,
+    StepGrowthLatch,
     SupportJump,
     backtracking_step,
     gradient_step,
@@ -81,6 +82,7 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     support = operator.support(x, k)
     extrapolated = False
     jump = SupportJump(loss, operator, k, support_refit, support, f_x)
+    latch = StepGrowthLatch()
     it = 0
     for it in range(1, max_iter + 1):
         f_u = loss.value_from_z(Zu, u)
@@ -88,8 +90,10 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         T = operator.expand(gW, np.any(u != 0, axis=1), k)  # the support plus k units by gradient
         gW = np.where(T[:, None], gW, 0.0)
         if step_size == "auto":
+            tried = eta_next
             x_new, b_new, Z_new, f_new, support_new, eta, eta_next = backtracking_step(
-                loss, operator, k, u, bu, f_u, gW, gb, eta_next, L, Zu)
+                loss, operator, k, u, bu, f_u, gW, gb, eta_next, L, Zu, grow_on_stable=latch.open)
+            latch.update(support_new, tried, eta)
         else:
             x_new, b_new, Z_new, f_new, support_new = gradient_step(loss, operator, k, u, bu, gW, gb, eta)
         if restart and extrapolated and f_new > f_x:

@@ -237,23 +237,62 @@ def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0, Z_st
     return float(excess / allowance)
 
 
-def next_step(operator, W, support, eta, ratio):
+#: on a stable support, the shrinking operators' step grows only when the accepted step used at most this share
+#: of the quadratic model's allowance (a step far below the curvature's: doc/changelog.rst, issue 32)
+_STABLE_GROWTH_RATIO = 0.05
+
+
+def next_step(operator, W, support, eta, ratio, grow_on_stable=False):
     """The step to try next: ``2 eta`` if the accepted one used at most half of the allowance.
 
     Operators other than hard have fixed points that depend on the step, and
     a step that keeps being doubled and halved makes the iterates cycle
-    (e.g. eta, 2 eta, rejected 2 eta, ...). So for them the step is no
-    longer grown once the support is stable (the new support is the current
-    iterate's): it settles, or shrinks, and the iteration converges.
+    (e.g. eta, 2 eta, rejected 2 eta, ...). So for them the step grows on a
+    stable support (the new support is the current iterate's) only while
+    ``grow_on_stable`` (the solver's :class:`StepGrowthLatch`: until a
+    step is rejected twice on that support): it grows while the curvature
+    along the steps allows, then settles, and the iteration converges.
+    Never growing there (as before) left the step at its early value on
+    near-separable logistic fits, whose curvature along the late steps is
+    hundreds of times smaller, and the iterate drifting for thousands of
+    iterations (doc/changelog.rst, issue 32).
     """
     if ratio > 0.5:
         return eta
-    if not operator.is_hard and np.array_equal(support, np.flatnonzero(np.any(W != 0, axis=1))):
+    if (not operator.is_hard and not (grow_on_stable and ratio <= _STABLE_GROWTH_RATIO)
+            and np.array_equal(support, np.flatnonzero(np.any(W != 0, axis=1)))):
         return eta
     return 2.0 * eta
 
 
-def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None):
+class StepGrowthLatch:
+    """Whether the adaptive step may still grow on a stable support (operators other than hard).
+
+    Open on each new support; closed when a trial step is rejected (halved
+    by the backtracking) for the second time on that support, the mark of
+    the cycle eta, 2 eta, rejected 2 eta, ...: the step then never doubles
+    again on it and settles (see :func:`next_step`). A single rejection
+    does not close it: early on, where the curvature along the steps is
+    high, a step is rejected that the late steps, along flatter
+    directions, accept.
+    """
+
+    def __init__(self):
+        self.open = True
+        self._support = None
+        self._rejected = set()
+
+    def update(self, support, tried, accepted):
+        """Record a step: the support it selected, the step tried and the one accepted."""
+        if self._support is None or not same_indices(support, self._support):
+            self.open, self._rejected = True, set()
+        elif accepted < tried:
+            self.open = self.open and tried not in self._rejected
+            self._rejected.add(tried)
+        self._support = support
+
+
+def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None, grow_on_stable=False):
     """One thresholded gradient step with an adaptive step size (Liu & Barber, eq. 6).
 
     Tries ``eta`` and halves it until the quadratic upper model holds at the
@@ -272,7 +311,8 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None):
     ``2 eta`` and ``eta``, which operators other than hard need to converge
     (their fixed points depend on the step). ``Z``, the linear predictor at
     ``(W, b)``, lets least squares test the model exactly (see
-    :func:`curvature_ratio`).
+    :func:`curvature_ratio`). ``grow_on_stable``: see :func:`next_step`
+    (ignored after a rejected trial).
 
     Returns
     -------
@@ -287,7 +327,8 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None):
         if eta <= floor or ratio <= 1.0 or halvings == 60:
             break
         eta = max(0.5 * eta, floor)
-    return Wn, bn, Zn, fn, support, eta, next_step(operator, W, support, eta, ratio)
+    return Wn, bn, Zn, fn, support, eta, next_step(operator, W, support, eta, ratio,
+                                                   grow_on_stable and halvings == 0)
 
 
 class SupportJump:
@@ -325,6 +366,10 @@ class SupportJump:
         self.patience = patience if operator.is_hard and getattr(operator, "settles", True) else 0
         self.support, self.f, self.count = support, f, 0
         self.gradient = None  # at the last minimiser jumped to
+
+    def reset(self, support, f):
+        """Record an iteration that may not count towards the patience (e.g. a weighted support)."""
+        self.support, self.f, self.count = support, f, 0
 
     def __call__(self, W, b, f, support, eta, monitor):
         """Record an iteration's result; jump when the support has settled.

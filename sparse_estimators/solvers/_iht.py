@@ -3,6 +3,7 @@
 from ..structures import get_structure
 from ._base import (
     IterationMonitor,
+    StepGrowthLatch,
     SupportJump,
     backtracking_step,
     gradient_step,
@@ -70,12 +71,15 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     support = operator.support(W, k)
     jump = SupportJump(loss, operator, k, support_refit, support, f)
     start_support, f_start = support, f
+    latch = StepGrowthLatch()
     it = 0
     for it in range(1, max_iter + 1):
         gW, gb = loss.gradient_from_z(Z, W)
         if step_size == "auto":
+            tried = eta_next
             Wn, bn, Z, f, support, eta, eta_next = backtracking_step(
-                loss, operator, k, W, b, f, gW, gb, eta_next, L, Z)
+                loss, operator, k, W, b, f, gW, gb, eta_next, L, Z, grow_on_stable=latch.open)
+            latch.update(support, tried, eta)
         else:
             Wn, bn, Z, f, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
         if (it == 1 and refitted_start and operator.is_hard and start_support.size == k

@@ -65,14 +65,20 @@ class groups_from_feature_names:  # noqa: N801 - used like a function: ``groups=
     """Group the columns a ``ColumnTransformer`` makes by the original variable each comes from.
 
     Pass an instance as an estimator's ``groups``: at fit time it receives
-    the names of the estimator's input features (``feature_names_in_``: put
-    ``.set_output(transform="pandas")`` on the transformer so that the names
-    reach the estimator) and labels each by the longest of ``variables``
+    the names of the estimator's input features and labels each by the longest of ``variables``
     that the name, without its transformer prefix (``"onehot__"``), equals
     or starts with followed by ``"_"`` (``OneHotEncoder``'s
     ``"color_red"``). ``k`` then counts original variables, whatever the
     number of dummy columns of each, which can differ between the folds of
     a cross-validation.
+
+    The names come from the fitted transformer with
+    :class:`~sparse_estimators.compose.GroupsFromTransformer`
+    (``GroupsFromTransformer(column_transformer, IHTRegressor(groups=...))``),
+    whatever its output (a scipy.sparse one-hot matrix included); in a plain
+    ``Pipeline`` they reach the estimator only as a DataFrame's columns
+    (``feature_names_in_``: ``.set_output(transform="pandas")`` on the
+    transformer, which needs dense output).
 
     Parameters
     ----------
