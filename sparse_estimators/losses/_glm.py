@@ -1,7 +1,7 @@
 """Poisson and Gamma losses with the log link (counts and positive skewed amounts)."""
 
 import numpy as np
-from scipy.optimize import brentq
+from scipy.optimize import brentq, minimize
 from scipy.special import digamma, gammaln, xlogy
 
 from ._logistic import _GLMLoss
@@ -28,7 +28,51 @@ def _check_target(y, sample_weight, *, positive, family):
     return Y
 
 
-class _LogLinkLoss(_GLMLoss):
+def nonnegative_refit(loss, support, W, b):
+    """Minimise a GLM loss over the coefficients in ``support`` constrained to ``W >= 0`` (``positive=True``).
+
+    L-BFGS-B on the restricted loss (the intercept unconstrained), from the
+    positive part of ``W``; features whose coefficient ends at 0 leave the
+    support, as in the least-squares NNLS refit.
+    """
+    support = np.asarray(support)
+    W_full = np.zeros_like(W)
+    b = np.asarray(b, dtype=float)
+    if not support.size:
+        return W_full, b
+    sub = loss.restrict(support)
+    k, has_b = support.size, bool(loss.fit_intercept)
+
+    def fun(theta):
+        w, c = theta[:k, None], (theta[k:] if has_b else b)
+        f, gW, gb = sub.value_and_gradient(w, c)
+        return f, (np.concatenate([gW[:, 0], gb]) if has_b else gW[:, 0])
+
+    theta = np.concatenate([np.maximum(W[support, 0], 0.0), b]) if has_b else np.maximum(W[support, 0], 0.0)
+    bounds = [(0.0, None)] * k + [(None, None)] * int(has_b)
+    res = minimize(fun, theta, jac=True, method="L-BFGS-B", bounds=bounds,
+                   options={"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-10})
+    W_full[support, 0] = np.maximum(res.x[:k], 0.0)
+    return W_full, (res.x[k:].copy() if has_b else b)
+
+
+class _NonNegativeRefit:
+    """``positive=True`` (the regressors'): refits on a support are :func:`nonnegative_refit`."""
+
+    def refit(self, support, W, b, *, max_iter=100, precise=True):  # noqa: D102 - see BaseLoss.refit
+        if not self.positive:
+            return super().refit(support, W, b, max_iter=max_iter, precise=precise)
+        return nonnegative_refit(self, support, W, b)
+
+    def _refit_evaluated(self, support, W, b):
+        if not self.positive:
+            return super()._refit_evaluated(support, W, b)
+        W, b = nonnegative_refit(self, support, W, b)
+        Z = self.linear_predictor(W, b)
+        return W, b, self.value_from_z(Z, W), Z
+
+
+class _LogLinkLoss(_NonNegativeRefit, _GLMLoss):
     """A GLM loss with the log link: ``mu = exp(z)``, the model's mean (``predict``)."""
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):

@@ -4,6 +4,7 @@ import copy
 
 import numpy as np
 
+from ._glm import _NonNegativeRefit
 from ._logistic import _GLMLoss
 
 #: the MAD times this estimates the standard deviation of Gaussian data (1 / Phi^{-1}(3/4))
@@ -36,7 +37,7 @@ def robust_scale(residuals, weights):
     return sd if sd > 0 else 1.0
 
 
-class HuberLoss(_GLMLoss):
+class HuberLoss(_NonNegativeRefit, _GLMLoss):
     """Huber's loss with threshold ``epsilon`` times a scale ``sigma``, for regression with outliers.
 
     ``sum_i s_i rho(y_i - z_i) / sum_i s_i + alpha/2 ||w||^2`` with
