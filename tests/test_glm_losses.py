@@ -240,7 +240,7 @@ def test_huber_recovers_the_support_with_gross_outliers_where_squared_error_fail
         huber += np.array_equal(IHTRegressor(k=5, loss="huber").fit(X, y).support_, truth)
         squared += np.array_equal(IHTRegressor(k=5).fit(X, y).support_, truth)
     assert huber == 10
-    assert squared <= 5
+    assert squared <= 2  # (measured: 0 of 10, support F1 0.56)
 
 
 @pytest.mark.parametrize("Est", REGRESSORS)

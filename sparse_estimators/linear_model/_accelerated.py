@@ -78,10 +78,9 @@ class AcceleratedIHTRegressor(_MomentumMixin, SparseRegressorBase):
     array([2, 7])
     """
 
-    def __init__(self, k=None, *, loss="squared_error", epsilon=1.35,
-                 momentum=0.25, thresholding="hard", step_size="auto", max_iter=1000,
-                 tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto",
-                 positive=False, groups=None, always_select=None, warm_start=False,
+    def __init__(self, k=None, *, momentum=0.25, loss="squared_error", epsilon=1.35, thresholding="hard",
+                 step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True,
+                 precompute="auto", positive=False, groups=None, always_select=None, warm_start=False,
                  verbose=0):
         super().__init__(k, loss=loss, epsilon=epsilon,
                          thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,

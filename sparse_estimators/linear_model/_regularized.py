@@ -127,10 +127,9 @@ class RegularizedIHTRegressor(_WeightStepMixin, SparseRegressorBase):
     array([ 3., -2.])
     """
 
-    def __init__(self, k=None, *, loss="squared_error", epsilon=1.35,
-                 weight_step=None, thresholding="hard", step_size="auto", max_iter=1000,
-                 tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto",
-                 positive=False, groups=None, always_select=None, warm_start=False,
+    def __init__(self, k=None, *, weight_step=None, loss="squared_error", epsilon=1.35, thresholding="hard",
+                 step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True,
+                 precompute="auto", positive=False, groups=None, always_select=None, warm_start=False,
                  verbose=0):
         super().__init__(k, loss=loss, epsilon=epsilon,
                          thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
