@@ -113,7 +113,9 @@ class IOBSRegressor(_IOBSMixin, SparseRegressorBase):
     {description}
 
     For least squares the Hessian ``X_c^T S X_c / sum(S)`` is constant and
-    factored once per fit.
+    factored once per fit; for the other losses (``loss='poisson'``,
+    ``'gamma'``, ``'huber'``) it is the loss's Hessian at the iterate,
+    intercept included, re-formed at every iteration as for the classifiers.
 
     Parameters
     ----------

@@ -79,12 +79,12 @@ class _LogLinkLoss(_NonNegativeRefit, _GLMLoss):
         Y = _check_target(y, sample_weight, positive=self._positive_target, family=self._family)
         super().__init__(X, Y, sample_weight, fit_intercept, alpha)
         #: the weighted mean of y: the null model's mean, ``exp`` of the initial intercept
-        self.y_mean = float(self.sample_weight @ self.Y[:, 0]) / self.sw_sum
+        self.null_mean = float(self.sample_weight @ self.Y[:, 0]) / self.sw_sum
 
     def initial_intercept(self):  # noqa: D102 - the null model: mu = mean(y)
         if not self.fit_intercept:
             return np.zeros(1)
-        return np.array([np.log(self.y_mean)])
+        return np.array([np.log(self.null_mean)])
 
     def _hess_weights(self, Z):
         return self._hess_diag(Z)[:, :, None]
@@ -94,7 +94,7 @@ class _LogLinkLoss(_NonNegativeRefit, _GLMLoss):
 
     def restrict(self, support, dtype=np.float64):  # noqa: D102
         sub = super().restrict(support, dtype)
-        sub.y_mean = self.y_mean
+        sub.null_mean = self.null_mean
         sub.curvature = self.curvature
         return sub
 
@@ -131,7 +131,7 @@ class PoissonLoss(_LogLinkLoss):
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):
         super().__init__(X, y, sample_weight, fit_intercept, alpha)
-        self.curvature = self.y_mean
+        self.curvature = self.null_mean
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
