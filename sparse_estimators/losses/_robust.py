@@ -4,7 +4,7 @@ import copy
 
 import numpy as np
 
-from ._glm import _NonNegativeRefit
+from ._glm import _NonNegativeRefit, cholesky_newton_solve
 from ._logistic import _GLMLoss
 
 #: the MAD times this estimates the standard deviation of Gaussian data (1 / Phi^{-1}(3/4))
@@ -76,6 +76,8 @@ class HuberLoss(_NonNegativeRefit, _GLMLoss):
 
     curvature = 1.0
     has_likelihood = False
+    #: (a support whose columns vanish on the inliers has a singular Hessian: the minimum-norm fallback)
+    _solve_newton = staticmethod(cholesky_newton_solve)
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True, epsilon=1.35, scale=None, alpha=0.0):
         y = np.asarray(y, dtype=float)
