@@ -79,11 +79,12 @@ class AcceleratedIHTRegressor(_SupportMixin, _MomentumMixin, SparseRegressorBase
     array([2, 7])
     """
 
-    def __init__(self, k=None, *, momentum=0.25, thresholding="hard", step_size="auto", max_iter=1000,
-                 tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto",
-                 positive=False, groups=None, always_select=None, warm_start=False,
+    def __init__(self, k=None, *, momentum=0.25, loss="squared_error", epsilon=1.35, thresholding="hard",
+                 step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True,
+                 precompute="auto", positive=False, groups=None, always_select=None, warm_start=False,
                  verbose=0):
-        super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
+        super().__init__(k, loss=loss, epsilon=epsilon,
+                         thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, precompute=precompute,
                          positive=positive, groups=groups, always_select=always_select, warm_start=warm_start,
                          verbose=verbose)

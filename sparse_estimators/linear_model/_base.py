@@ -25,7 +25,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._utils import _DocLinkMixin, all_or_nothing
-from ..losses import GramSquaredLoss, LogisticLoss, MultinomialLoss, SquaredLoss
+from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, LogisticLoss, MultinomialLoss, PoissonLoss, SquaredLoss
 from ..losses._design import column_extremes
 from ..model_selection._criteria import information_criterion, largest_k
 from ..model_selection._path import solve_path
@@ -47,6 +47,12 @@ __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
 #: 1.1 through X)
 _GRAM_AUTO_RATIO = 10
 _GRAM_AUTO_MAX_FEATURES = 150
+
+#: the regressors' ``loss`` names and their classes (squared error also has its Gram form, see
+#: ``precompute``); the losses' own modules hold their logic (sparse_estimators/losses/_glm.py, _robust.py)
+REGRESSION_LOSSES = {"squared_error": SquaredLoss, "poisson": PoissonLoss, "gamma": GammaLoss, "huber": HuberLoss}
+#: the losses whose model's mean is ``exp`` of the linear predictor, and their Tweedie power (D^2 score)
+_LOG_LINK_POWER = {"poisson": 1, "gamma": 2}
 
 
 class _Fit(NamedTuple):
@@ -143,6 +149,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     _solver_params = ()
     #: the parameter that sets ``k`` (in messages; the reduced-rank estimators' ``rank``)
     _level_name = "k"
+    #: the ``stacklevel`` of ``_solve``'s warnings (the user's call to ``fit``; one more for the regressors,
+    #: whose ``_solve`` wraps this one)
+    _warn_depth = 4
     #: with ``debias=True``, solvers that can (``support_refit`` parameter) jump
     #: to the minimiser on the support once it has been unchanged for this many
     #: iterations (set per task, from the peer benchmark)
@@ -382,10 +391,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if result.diverged:
             warnings.warn(f"{name} diverged (the objective blew up) after {result.n_iter} iterations "
                           f"with step_size={self.step_size!r}; the best finite iterate is kept. Use a "
-                          "smaller step_size or step_size='auto'.", ConvergenceWarning, stacklevel=4)
+                          "smaller step_size or step_size='auto'.", ConvergenceWarning, stacklevel=self._warn_depth)
         elif not result.converged:
             warnings.warn(f"{name} did not converge in max_iter={self.max_iter} iterations; "
-                          "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
+                          "increase max_iter or tol.", ConvergenceWarning, stacklevel=self._warn_depth)
         support = np.flatnonzero(np.any(W != 0, axis=1))
         n_exchanges, gradient = 0, result.gradient
         if operator.forced is not None and debias:  # (a forced feature whose coefficient is still 0)
@@ -553,17 +562,25 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         large = _samples_per_selection(loss, k) > self._switch_gate_limit
         return ({"switch_gate": 0.1} if large else {}) | self._splice_options
 
-    def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, splicing=True, precompute="auto", positive=False,
-                 groups=None, always_select=None, warm_start=False, verbose=0):
+    def __init__(self, k=None, *, loss="squared_error", epsilon=1.35, thresholding="hard", step_size="auto",
+                 max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto",
+                 positive=False, groups=None, always_select=None, warm_start=False, verbose=0):
         super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing,
                          groups=groups, always_select=always_select, warm_start=warm_start,
                          verbose=verbose)
+        self.loss = loss
+        self.epsilon = epsilon
         self.precompute = precompute
         self.positive = positive
 
-    _parameter_constraints = {"precompute": ["boolean", StrOptions({"auto"})], "positive": ["boolean"]}
+    _parameter_constraints = {"precompute": ["boolean", StrOptions({"auto"})], "positive": ["boolean"],
+                              "loss": [StrOptions(set(REGRESSION_LOSSES))],
+                              "epsilon": [Interval(Real, 1.0, None, closed="left")]}
+
+    def _loss_name(self):
+        """The ``loss`` parameter (squared error for the estimators without one: the reduced-rank regressor)."""
+        return getattr(self, "loss", "squared_error")
 
     def _constrained(self, operator):
         """``positive=True``: the operator applied to the positive part (the ``k`` largest positive entries)."""
@@ -618,6 +635,17 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
                              multi_output=True, y_numeric=True)
         sample_weight = _checked_weights(sample_weight, X)
         X, x_scale = _rescaled(X)
+        name = self._loss_name()
+        if name != "squared_error":  # (the GLM losses: an intercept variable, no Gram form)
+            if y.ndim == 2 and y.shape[1] != 1:
+                raise ValueError(f"loss={name!r} takes a single target; got y of shape {y.shape}.")
+            y = y.reshape(-1)
+            # Huber's coefficients are linear in y (rescaled as least squares); a log link's are not
+            y, y_scale = _rescaled(y) if name == "huber" else (y, 1.0)
+            options = {"epsilon": self.epsilon} if name == "huber" else {}
+            loss = REGRESSION_LOSSES[name](X, y, sample_weight, self.fit_intercept, **options)
+            loss.positive = bool(self.positive)
+            return loss, {"y_ndim": 1, "scale": (x_scale, y_scale)}
         y, y_scale = _rescaled(y)
         loss = (GramSquaredLoss if self._uses_gram(X) else SquaredLoss)(X, y, sample_weight, self.fit_intercept)
         if self.positive:
@@ -640,8 +668,64 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_targets)
+            The predicted mean: the linear predictor, its exponential for
+            ``loss='poisson'`` and ``loss='gamma'`` (log link).
         """
-        return self._decision(X)
+        return self._mean(self._decision(X))
+
+    def _mean(self, eta):
+        """The model's mean from the linear predictor ``eta`` (``exp`` for a log link)."""
+        return np.exp(eta) if self._loss_name() in _LOG_LINK_POWER else eta
+
+    def score(self, X, y, sample_weight=None):
+        """Goodness of fit on ``(X, y)``: R^2, or D^2 for the Poisson and Gamma losses.
+
+        ``loss='squared_error'`` and ``loss='huber'``: the coefficient of
+        determination R^2 (:func:`~sklearn.metrics.r2_score`).
+        ``loss='poisson'`` and ``loss='gamma'``: the fraction of deviance
+        explained, D^2 (:func:`~sklearn.metrics.d2_tweedie_score` with power 1
+        or 2), as :class:`~sklearn.linear_model.PoissonRegressor` and
+        :class:`~sklearn.linear_model.GammaRegressor` score.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        return self._score_linear(y, self._decision(X), sample_weight)
+
+    def _score_linear(self, y, eta, sample_weight=None):
+        """:meth:`score` from the linear predictor ``eta`` of validated data."""
+        from sklearn.metrics import d2_tweedie_score, r2_score
+
+        power = _LOG_LINK_POWER.get(self._loss_name())
+        if power is None:
+            return float(r2_score(y, eta, sample_weight=sample_weight))
+        return float(d2_tweedie_score(np.asarray(y, dtype=float), np.exp(eta), sample_weight=sample_weight,
+                                      power=power))
+
+    _warn_depth = 5
+
+    def _solve(self, loss, operator, k, W0, b0, **kwargs):
+        """:meth:`_SparseLinearBase._solve`; Huber fits twice, the second time at the first fit's residual scale.
+
+        The Huber loss's scale starts at the MAD of ``y`` (a pilot, too large
+        when the features explain much of ``y``); the first fit's residuals
+        give the noise's scale (1.4826 times their MAD), and the fit is
+        repeated from there with it (:meth:`HuberLoss.with_residual_scale`).
+        Both estimates are equivariant, so multiplying ``y`` by ``c``
+        multiplies the coefficients by ``c``. The screening fits of ``k=None``
+        keep the pilot (one loss along the path, comparable levels).
+        """
+        fit = super()._solve(loss, operator, k, W0, b0, **kwargs)
+        if kwargs.get("screening") or not isinstance(loss, HuberLoss):
+            return fit
+        return super()._solve(loss.with_residual_scale(fit.coef, fit.b), operator, k, fit.coef, fit.b, **kwargs)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -26,6 +26,41 @@ _SHARED = {
         is a few times that of one fit at the chosen ``k``
         (:doc:`/auto_k`). A ``k`` larger than the number of features is
         clipped to it with a warning, so grid searches never fail on it.""",
+    "loss": """loss : {'squared_error', 'poisson', 'gamma', 'huber'}, default='squared_error'
+        The loss fitted on the ``k`` features (one target for all but
+        'squared_error'):
+
+        * 'squared_error': least squares;
+        * 'poisson': Poisson deviance with the log link, for counts
+          (``y >= 0``, with a positive sum; see
+          :class:`~sparse_estimators.losses.PoissonLoss`);
+        * 'gamma': Gamma deviance with the log link, for positive skewed
+          amounts (``y > 0``; :class:`~sparse_estimators.losses.GammaLoss`);
+        * 'huber': Huber's loss with threshold ``epsilon`` times a scale of
+          the residuals, for data with outliers
+          (:class:`~sparse_estimators.losses.HuberLoss`): the scale starts at
+          1.4826 times the median absolute deviation (MAD) of ``y``, is
+          re-estimated once as 1.4826 times the MAD of the first fit's
+          residuals, and the fit is repeated at it, so that multiplying ``y``
+          by ``c`` multiplies ``coef_`` by ``c``.
+
+        For 'poisson' and 'gamma', :meth:`predict` returns the mean
+        ``exp(X coef_ + intercept_)`` and :meth:`score` is D^2, the fraction
+        of deviance explained (as :class:`~sklearn.linear_model.PoissonRegressor`
+        and :class:`~sklearn.linear_model.GammaRegressor`); for the others
+        :meth:`score` is R^2. Targets outside a loss's domain raise a
+        ValueError. The losses other than 'squared_error' have a free
+        intercept (never thresholded), refit by Newton's method, and ignore
+        ``precompute``; ``k=None`` compares levels with the Poisson or Gamma
+        likelihood (Gamma's shape estimated), and for 'huber' with the
+        quasi-likelihood of Huber's least favourable distribution at the
+        pilot scale (Huber's loss has no likelihood:
+        :class:`~sparse_estimators.model_selection.SparsityIC` refuses it,
+        use :class:`~sparse_estimators.model_selection.SparsityCV`).""",
+    "epsilon": """epsilon : float, default=1.35
+        Huber's threshold in units of the residuals' scale, as
+        :class:`~sklearn.linear_model.HuberRegressor`'s (1.35: 95 % efficiency
+        on Gaussian noise); at least 1. Used only with ``loss='huber'``.""",
     "thresholding": """thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, \
 default='hard'
         The operator that enforces sparsity (see
@@ -219,9 +254,9 @@ def fill_doc(**extra):
                                                   note=_SPLICING_REGRESSOR_NOTE if splicing.default is True
                                                   else _SPLICING_CLASSIFIER_NOTE)
         fields.update(extra)  # per-class descriptions replace the shared ones, also in the groups
-        names = [name for name in ("thresholding", "step_size", "max_iter", "tol", "fit_intercept", "debias",
-                                   "splicing", "precompute", "positive", "groups", "always_select", "warm_start",
-                                   "verbose")
+        names = [name for name in ("loss", "epsilon", "thresholding", "step_size", "max_iter", "tol",
+                                   "fit_intercept", "debias", "splicing", "precompute", "positive", "groups",
+                                   "always_select", "warm_start", "verbose")
                  if name in inspect.signature(cls.__init__).parameters]
         fields["solver_params"] = "\n\n    ".join(fields[name] for name in names)
         fields["classifier_params"] = "\n\n    ".join(fields[name] for name in ("alpha", "class_weight"))

@@ -14,6 +14,8 @@ class IHTRegressor(_SupportMixin, SparseRegressorBase):
     ``x <- P_k(x - eta grad f(x))``, with ``P_k`` one of the operators of
     :mod:`sparse_estimators.thresholding`, then (by default) a least-squares
     refit on the selected support. Several targets share one support.
+    ``loss`` fits counts, positive amounts or data with outliers instead
+    (Poisson, Gamma, Huber; one target).
 
     Selection is by coefficient magnitude, which is not scale invariant:
     standardise the features (``StandardScaler`` in a ``Pipeline``).

@@ -114,7 +114,9 @@ class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
     {description}
 
     For least squares the Hessian ``X_c^T S X_c / sum(S)`` is constant and
-    factored once per fit.
+    factored once per fit; for the other losses (``loss='poisson'``,
+    ``'gamma'``, ``'huber'``) it is the loss's Hessian at the iterate,
+    intercept included, re-formed at every iteration as for the classifiers.
 
     Parameters
     ----------
@@ -151,10 +153,12 @@ class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
     array([ 3., -2.])
     """
 
-    def __init__(self, k=None, *, damping=1e-2, correction=True, hessian="auto", thresholding="hard",
-                 step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True,
-                 precompute="auto", positive=False, groups=None, always_select=None, warm_start=False, verbose=0):
-        super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
+    def __init__(self, k=None, *, damping=1e-2, correction=True, hessian="auto", loss="squared_error",
+                 epsilon=1.35, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4, fit_intercept=True,
+                 debias=True, splicing=True, precompute="auto", positive=False, groups=None, always_select=None,
+                 warm_start=False, verbose=0):
+        super().__init__(k, loss=loss, epsilon=epsilon,
+                         thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
                          fit_intercept=fit_intercept, debias=debias, splicing=splicing, precompute=precompute,
                          positive=positive, groups=groups, always_select=always_select, warm_start=warm_start,
                          verbose=verbose)

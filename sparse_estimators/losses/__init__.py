@@ -6,8 +6,11 @@ Every loss is a weighted *mean* over samples, takes dense or scipy.sparse
 
 from ._base import BaseLoss, largest_eigenvalue, power_iteration
 from ._design import LinearDesign
+from ._glm import GammaLoss, PoissonLoss
 from ._logistic import LogisticLoss, MultinomialLoss
+from ._robust import HuberLoss, NoLikelihoodError
 from ._squared import GramSquaredLoss, SquaredLoss
 
-__all__ = ["BaseLoss", "GramSquaredLoss", "LinearDesign", "LogisticLoss", "MultinomialLoss", "SquaredLoss",
-           "largest_eigenvalue", "power_iteration"]
+__all__ = ["BaseLoss", "GammaLoss", "GramSquaredLoss", "HuberLoss", "LinearDesign", "LogisticLoss",
+           "MultinomialLoss", "NoLikelihoodError", "PoissonLoss", "SquaredLoss", "largest_eigenvalue",
+           "power_iteration"]

@@ -195,6 +195,8 @@ class BaseLoss:
     positive = False
 
     intercept_is_variable = False
+    #: whether :meth:`minus_two_log_likelihood` is defined (False for Huber: no information criteria)
+    has_likelihood = True
     #: curvature bound of the pointwise loss (1 squared, 1/4 logistic, 1/2 multinomial)
     curvature = 1.0
 

@@ -69,7 +69,11 @@ def information_criterion(loss, W, b, criterion, gamma=1.0, *, structure=None):
     """The criterion of the model ``(W, b)`` of ``loss`` (lower is better).
 
     ``loss.minus_two_log_likelihood(W, b)`` plus :func:`criterion_penalty`
-    for the number of non-zero rows of ``W``.
+    for the number of non-zero rows of ``W``. A loss without a likelihood
+    (``has_likelihood`` False: Huber) gives its
+    ``quasi_minus_two_log_likelihood`` instead, for the estimators' own
+    ``k=None``; :class:`~sparse_estimators.model_selection.SparsityIC`
+    refuses such a loss.
 
     Parameters
     ----------
@@ -88,7 +92,11 @@ def information_criterion(loss, W, b, criterion, gamma=1.0, *, structure=None):
     models = None
     if structure is not None and structure.n_units(loss.n_features) != loss.n_features:
         models = (structure.n_units(loss.n_features), structure.units(features).size)
-    return loss.minus_two_log_likelihood(W, b) + float(criterion_penalty(
+    if loss.has_likelihood:
+        fit = loss.minus_two_log_likelihood(W, b)
+    else:  # (Huber: the quasi-likelihood of its least favourable distribution at the loss's scale)
+        fit = loss.quasi_minus_two_log_likelihood(W, b)
+    return fit + float(criterion_penalty(
         criterion, features.size, loss.n_features, loss.n_observations, loss.coefficients_per_feature, gamma,
         models=models))
 

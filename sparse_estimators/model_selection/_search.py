@@ -117,7 +117,7 @@ def _default_scores(estimators, X_test, y_test, sample_weight=None):
     """``est.score(X_test, y_test, sample_weight)`` for fitted estimators sharing their training data.
 
     The same values as the estimators' ``score`` (R^2, uniform average over
-    targets, or accuracy), with the test data validated once instead of once
+    targets, D^2 for the Poisson and Gamma losses, or accuracy), with the test data validated once instead of once
     per estimator.
     """
     from sklearn.metrics import accuracy_score, r2_score
@@ -128,6 +128,8 @@ def _default_scores(estimators, X_test, y_test, sample_weight=None):
         return np.array([accuracy_score(y_test, est._labels_from_scores(est._scores(X_test)),
                                         sample_weight=sample_weight) for est in estimators])
     y_test = np.asarray(y_test, dtype=float)
+    if hasattr(first, "_score_linear"):  # (the regressors: R^2, or D^2 for the Poisson and Gamma losses)
+        return np.array([est._score_linear(y_test, est._scores(X_test), sample_weight) for est in estimators])
     return np.array([r2_score(y_test, est._scores(X_test), sample_weight=sample_weight) for est in estimators])
 
 
@@ -716,7 +718,9 @@ class SparsityIC(_SparsitySearchBase):
     loss's :meth:`~sparse_estimators.losses.BaseLoss.minus_two_log_likelihood`:
     ``n sum_j log(RSS_j / n)`` for least squares, ``RSS_j`` the residual sum
     of squares of target ``j``; the deviance, twice the summed log-loss, for
-    logistic and multinomial) plus a penalty in ``df``, the number of free
+    logistic and multinomial; the Poisson likelihood, and the Gamma likelihood
+    with its shape estimated by maximum likelihood, for the regressors'
+    ``loss='poisson'`` and ``loss='gamma'``) plus a penalty in ``df``, the number of free
     coefficients (``k`` times the number of targets, ``k`` for two classes,
     ``k (n_classes - 1)`` for more):
 
@@ -740,6 +744,9 @@ class SparsityIC(_SparsitySearchBase):
     the selection of the best-fitting features among ``p`` makes every
     criterion prefer ever larger models (in the limit of a saturated least
     squares fit, ``RSS = 0``, the fit term is minus infinity).
+
+    The Huber loss (``loss='huber'``) is not a likelihood: SparsityIC raises
+    a ValueError for it; use :class:`SparsityCV`.
 
     Parameters
     ----------
@@ -830,8 +837,14 @@ class SparsityIC(_SparsitySearchBase):
         self._check_estimator()
         X, y = self._validate_input(X, y)
         sample_weight = self._routed_fit_params(sample_weight, params).estimator.fit.get("sample_weight")
+        if getattr(self.estimator, "loss", None) == "huber":  # (before the path: no criterion to compare with)
+            raise ValueError("SparsityIC needs a likelihood, and the Huber loss (loss='huber') has none: "
+                             "choose k by cross-validation with SparsityCV.")
         template, grid, fits, info, loss = _path_fits(self.estimator, X, y, sample_weight, self.k_grid,
                                                       criterion_limit=True)
+        if not loss.has_likelihood:
+            raise ValueError(f"SparsityIC needs a likelihood, and the {type(loss).__name__} has none: "
+                             "choose k by cross-validation with SparsityCV.")
         structure = template._structure(template._validate_params(), loss)  # (EBIC counts groups with groups)
         crit = [information_criterion(loss, fit.coef, fit.b, self.criterion, self.gamma, structure=structure)
                 for fit in fits]

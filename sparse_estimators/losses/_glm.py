@@ -1,0 +1,277 @@
+"""Poisson and Gamma losses with the log link (counts and positive skewed amounts)."""
+
+import numpy as np
+import scipy.linalg
+from scipy.optimize import brentq, minimize
+from scipy.special import digamma, gammaln, xlogy
+
+from ._base import min_norm_solve, well_conditioned_cholesky
+from ._logistic import _GLMLoss
+
+
+def cholesky_newton_solve(H, g):
+    """``H^{-1} g`` by Cholesky, or the minimum-norm solution when a pivot is below ``1e-10`` of its diagonal.
+
+    The Newton steps of the refits: the Hessians of these losses on a support
+    are positive definite unless its columns are (nearly) collinear, and the
+    Cholesky solve is far cheaper than the SVD-based minimum-norm one (as for
+    :class:`LogisticLoss`).
+    """
+    L = well_conditioned_cholesky(H, 1e-10)
+    if L is None:
+        return min_norm_solve(H, g)
+    return scipy.linalg.cho_solve((L, True), g, check_finite=False)
+
+
+def _check_target(y, sample_weight, *, positive, family):
+    """``y`` as a float column; a ValueError naming ``y`` for values outside the family's support."""
+    y = np.asarray(y, dtype=float)
+    Y = y.reshape(-1, 1) if y.ndim == 1 else y
+    if Y.shape[1] != 1:
+        raise ValueError(f"The {family} loss takes a single target; got y of shape {y.shape}.")
+    if not np.all(np.isfinite(Y)):
+        raise ValueError(f"y contains NaN or infinity; the {family} loss needs finite targets.")
+    if positive and np.any(Y <= 0):
+        raise ValueError(f"Some value(s) of y are not strictly positive, which the {family} loss (log link) "
+                         f"does not allow: its targets are positive amounts.")
+    if not positive and np.any(Y < 0):
+        raise ValueError(f"Some value(s) of y are negative, which the {family} loss does not allow: "
+                         f"its targets are counts or rates (y >= 0).")
+    sw = np.ones(Y.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if not float(sw @ Y[:, 0]) > 0:
+        raise ValueError(f"The weighted sum of y must be positive for the {family} loss (log link); "
+                         f"got all zeros.")
+    return Y
+
+
+def nonnegative_refit(loss, support, W, b):
+    """Minimise a GLM loss over the coefficients in ``support`` constrained to ``W >= 0`` (``positive=True``).
+
+    L-BFGS-B on the restricted loss (the intercept unconstrained), from the
+    positive part of ``W``; features whose coefficient ends at 0 leave the
+    support, as in the least-squares NNLS refit.
+    """
+    support = np.asarray(support)
+    W_full = np.zeros_like(W)
+    b = np.asarray(b, dtype=float)
+    if not support.size:
+        return W_full, b
+    sub = loss.restrict(support)
+    k, has_b = support.size, bool(loss.fit_intercept)
+
+    def fun(theta):
+        w, c = theta[:k, None], (theta[k:] if has_b else b)
+        f, gW, gb = sub.value_and_gradient(w, c)
+        return f, (np.concatenate([gW[:, 0], gb]) if has_b else gW[:, 0])
+
+    theta = np.concatenate([np.maximum(W[support, 0], 0.0), b]) if has_b else np.maximum(W[support, 0], 0.0)
+    bounds = [(0.0, None)] * k + [(None, None)] * int(has_b)
+    res = minimize(fun, theta, jac=True, method="L-BFGS-B", bounds=bounds,
+                   options={"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-10})
+    W_full[support, 0] = np.maximum(res.x[:k], 0.0)
+    return W_full, (res.x[k:].copy() if has_b else b)
+
+
+class _NonNegativeRefit:
+    """``positive=True`` (the regressors'): refits on a support are :func:`nonnegative_refit`."""
+
+    def refit(self, support, W, b, *, max_iter=100, precise=True):  # noqa: D102 - see BaseLoss.refit
+        if not self.positive:
+            return super().refit(support, W, b, max_iter=max_iter, precise=precise)
+        return nonnegative_refit(self, support, W, b)
+
+    def _refit_evaluated(self, support, W, b):
+        if not self.positive:
+            return super()._refit_evaluated(support, W, b)
+        W, b = nonnegative_refit(self, support, W, b)
+        Z = self.linear_predictor(W, b)
+        return W, b, self.value_from_z(Z, W), Z
+
+
+class _LogLinkLoss(_NonNegativeRefit, _GLMLoss):
+    """A GLM loss with the log link: ``mu = exp(z)``, the model's mean (``predict``)."""
+
+    _solve_newton = staticmethod(cholesky_newton_solve)
+
+    def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):
+        Y = _check_target(y, sample_weight, positive=self._positive_target, family=self._family)
+        super().__init__(X, Y, sample_weight, fit_intercept, alpha)
+        #: the weighted mean of y: the null model's mean, ``exp`` of the initial intercept
+        self.null_mean = float(self.sample_weight @ self.Y[:, 0]) / self.sw_sum
+
+    def initial_intercept(self):  # noqa: D102 - the null model: mu = mean(y)
+        if not self.fit_intercept:
+            return np.zeros(1)
+        return np.array([np.log(self.null_mean)])
+
+    def _hess_weights(self, Z):
+        return self._hess_diag(Z)[:, :, None]
+
+    def _hz(self, Z, Zv):
+        return self._hess_diag(Z) * Zv
+
+    def restrict(self, support, dtype=np.float64):  # noqa: D102
+        sub = super().restrict(support, dtype)
+        sub.null_mean = self.null_mean
+        sub.curvature = self.curvature
+        return sub
+
+
+class PoissonLoss(_LogLinkLoss):
+    """Poisson loss with the log link, for counts (``y >= 0``).
+
+    ``sum_i s_i (exp(z_i) - y_i z_i) / sum_i s_i + alpha/2 ||w||^2`` with
+    ``z = X w + b``: the mean negative log-likelihood of ``y_i ~ Poisson(exp(z_i))``
+    up to a constant (half the mean Poisson deviance plus a constant). The
+    intercept is a free variable, never thresholded.
+
+    The pointwise curvature ``exp(z)`` is not bounded: :attr:`curvature` is
+    its value at the null model (the weighted mean of ``y``), a scale for the
+    smoothness estimates; the adaptive step size corrects it along the fit.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), values >= 0 with a positive weighted sum
+    sample_weight : ndarray of shape (n_samples,) or None
+    fit_intercept : bool, default=True
+    alpha : float, default=0.0
+        Strength of the l2 term on ``w`` (not on the intercept).
+
+    Raises
+    ------
+    ValueError
+        If ``y`` has a negative value or a zero weighted sum.
+    """
+
+    _family = "Poisson"
+    _positive_target = False
+
+    def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):
+        super().__init__(X, y, sample_weight, fit_intercept, alpha)
+        self.curvature = self.null_mean
+
+    def _pointwise(self, Z):
+        z, y = Z[:, 0], self.Y[:, 0]
+        return np.exp(z) - y * z
+
+    def _dz(self, Z):
+        return np.exp(Z) - self.Y
+
+    def _hess_diag(self, Z):
+        return np.exp(Z)
+
+    def deviance(self, W, b):
+        """Weighted mean Poisson deviance of the model, ``2 mean(y log(y / mu) - y + mu)``."""
+        mu = np.exp(self.linear_predictor(W, b)[:, 0])
+        y = self.Y[:, 0]
+        return 2.0 * float(self.sample_weight @ (xlogy(y, y / mu) - y + mu)) / self.sw_sum
+
+    def minus_two_log_likelihood(self, W, b):
+        """``2 N`` times the weighted mean of ``mu - y log(mu) + log(y!)`` (Poisson; the l2 term excluded)."""
+        Z = self.linear_predictor(W, b)
+        y = self.Y[:, 0]
+        terms = self._pointwise(Z) + gammaln(y + 1.0)
+        return 2.0 * self.n_observations * float(self.sample_weight @ terms) / self.sw_sum
+
+
+class GammaLoss(_LogLinkLoss):
+    """Gamma loss with the log link, for positive skewed amounts (``y > 0``).
+
+    ``sum_i s_i (y_i exp(-z_i) + z_i) / sum_i s_i + alpha/2 ||w||^2`` with
+    ``z = X w + b``: the mean negative log-likelihood of a Gamma model of mean
+    ``exp(z_i)`` divided by its shape (half the mean Gamma deviance plus a
+    constant). The intercept is a free variable, never thresholded.
+
+    The pointwise curvature ``y exp(-z)`` is 1 on average at the null model
+    (:attr:`curvature`); the adaptive step size corrects it along the fit.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), values > 0
+    sample_weight : ndarray of shape (n_samples,) or None
+    fit_intercept : bool, default=True
+    alpha : float, default=0.0
+        Strength of the l2 term on ``w`` (not on the intercept).
+
+    Raises
+    ------
+    ValueError
+        If ``y`` has a value that is not strictly positive.
+    """
+
+    _family = "Gamma"
+    _positive_target = True
+    curvature = 1.0
+
+    def _pointwise(self, Z):
+        z, y = Z[:, 0], self.Y[:, 0]
+        return y * np.exp(-z) + z
+
+    def _dz(self, Z):
+        return 1.0 - self.Y * np.exp(-Z)
+
+    def _hess_diag(self, Z):
+        return self.Y * np.exp(-Z)
+
+    def _mean_unit_deviance(self, Z):
+        """Weighted mean Gamma deviance ``2 mean((y - mu) / mu - log(y / mu))`` at the linear predictor ``Z``."""
+        z, y = Z[:, 0], self.Y[:, 0]
+        ratio = y * np.exp(-z)
+        return 2.0 * float(self.sample_weight @ (ratio - 1.0 - np.log(ratio))) / self.sw_sum
+
+    def deviance(self, W, b):
+        """Weighted mean Gamma deviance of the model."""
+        return self._mean_unit_deviance(self.linear_predictor(W, b))
+
+    def noise_scale(self, value, k):
+        """The dispersion estimated from the loss ``value`` of a fit with ``k`` features.
+
+        The mean deviance ``2 (value - value_saturated)`` over ``N - k - 1``
+        degrees of freedom (``N`` observations): twice the number of
+        observations times the loss decrease from ``c`` spurious coefficients
+        is about ``c`` times the dispersion (see :meth:`BaseLoss.noise_scale`).
+        """
+        saturated = float(self.sample_weight @ (1.0 + np.log(self.Y[:, 0]))) / self.sw_sum
+        N = self.n_observations
+        dof = max(N - k - int(self.fit_intercept), 1.0)
+        return max(2.0 * (value - saturated) * N / dof, np.finfo(float).tiny)
+
+    def minus_two_log_likelihood(self, W, b):
+        """Minus twice the Gamma log-likelihood with the shape (inverse dispersion) estimated by maximum likelihood.
+
+        With mean ``mu = exp(z)`` and shape ``nu``, ``-log f(y) = nu (y / mu +
+        log mu) - nu log nu - (nu - 1) log y + log Gamma(nu)``; the profile
+        maximum over ``nu`` solves ``log nu - digamma(nu) = D / 2``, ``D`` the
+        weighted mean deviance. Summed over :attr:`n_observations`
+        observations (weights rescaled to that count). A perfect fit gives
+        ``-inf``.
+        """
+        Z = self.linear_predictor(W, b)
+        half_dev = 0.5 * self._mean_unit_deviance(Z)
+        if not half_dev > 0:
+            return -np.inf
+        nu = _gamma_shape(half_dev)
+        y = self.Y[:, 0]
+        terms = nu * (self._pointwise(Z)) - nu * np.log(nu) - (nu - 1.0) * np.log(y) + gammaln(nu)
+        return 2.0 * self.n_observations * float(self.sample_weight @ terms) / self.sw_sum
+
+
+def _gamma_shape(half_deviance):
+    """The shape ``nu`` solving ``log(nu) - digamma(nu) = half_deviance`` (> 0), the Gamma MLE of the shape.
+
+    ``log(nu) - digamma(nu)`` decreases from infinity to 0 (about
+    ``1 / (2 nu)`` for large ``nu``, ``1 / nu`` for small).
+    """
+    def equation(log_nu):
+        nu = np.exp(log_nu)
+        return np.log(nu) - digamma(nu) - half_deviance
+
+    guess = np.log(1.0 / (2.0 * half_deviance))
+    low, high = guess - 5.0, guess + 5.0
+    while equation(low) < 0:
+        low -= 5.0
+    while equation(high) > 0:
+        high += 5.0
+    return float(np.exp(brentq(equation, low, high, xtol=1e-14, rtol=1e-14)))

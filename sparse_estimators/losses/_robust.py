@@ -1,0 +1,168 @@
+"""Huber's robust regression loss, with a scale that makes the fit equivariant to the scale of ``y``."""
+
+import copy
+
+import numpy as np
+
+from ._glm import _NonNegativeRefit, cholesky_newton_solve
+from ._logistic import _GLMLoss
+
+#: the MAD times this estimates the standard deviation of Gaussian data (1 / Phi^{-1}(3/4))
+_MAD_TO_SD = 1.482602218505602
+
+
+class NoLikelihoodError(ValueError):
+    """The loss is not a negative log-likelihood: information criteria do not apply to it."""
+
+
+def weighted_median(values, weights):
+    """The weighted median of ``values`` (the smallest value with at least half the weight at or below it)."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cum, 0.5 * cum[-1])])
+
+
+def robust_scale(residuals, weights):
+    """``1.4826 * MAD``: the weighted median absolute deviation from the weighted median, scaled.
+
+    Falls back to the weighted standard deviation when more than half the
+    weight sits on one value (MAD 0), and to 1 when that is 0 too.
+    """
+    center = weighted_median(residuals, weights)
+    mad = weighted_median(np.abs(residuals - center), weights)
+    if mad > 0:
+        return _MAD_TO_SD * mad
+    mean = float(weights @ residuals) / weights.sum()
+    sd = float(np.sqrt(weights @ (residuals - mean) ** 2 / weights.sum()))
+    return sd if sd > 0 else 1.0
+
+
+class HuberLoss(_NonNegativeRefit, _GLMLoss):
+    """Huber's loss with threshold ``epsilon`` times a scale ``sigma``, for regression with outliers.
+
+    ``sum_i s_i rho(y_i - z_i) / sum_i s_i + alpha/2 ||w||^2`` with
+    ``z = X w + b`` and, at ``t = epsilon * sigma``,
+    ``rho(r) = r^2 / 2`` for ``|r| <= t`` and ``t |r| - t^2 / 2`` beyond:
+    squared error for the bulk of the residuals, absolute error for the
+    outliers (scikit-learn's :class:`~sklearn.linear_model.HuberRegressor`
+    uses the same ``epsilon``, default 1.35: 95 % efficiency on Gaussian
+    noise). The intercept is a free variable, never thresholded.
+
+    The scale ``sigma`` is fixed within the loss, so that the loss is a
+    smooth function of the coefficients alone (the solvers' contract);
+    ``None`` estimates it from ``y`` as ``1.4826`` times the weighted median
+    absolute deviation of ``y`` from its weighted median (a pilot for the
+    first fit). The estimators then re-estimate it once from the residuals of
+    that fit (:meth:`with_residual_scale`) and fit again: multiplying ``y`` by
+    ``c`` multiplies the scale, and the fitted coefficients, by ``c``.
+
+    The loss is not a negative log-likelihood of the data (Huber's least
+    favourable distribution aside, whose scale would have to be known):
+    :meth:`minus_two_log_likelihood` raises :class:`NoLikelihoodError`.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    sample_weight : ndarray of shape (n_samples,) or None
+    fit_intercept : bool, default=True
+    epsilon : float, default=1.35
+        Threshold in units of the scale; must be positive.
+    scale : float or None, default=None
+        The scale ``sigma``; None estimates it from ``y`` (see above).
+    alpha : float, default=0.0
+        Strength of the l2 term on ``w`` (not on the intercept).
+    """
+
+    curvature = 1.0
+    has_likelihood = False
+    #: (a support whose columns vanish on the inliers has a singular Hessian: the minimum-norm fallback)
+    _solve_newton = staticmethod(cholesky_newton_solve)
+
+    def __init__(self, X, y, sample_weight=None, fit_intercept=True, epsilon=1.35, scale=None, alpha=0.0):
+        y = np.asarray(y, dtype=float)
+        Y = y.reshape(-1, 1) if y.ndim == 1 else y
+        if Y.shape[1] != 1:
+            raise ValueError(f"The Huber loss takes a single target; got y of shape {y.shape}.")
+        if not (np.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"The 'epsilon' parameter must be > 0, got {epsilon!r}.")
+        super().__init__(X, Y, sample_weight, fit_intercept, alpha)
+        self.epsilon = float(epsilon)
+        self.scale = robust_scale(Y[:, 0], self.sample_weight) if scale is None else float(scale)
+        if not self.scale > 0:
+            raise ValueError(f"The Huber scale must be > 0, got {self.scale!r}.")
+
+    @property
+    def threshold(self):
+        """``epsilon * scale``: residuals beyond it count linearly."""
+        return self.epsilon * self.scale
+
+    def _pointwise(self, Z):
+        r = np.abs(self.Y[:, 0] - Z[:, 0])
+        t = self.threshold
+        return np.where(r <= t, 0.5 * r * r, t * r - 0.5 * t * t)
+
+    def _dz(self, Z):
+        t = self.threshold
+        return -np.clip(self.Y - Z, -t, t)
+
+    def _hess_diag(self, Z):
+        return (np.abs(self.Y - Z) <= self.threshold).astype(float)
+
+    def _hess_weights(self, Z):
+        return self._hess_diag(Z)[:, :, None]
+
+    def _hz(self, Z, Zv):
+        return self._hess_diag(Z) * Zv
+
+    def initial_intercept(self):
+        """The weighted median of ``y`` (a robust start)."""
+        if not self.fit_intercept:
+            return np.zeros(1)
+        return np.array([weighted_median(self.Y[:, 0], self.sample_weight)])
+
+    def noise_scale(self, value, k):
+        """``scale ** 2``: the loss decrease that a spurious coefficient buys, times ``2 N``, is about it.
+
+        (For Gaussian noise of standard deviation ``scale``, ``E[psi^2] / E[psi']``
+        is ``1.1 scale^2`` at ``epsilon = 1.35``.)
+        """
+        return self.scale ** 2
+
+    def residual_scale(self, W, b):
+        """``1.4826`` times the weighted MAD of the residuals of the model ``(W, b)`` (see :func:`robust_scale`)."""
+        r = self.Y[:, 0] - self.linear_predictor(W, b)[:, 0]
+        return robust_scale(r, self.sample_weight)
+
+    def with_scale(self, scale):
+        """The same loss (same data, shared design) with another scale."""
+        other = copy.copy(self)
+        other.scale = float(scale)
+        return other
+
+    def with_residual_scale(self, W, b):
+        """The loss with the scale re-estimated from the residuals of ``(W, b)`` (:meth:`residual_scale`)."""
+        return self.with_scale(self.residual_scale(W, b))
+
+    def minus_two_log_likelihood(self, W, b):
+        """Not defined: raises :class:`NoLikelihoodError` (use cross-validation to choose ``k``)."""
+        raise NoLikelihoodError("The Huber loss has no likelihood, so information criteria (SparsityIC) do not "
+                                "apply to it: choose k by cross-validation with SparsityCV.")
+
+    def quasi_minus_two_log_likelihood(self, W, b):
+        """``2 N`` times the weighted mean of ``rho(r) / scale^2``: the fit term of ``k=None``.
+
+        Minus twice the log-likelihood, up to a constant, of Huber's least
+        favourable distribution (density proportional to
+        ``exp(-rho(r) / scale^2)``) at the loss's fixed scale: what the
+        estimators' automatic choice of ``k`` compares across levels. Not a
+        likelihood of the data (the scale is not estimated with it).
+        """
+        Z = self.linear_predictor(W, b)
+        mean = float(self.sample_weight @ self._pointwise(Z)) / self.sw_sum
+        return 2.0 * self.n_observations * mean / self.scale ** 2
+
+    def restrict(self, support, dtype=np.float64):  # noqa: D102
+        sub = super().restrict(support, dtype)
+        sub.epsilon, sub.scale = self.epsilon, self.scale
+        return sub
