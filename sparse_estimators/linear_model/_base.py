@@ -268,7 +268,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         try:
             structure = get_structure(operator, groups)
         except TypeError as exc:  # (unhashable or unorderable labels)
-            raise ValueError(f"The 'groups' labels must be hashable and sortable (e.g. ints or strings): "
+            raise ValueError(f"The 'groups' labels must be hashable and sortable, all numbers or all strings: "
                              f"{exc}") from None
         return self._with_forced(structure, n_features)
 
@@ -280,10 +280,17 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if chosen.ndim != 1:
             raise ValueError(f"The 'always_select' parameter must be a 1-D sequence, got shape {chosen.shape}.")
         if isinstance(structure, Groups):
-            missing = [label for label in chosen.tolist() if label not in set(structure.labels.tolist())]
+            # group labels, each compared as given (not through np.asarray, which would make 1 and '1' equal)
+            values = chosen.tolist() if isinstance(self.always_select, np.ndarray) else list(self.always_select)
+            if structure.labels.dtype.kind != "b" and any(isinstance(v, (bool, np.bool_)) for v in values):
+                raise ValueError("The 'always_select' parameter holds group labels with 'groups', got booleans: a "
+                                 "mask is not accepted (True would read as the label 1); pass the labels of the "
+                                 "groups to keep, e.g. those of groups_support_.")
+            index = {label: unit for unit, label in enumerate(structure.labels.tolist())}
+            missing = [label for label in values if label not in index]
             if missing:
                 raise ValueError(f"The 'always_select' parameter names groups that are not in 'groups': {missing}.")
-            units = np.searchsorted(structure.labels, chosen)
+            units = np.array([index[label] for label in values], dtype=np.intp)
         else:
             if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
                 raise ValueError(f"The 'always_select' parameter must hold feature indices (integers) without "
@@ -402,11 +409,14 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if loss.positive and np.any(W < 0):  # (e.g. IOBS's unconstrained Newton correction): back to W >= 0
             W, b = loss.refit(np.flatnonzero(np.any(W != 0, axis=1)), W, b)
             gradient = None
+        support = np.flatnonzero(np.any(W != 0, axis=1))
+        if operator.forced is not None:  # (in the support even where positive=True's refit sets them to 0)
+            support = np.union1d(support, operator.features(operator.forced))
         if self.verbose:
             print(f"[{name}] k={k}: {result.n_iter} iterations and {n_exchanges} exchanges in "
                   f"{time.perf_counter() - start:.2f} s, "
                   f"objective {loss.value(W, b):.6g}, {support.size} features selected")
-        return _Fit(W, b, loss.intercept(W, b), np.flatnonzero(np.any(W != 0, axis=1)), result.n_iter,
+        return _Fit(W, b, loss.intercept(W, b), support, result.n_iter,
                     np.asarray(result.objective, dtype=float), n_exchanges, gradient)
 
     def _fit(self, X, y, sample_weight, coef_init):

@@ -94,13 +94,19 @@ default='hard'
         ``support_`` lists the selected features and ``groups_support_`` the
         selected groups' labels. The splicing search then exchanges whole
         groups (see :func:`sparse_estimators.solvers.splice`'s
-        ``structure``). None: every feature is its own unit.""",
+        ``structure``). Labels are compared as given, all numbers or all
+        strings: a mix (``[1, "1", 2]``) is refused, since numpy would read
+        ``1`` as ``"1"``. None: every feature is its own unit.""",
     "always_select": """always_select : array-like of int (or of group labels) or None, default=None
-        Features (their indices; with ``groups``, group labels) that every
-        fit keeps, as abess's ``always_select``. They count towards ``k``
-        (more of them than ``k`` is an error), are kept unshrunk by the
-        thresholding operator, never exchanged out by the splicing search,
-        and the automatic choice of ``k`` starts at their number.""",
+        Features (their indices; with ``groups``, group labels, compared as
+        given) that every fit keeps, as abess's ``always_select``; a boolean
+        mask is refused with a ValueError, with or without ``groups`` (unless
+        the group labels are booleans). They count towards ``k`` (more of
+        them than ``k`` is an error), are kept unshrunk by the thresholding
+        operator, never exchanged out by the splicing search, and are always
+        in ``support_`` (with ``positive=True``, with a zero coefficient where
+        the non-negative refit puts one). The automatic choice of ``k`` and
+        the searches' grids start at their number.""",
     "warm_start": """warm_start : bool, default=False
         Start from the previous fit's coefficients when refitting.""",
     "verbose": """verbose : int, default=0
