@@ -88,8 +88,8 @@ def _group_labels(groups):
     for value in values:
         first.setdefault(_label_kind(value), value)
     if "string" in first and "number" in first:
-        raise TypeError(f"group labels must be all numbers or all strings, got both ({first['number']!r} and "
-                        f"{first['string']!r}); numpy would read every label as a string and merge 1 with '1'")
+        raise TypeError(f"group labels mix numbers and strings ({first['number']!r} and {first['string']!r}): "
+                        f"numpy would read every label as a string and merge 1 with '1'; use one kind")
     return groups if isinstance(groups, np.ndarray) else np.asarray(groups)
 
 
