@@ -105,3 +105,48 @@ def test_positive_is_validated_and_only_on_regressors():
     with pytest.raises(ValueError, match="'positive' parameter of IHTRegressor"):
         IHTRegressor(k=2, positive="yes").fit(X, y)
     assert "positive" not in IHTClassifier().get_params()
+
+
+@pytest.mark.parametrize("cls", REGRESSORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("debias", [True, False])
+def test_positive_keeps_always_select_features_at_zero(cls, debias):
+    """A forced feature whose best non-negative coefficient is 0 stays in ``support_`` with coefficient 0 (issue 32).
+
+    Feature 1 has a negative effect: the non-negative fit with it forced sets its
+    coefficient to 0 (``LinearRegression(positive=True)`` on the same columns agrees),
+    and it used to drop out of the support, which could come back empty.
+    """
+    X, y = _design()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = cls(k=3, positive=True, always_select=[1], debias=debias).fit(X, y)
+        alone = cls(k=1, positive=True, always_select=[1], debias=debias).fit(X, y)
+    assert 1 in model.support_ and model.support_.size == 3 and np.all(model.coef_ >= 0)
+    np.testing.assert_array_equal(alone.support_, [1])  # (was empty)
+    assert np.all(alone.coef_ == 0)
+    if debias:  # the other two slots: the best non-negative pair, and the refit is the constrained one
+        np.testing.assert_array_equal(model.support_, [0, 1, 2])
+        ref = LinearRegression(positive=True).fit(X[:, [0, 1, 2]], y)
+        assert ref.coef_[1] == 0
+        np.testing.assert_allclose(model.coef_[[0, 1, 2]], ref.coef_, rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", REGRESSORS, ids=lambda c: c.__name__)
+def test_positive_keeps_always_select_groups(cls):
+    """With groups, a forced group of negative effects stays selected with zero coefficients (issue 32)."""
+    rng = np.random.RandomState(4)
+    X = rng.standard_normal((200, 10))
+    y = 2 * X[:, 0] + 1.5 * X[:, 2] - X[:, 8] - X[:, 9] + 0.3 * rng.standard_normal(200)
+    groups = np.repeat(np.arange(5), 2)  # group 4: features 8 and 9, both of negative effect
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = cls(k=2, positive=True, groups=groups, always_select=[4]).fit(X, y)
+        alone = cls(k=1, positive=True, groups=groups, always_select=[4]).fit(X, y)
+    np.testing.assert_array_equal(model.groups_support_, [0, 4])
+    assert {8, 9} <= set(model.support_) and np.all(model.coef_ >= 0)
+    ref = LinearRegression(positive=True).fit(X[:, [0, 1, 8, 9]], y)
+    assert np.all(ref.coef_[2:] == 0)
+    np.testing.assert_allclose(model.coef_[[0, 1, 8, 9]], ref.coef_, rtol=1e-7, atol=1e-12)
+    np.testing.assert_array_equal(alone.groups_support_, [4])  # (was empty)
+    np.testing.assert_array_equal(alone.support_, [8, 9])
+    assert np.all(alone.coef_ == 0)

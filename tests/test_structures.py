@@ -251,3 +251,32 @@ def test_always_select_bad_input_is_named():
         with pytest.raises(ValueError, match=message):
             est.fit(X, y)
         assert not hasattr(est, "coef_")
+
+
+def test_excluded_units_are_never_selected_expanded_or_exchanged_in():
+    """``with_excluded``: the projection, the expansion and the unit splicing search skip the units (issue 32)."""
+    from sparse_estimators.losses import SquaredLoss
+    from sparse_estimators.solvers import splice
+
+    s = Groups(Hard(), [0, 0, 1, 1, 2, 2, 3]).with_excluded([2])
+    W = np.array([[1.0], [1.0], [0.5], [0.5], [3.0], [3.0], [0.1]])  # group norms 1.41, 0.71, 4.24, 0.1
+    out, support = s(W, 2, return_support=True)
+    np.testing.assert_array_equal(support, [0, 1, 2, 3])
+    np.testing.assert_array_equal(out[4:6], 0)
+    forced = s.with_forced([3])
+    np.testing.assert_array_equal(forced.support(W, 2), [0, 1, 6])
+    mask = np.array([True, True, False, False, False, False, False])
+    np.testing.assert_array_equal(np.flatnonzero(s.expand(W, mask, 1)), [0, 1, 2, 3])
+    rows = Rows(Hard()).with_excluded([4, 5])
+    np.testing.assert_array_equal(rows.support(W, 2), [0, 1])
+    # the splicing search: group 2 explains y alone, but it is excluded
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((100, 7))
+    y = 3 * X[:, 4] - 3 * X[:, 5] + X[:, 0] + 0.1 * rng.standard_normal(100)
+    loss = SquaredLoss(X, y, None, True)
+    W0, b0 = loss.zeros()
+    W0[[6]] = 1.0
+    result = splice(loss, 1, W0, loss.initial_intercept(), structure=s)
+    np.testing.assert_array_equal(result.support, [0, 1])
+    free = splice(loss, 1, W0, loss.initial_intercept(), structure=Groups(Hard(), [0, 0, 1, 1, 2, 2, 3]))
+    np.testing.assert_array_equal(free.support, [4, 5])

@@ -27,7 +27,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .._utils import _DocLinkMixin, all_or_nothing
 from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, LogisticLoss, MultinomialLoss, PoissonLoss, SquaredLoss
 from ..losses._design import column_extremes
-from ..model_selection._criteria import information_criterion, largest_k
+from ..model_selection._criteria import criterion_levels, information_criterion
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
 from ..structures import Groups, Structure, get_structure
@@ -260,9 +260,12 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         Validated against the loss's number of features; a structure is
         returned as it is.
         """
+        return self._structure_for(operator, loss.n_features)
+
+    def _structure_for(self, operator, n_features):
+        """:meth:`_structure` for ``n_features`` features, before any loss (e.g. a search's grid)."""
         if isinstance(operator, Structure):
             return operator
-        n_features = loss.n_features
         if self.groups is None:
             return self._with_forced(get_structure(operator), n_features)
         groups = self.groups
@@ -282,9 +285,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                              f"labels for {n_features} features.")
         try:
             structure = get_structure(operator, groups)
-        except TypeError as exc:  # (unhashable or unorderable labels)
-            raise ValueError(f"The 'groups' labels must be hashable and sortable (e.g. ints or strings): "
-                             f"{exc}") from None
+        except TypeError as exc:  # (unhashable, unorderable or mixed labels)
+            raise ValueError(f"The 'groups' parameter must hold hashable, sortable labels, all numbers or all "
+                             f"strings: {exc}.") from None
         return self._with_forced(structure, n_features)
 
     def _with_forced(self, structure, n_features):
@@ -295,10 +298,17 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if chosen.ndim != 1:
             raise ValueError(f"The 'always_select' parameter must be a 1-D sequence, got shape {chosen.shape}.")
         if isinstance(structure, Groups):
-            missing = [label for label in chosen.tolist() if label not in set(structure.labels.tolist())]
+            # group labels, each compared as given (not through np.asarray, which would make 1 and '1' equal)
+            values = chosen.tolist() if isinstance(self.always_select, np.ndarray) else list(self.always_select)
+            if structure.labels.dtype.kind != "b" and any(isinstance(v, (bool, np.bool_)) for v in values):
+                raise ValueError("The 'always_select' parameter holds group labels with 'groups', got booleans: a "
+                                 "mask is not accepted (True would read as the label 1); pass the labels of the "
+                                 "groups to keep, e.g. those of groups_support_.")
+            index = {label: unit for unit, label in enumerate(structure.labels.tolist())}
+            missing = [label for label in values if label not in index]
             if missing:
                 raise ValueError(f"The 'always_select' parameter names groups that are not in 'groups': {missing}.")
-            units = np.searchsorted(structure.labels, chosen)
+            units = np.array([index[label] for label in values], dtype=np.intp)
         else:
             if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
                 raise ValueError(f"The 'always_select' parameter must hold feature indices (integers) without "
@@ -417,11 +427,14 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if loss.positive and np.any(W < 0):  # (e.g. IOBS's unconstrained Newton correction): back to W >= 0
             W, b = loss.refit(np.flatnonzero(np.any(W != 0, axis=1)), W, b)
             gradient = None
+        support = np.flatnonzero(np.any(W != 0, axis=1))
+        if operator.forced is not None:  # (in the support even where positive=True's refit sets them to 0)
+            support = np.union1d(support, operator.features(operator.forced))
         if self.verbose:
             print(f"[{name}] k={k}: {result.n_iter} iterations and {n_exchanges} exchanges in "
                   f"{time.perf_counter() - start:.2f} s, "
                   f"objective {loss.value(W, b):.6g}, {support.size} features selected")
-        return _Fit(W, b, loss.intercept(W, b), np.flatnonzero(np.any(W != 0, axis=1)), result.n_iter,
+        return _Fit(W, b, loss.intercept(W, b), support, result.n_iter,
                     np.asarray(result.objective, dtype=float), n_exchanges, gradient)
 
     def _fit(self, X, y, sample_weight, coef_init):
@@ -445,11 +458,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             else:
                 fit, selection = self._solve(loss, operator, k, W0, b0), {}
             self._store(fit, info)
-            self.k_ = int(k)
-            if isinstance(operator, Groups):
-                self.groups_support_ = operator.labels[operator.units(self.support_)]
-            elif hasattr(self, "groups_support_"):  # (from an earlier fit with groups)
-                del self.groups_support_
+            self._store_level(k, operator)
             for name in ("k_path_", "criterion_path_", "k_criterion_"):
                 if name in selection:
                     setattr(self, name, selection[name])
@@ -462,13 +471,17 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
 
         The path fits hard-thresholding IHT at ``k = 1, 2, ...`` (each level
         warm-started from the last and refitted on its support, no splicing
-        search: the cheap fits that rank the levels), up to
-        :func:`~sparse_estimators.model_selection._criteria.largest_k`, and
-        stops ``_k_patience`` levels after the best value of the criterion
-        ``_k_criterion``, and the chosen level is the smallest whose
-        criterion is within ``_k_margin`` of that best value. The estimator's own algorithm (solver, operator,
+        search: the cheap fits that rank the levels), while the model has at
+        most :func:`~sparse_estimators.model_selection._criteria.largest_k`
+        features (counted inside the selected groups, with groups: groups
+        too large to fit are left out, see
+        :func:`~sparse_estimators.model_selection._criteria.criterion_levels`),
+        and stops ``_k_patience`` levels after the best value of the criterion
+        ``_k_criterion``; the chosen level is the smallest whose criterion is
+        within ``_k_margin`` of that best value. The estimator's own algorithm (solver, operator,
         splicing) then fits at the best level, started from the path's
-        solution there.
+        solution there (the path's fit is kept if that one has more features
+        than the bound).
 
         Returns
         -------
@@ -480,23 +493,38 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         """
         criterion = self._k_criterion
         values = {}
+        # the criteria judge models of at most `bound` features, counted inside the selected groups: groups
+        # that cannot fit beside the forced ones are left out, and the path stops at the first larger model
+        bound, admissible, top = criterion_levels(operator, loss.n_observations, loss.n_features,
+                                                  loss.coefficients_per_feature)
+        first = 1 if operator.forced is None else max(1, operator.forced.size)
+        if top < first:
+            raise ValueError(f"k=None cannot choose {self._level_name}: every group has more than {bound} features, "
+                             f"the most an information criterion can judge with {loss.n_observations:g} "
+                             f"observations and {loss.n_features} features (n / log(n_features)); pass "
+                             f"{self._level_name}.")
+        if not admissible.all():
+            operator = operator.with_excluded(np.flatnonzero(~admissible))
+
+        def n_features(fit):  # (the features inside the selected units)
+            return operator.features(operator.units(fit.support)).size
 
         def stop(k, fit):
+            if n_features(fit) > bound:
+                return True
             values[k] = information_criterion(loss, fit.coef, fit.b, criterion, structure=operator)
             best = min(values, key=values.get)
             return k - best >= self._k_patience
 
-        top = largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
-        units = operator.n_units(loss.n_features)
-        top = max(1, top * units // loss.n_features)  # (in units: groups of the mean size)
-        first = 1 if operator.forced is None else max(1, operator.forced.size)
-        path = solve_path(self, loss, operator.with_operator(self._constrained(Hard())),
-                          range(first, max(top, first) + 1), loss.zeros()[0], b0, screening=True, stop=stop)
+        path = solve_path(self, loss, operator.with_operator(self._constrained(Hard())), range(first, top + 1),
+                          loss.zeros()[0], b0, screening=True, stop=stop)
         levels = np.array(sorted(values))
         curve = np.array([values[k] for k in levels])
         best = int(levels[np.flatnonzero(curve <= curve.min() + self._k_margin)[0]])
         cheap = path[best]
         fit = self._solve(loss, operator, best, cheap.coef, cheap.b)
+        if n_features(fit) > bound:  # (the estimator's own search took larger groups): the judged model
+            fit = cheap
         return best, fit, {"k_path_": levels, "criterion_path_": curve, "k_criterion_": criterion}
 
     def _store(self, fit, info):
@@ -513,6 +541,14 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         self.coef_, self.intercept_ = self._format_coef(coef, intercept, info)
         for name, value in info.get("attributes", {}).items():
             setattr(self, name, value)
+
+    def _store_level(self, k, structure):
+        """``k_`` and, with groups, ``groups_support_`` (the fit's and the paths' fitted estimators')."""
+        self.k_ = int(k)
+        if isinstance(structure, Groups):
+            self.groups_support_ = structure.labels[structure.units(self.support_)]
+        elif hasattr(self, "groups_support_"):  # (from an earlier fit with groups)
+            del self.groups_support_
 
     @staticmethod
     def _coef_shape(p, m):

@@ -16,8 +16,10 @@ _SHARED = {
         then fits at that level (``k_``, with the criterion along the path in
         ``k_path_`` and ``criterion_path_``). The path stops 10 levels after
         the criterion's best value and never goes beyond
-        ``n_samples / log(n_features)`` (about the largest support that the
-        data can tell from noise). On the designs of
+        ``n_samples / log(n_features)`` features (about the largest support
+        that the data can tell from noise; with ``groups``, counted inside
+        the selected groups: groups that cannot fit are never chosen, and a
+        ValueError asks for ``k`` when none fits). On the designs of
         :source:`benchmarks/compare_peers.py` up to 500 x 1000 this recovers
         the true support better than abess's default path (mean support F1
         0.717 against 0.674 for least squares, 0.430 against 0.400 for
@@ -134,13 +136,19 @@ default='hard'
         ``support_`` lists the selected features and ``groups_support_`` the
         selected groups' labels. The splicing search then exchanges whole
         groups (see :func:`sparse_estimators.solvers.splice`'s
-        ``structure``). None: every feature is its own unit.""",
+        ``structure``). Labels are compared as given, all numbers or all
+        strings: a mix (``[1, "1", 2]``) is refused, since numpy would read
+        ``1`` as ``"1"``. None: every feature is its own unit.""",
     "always_select": """always_select : array-like of int (or of group labels) or None, default=None
-        Features (their indices; with ``groups``, group labels) that every
-        fit keeps, as abess's ``always_select``. They count towards ``k``
-        (more of them than ``k`` is an error), are kept unshrunk by the
-        thresholding operator, never exchanged out by the splicing search,
-        and the automatic choice of ``k`` starts at their number.""",
+        Features (their indices; with ``groups``, group labels, compared as
+        given) that every fit keeps, as abess's ``always_select``; a boolean
+        mask is refused with a ValueError, with or without ``groups`` (unless
+        the group labels are booleans). They count towards ``k`` (more of
+        them than ``k`` is an error), are kept unshrunk by the thresholding
+        operator, never exchanged out by the splicing search, and are always
+        in ``support_`` (with ``positive=True``, with a zero coefficient where
+        the non-negative refit puts one). The automatic choice of ``k`` and
+        the searches' grids start at their number.""",
     "warm_start": """warm_start : bool, default=False
         Start from the previous fit's coefficients when refitting.""",
     "verbose": """verbose : int, default=0

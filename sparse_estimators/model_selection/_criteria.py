@@ -9,7 +9,7 @@ so a new loss brings its own likelihood and every criterion works with it.
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["CRITERIA", "criterion_penalty", "information_criterion", "largest_k"]
+__all__ = ["CRITERIA", "criterion_levels", "criterion_penalty", "information_criterion", "largest_k"]
 
 #: the criteria, in the order of their penalty per coefficient on ordinary data
 CRITERIA = ("aic", "bic", "gic", "ebic")
@@ -126,3 +126,45 @@ def largest_k(n_observations, n_features, coefficients_per_feature=1):
     """
     per_feature = max(int(coefficients_per_feature), 1) * np.log(max(n_features, 3))
     return int(max(1, min(n_features, np.floor(float(n_observations) / per_feature))))
+
+
+def criterion_levels(structure, n_observations, n_features, coefficients_per_feature=1):
+    """What an information criterion can judge under a structure (groups): a bound in features, and the levels.
+
+    :func:`largest_k` bounds the number of *features* of a judged model,
+    so with groups it counts the features inside the selected groups (a
+    group of 50 features for 20 observations saturates the fit whatever
+    ``k``); the forced units (``always_select``) are the smallest model a
+    fit allows, so the bound is at least their number of features.
+
+    Parameters
+    ----------
+    structure : Structure
+        Rows or groups, with their forced units.
+    n_observations : float
+    n_features : int
+    coefficients_per_feature : int, default=1
+
+    Returns
+    -------
+    bound : int
+        The most features a judged model has.
+    admissible : ndarray of bool of shape (n_units,)
+        The forced units, and the others that fit within ``bound`` beside them.
+    top : int
+        The largest level (in units) with a judged model: the forced units
+        plus as many of the smallest admissible others as fit (``top`` is
+        ``largest_k`` for single features; less than 1 when nothing fits).
+    """
+    n_units = structure.n_units(n_features)
+    sizes = np.bincount(structure.unit_of_features(n_features), minlength=n_units)
+    forced = np.zeros(n_units, dtype=bool)
+    if structure.forced is not None:
+        forced[structure.forced] = True
+    n_forced = int(sizes[forced].sum())
+    bound = max(largest_k(n_observations, n_features, coefficients_per_feature), n_forced)
+    room = bound - n_forced
+    admissible = forced | (sizes <= room)
+    others = np.cumsum(np.sort(sizes[admissible & ~forced]))
+    top = int(forced.sum()) + int(np.searchsorted(others, room, side="right"))
+    return bound, admissible, top

@@ -6,8 +6,9 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import Bunch
+from sklearn.utils.validation import _check_feature_names
 
-from ._criteria import largest_k
+from ._criteria import criterion_levels
 
 
 def default_k_grid(n_features):
@@ -41,6 +42,38 @@ def _check_k_grid(k_grid, n_features, *, stacklevel=3, name="n_features"):
     return grid[first]
 
 
+def _level_grid(k_grid, structure, n_features, *, stacklevel=4):
+    """The grid of levels a path or a search fits, in the structure's units (features, or groups).
+
+    :func:`_check_k_grid` with ``n_units`` in place of ``n_features``; the
+    default grid and the given values start at the number of forced units
+    (``always_select``), which ``fit`` refuses below: smaller given values
+    are left out with a warning (a ValueError if none is left).
+    """
+    units = structure.n_units(n_features)
+    n_forced = 0 if structure.forced is None else structure.forced.size
+    if k_grid is None:
+        return np.arange(max(n_forced, 1), max(n_forced, min(units, 50)) + 1)
+    grid = _check_k_grid(k_grid, units, stacklevel=stacklevel + 1, name=structure.unit_name)
+    if np.any(grid < n_forced):
+        if np.all(grid < n_forced):
+            raise ValueError(f"Every value of k_grid is below the number of 'always_select' features (or groups), "
+                             f"{n_forced}, which count towards k: got {grid.tolist()}.")
+        warnings.warn(f"k_grid has values below the number of 'always_select' features (or groups), {n_forced}, "
+                      f"which count towards k: they are left out ({grid[grid < n_forced].tolist()}).",
+                      UserWarning, stacklevel=stacklevel)
+        grid = grid[grid >= n_forced]
+    return grid
+
+
+def _search_grid(estimator, X, k_grid):
+    """:func:`_level_grid` for a search on ``X`` before any fit: the estimator's structure resolved on ``X``."""
+    est = clone(estimator)
+    operator = est._validate_params()
+    _check_feature_names(est, X, reset=True)  # (groups given as a callable of the feature names)
+    return _level_grid(k_grid, est._structure_for(operator, X.shape[1]), X.shape[1], stacklevel=5)
+
+
 def _check_has_k(estimator, caller):
     """A TypeError unless ``estimator`` has a sparsity level ``k`` (not, e.g., ReducedRankRegressor's rank)."""
     if "k" not in estimator.get_params(deep=False):
@@ -56,31 +89,33 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
     validated estimator clone, the grid, the per-k ``_Fit`` records (in grid
     order), the target information needed to format them, and the loss.
     With ``criterion_limit`` the grid stays where information criteria are
-    defined (:func:`~sparse_estimators.model_selection._criteria.largest_k`):
-    the default grid is ``1 .. largest_k`` and larger values are dropped
-    with a warning. ``second_search`` is passed to :func:`solve_path`.
+    defined (:func:`~sparse_estimators.model_selection._criteria.criterion_levels`):
+    the default grid is ``1 .. top`` and larger values are dropped with a
+    warning; ``info['criterion_bound']`` is the most features of a judged
+    model. ``second_search`` is passed to :func:`solve_path`.
     """
     _check_has_k(estimator, "sparsity_path")
     est = clone(estimator)
     operator = est._validate_params()
     loss, info = est._setup(X, y, sample_weight)
     structure = est._structure(operator, loss)
-    units = structure.n_units(loss.n_features)  # (k counts groups with groups)
-    grid = _check_k_grid(k_grid, units, stacklevel=4, name=structure.unit_name)
-    if criterion_limit:
-        top = max(1, largest_k(loss.n_observations, loss.n_features, loss.coefficients_per_feature)
-                  * units // loss.n_features)
+    grid = _level_grid(k_grid, structure, loss.n_features, stacklevel=4)
+    info = dict(info, structure=structure)  # (the fitted estimators' k_ and groups_support_)
+    if criterion_limit:  # (the bound counts features, inside the selected groups with groups)
+        bound, _, top = criterion_levels(structure, loss.n_observations, loss.n_features,
+                                         loss.coefficients_per_feature)
+        info["criterion_bound"] = bound
         if k_grid is None:
-            grid = np.arange(1, top + 1)
+            grid = np.arange(grid[0], top + 1)
         if np.any(grid > top):
-            warnings.warn(f"k_grid has values above {top}, the largest number of features an information "
-                          f"criterion can judge with {loss.n_observations:g} observations and "
-                          f"{loss.n_features} features (n / log(n_features)); they are left out.",
+            warnings.warn(f"k_grid has values above {top}, the largest level at which an information criterion "
+                          f"can judge a model (at most {bound} features with {loss.n_observations:g} observations "
+                          f"and {loss.n_features} features, n / log(n_features)); they are left out.",
                           UserWarning, stacklevel=3)
             grid = grid[grid <= top]
-            if not grid.size:
-                raise ValueError(f"Every value of k_grid is above {top}, the largest number of features an "
-                                 "information criterion can judge on these data.")
+        if not grid.size:
+            raise ValueError(f"No level of k_grid is at most {top}, the largest level at which an information "
+                             f"criterion can judge a model (at most {bound} features) on these data.")
     fits = solve_path(est, loss, structure, np.unique(grid), *est._initial_point(loss, None, info),
                       second_search=second_search)
     return est, grid, [fits[int(k)] for k in grid], info, loss
@@ -154,6 +189,7 @@ def _fitted_estimator(template, fit, info, k):
     est.__dict__ = dict(template.__dict__)
     est.k = int(k)
     est._store(fit, info)
+    est._store_level(k, info["structure"])
     return est
 
 
@@ -177,9 +213,13 @@ def sparsity_path(estimator, X, y, k_grid=None, *, sample_weight=None):
     y : array-like of shape (n_samples,) or (n_samples, n_targets)
         Targets.
     k_grid : array-like of int, default=None
-        Sparsity levels; ``None`` means ``1 .. min(n_features, 50)``. Levels
-        above ``n_features`` are clipped to it and repeated levels merged
-        (with a warning).
+        Sparsity levels; ``None`` means ``1 .. min(n_features, 50)`` (with
+        ``groups``, ``k`` counts groups: ``n_groups`` in place of
+        ``n_features``; with ``always_select``, from their number on). Levels
+        above ``n_features`` (``n_groups``) are clipped to it and repeated
+        levels merged, and levels below the number of ``always_select``
+        features (or groups), which ``fit`` refuses, left out (with a
+        warning).
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
 
@@ -189,7 +229,9 @@ def sparsity_path(estimator, X, y, k_grid=None, *, sample_weight=None):
         ``k_grid`` (n_k,); ``coefs`` ``(n_k, *coef_.shape)``; ``intercepts``
         (n_k, ...); ``objectives`` (n_k,), the training loss after the
         (debiased) fit; ``n_iter`` (n_k,); ``supports``, a list of index
-        arrays; ``estimators``, a fitted estimator per level.
+        arrays; ``estimators``, a fitted estimator per level, with the
+        attributes of ``fit`` at that ``k`` (``k_``, and ``groups_support_``
+        with ``groups``).
 
     Examples
     --------

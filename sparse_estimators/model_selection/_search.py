@@ -30,7 +30,7 @@ from sklearn.utils.validation import _check_method_params, _check_sample_weight,
 from .._selection import _SupportMixin
 from .._utils import _DocLinkMixin, all_or_nothing
 from ._criteria import CRITERIA, information_criterion
-from ._path import _check_has_k, _check_k_grid, _fitted_estimator, _path_fits
+from ._path import _check_has_k, _fitted_estimator, _path_fits, _search_grid
 
 __all__ = ["SparsityCV", "SparsityIC", "one_standard_error"]
 
@@ -63,6 +63,7 @@ def _fold_rescore(estimator, X, y, sample_weight, train, test, levels, starts, s
     est = clone(estimator)
     operator = est._validate_params()
     loss, info = est._setup(X_train, y_train, None if sample_weight is None else sample_weight[train])
+    info = dict(info, structure=est._structure(operator, loss))  # (the fitted estimators' k_, groups_support_)
     fits = []
     for k, (support, rows, b) in zip(levels, starts, strict=True):
         W = loss.zeros()[0]
@@ -411,9 +412,12 @@ class SparsityCV(_SparsitySearchBase):
         Other estimators are refused with a TypeError (search them with
         ``GridSearchCV``).
     k_grid : array-like of int, default=None
-        Candidate sparsity levels; ``None`` means ``1 .. min(n_features, 50)``.
-        Values above ``n_features`` are clipped to it and repeated values
-        merged, with a warning.
+        Candidate sparsity levels; ``None`` means ``1 .. min(n_features, 50)``
+        (with ``groups``, ``k`` counts groups: ``n_groups`` in place of
+        ``n_features``; with ``always_select``, from their number on).
+        Values above ``n_features`` (``n_groups``) are clipped to it and
+        repeated values merged, and values below the number of
+        ``always_select`` features (or groups) left out, with a warning.
     cv : int, cross-validation generator or iterable, default=5
         As in :class:`~sklearn.model_selection.GridSearchCV` (stratified
         folds for classifiers when an int). Group-aware splitters
@@ -585,7 +589,7 @@ class SparsityCV(_SparsitySearchBase):
         sample_weight = routed.estimator.fit.get("sample_weight")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
-        grid = _check_k_grid(self.k_grid, self.n_features_in_)
+        grid = _search_grid(self.estimator, X, self.k_grid)  # (in groups with groups)
         cv = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
         splits = list(cv.split(X, y, **routed.splitter.split))
         scoring = _Scoring(scorer, routed.scorer.score, self.error_score, self.return_train_score)
@@ -629,8 +633,8 @@ class SparsityCV(_SparsitySearchBase):
                 if r[0] is None:
                     warnings.warn(f"A full fit on fold {i} failed and scores error_score={self.error_score!r}:"
                                   f"\n{r[1]}", FitFailedWarning, stacklevel=3)
-                    for scores in (test_scores, train_scores or {}):
-                        for name in names:
+                    for scores in (test_scores, train_scores):
+                        for name in names if scores is not None else ():
                             scores[name][i, todo] = float(self.error_score)
                 else:
                     self._store_scores(test_scores, train_scores, i, todo, r[0], r[1])
@@ -743,7 +747,13 @@ class SparsityIC(_SparsitySearchBase):
     ``n / (m log(p))`` (``m`` free coefficients per feature), beyond which
     the selection of the best-fitting features among ``p`` makes every
     criterion prefer ever larger models (in the limit of a saturated least
-    squares fit, ``RSS = 0``, the fit term is minus infinity).
+    squares fit, ``RSS = 0``, the fit term is minus infinity). With
+    ``groups`` the bound counts the features inside the selected groups: the
+    default grid ends at the largest number of groups whose smallest members
+    fit within it, and a level whose fit has more features (it took larger
+    groups) gets ``criterion_ = inf`` and is not chosen (a ValueError when no
+    level is judged). With ``always_select``, the bound is at least their
+    number of features, and the grid starts at their number.
 
     The Huber loss (``loss='huber'``) is not a likelihood: SparsityIC raises
     a ValueError for it; use :class:`SparsityCV`.
@@ -755,7 +765,8 @@ class SparsityIC(_SparsitySearchBase):
     k_grid : array-like of int, default=None
         Candidate sparsity levels; ``None`` means ``1 .. n / (m log(p))``
         (see above). Larger values are left out, with a warning; values
-        above ``n_features`` are clipped to it.
+        above ``n_features`` (``n_groups``) are clipped to it, and values
+        below the number of ``always_select`` features (or groups) left out.
     criterion : {'ebic', 'bic', 'aic', 'gic'}, default='ebic'
         The information criterion.
     gamma : float in [0, 1], default=1.0
@@ -766,7 +777,8 @@ class SparsityIC(_SparsitySearchBase):
     k_ : int
         The chosen sparsity level.
     criterion_ : ndarray of shape (n_k,)
-        The criterion at each ``k`` of ``k_grid_``.
+        The criterion at each ``k`` of ``k_grid_`` (``inf`` where the fit
+        has more features than the criteria can judge, see above).
     k_grid_ : ndarray of shape (n_k,)
         The grid used.
     best_estimator_ : estimator
@@ -846,8 +858,15 @@ class SparsityIC(_SparsitySearchBase):
             raise ValueError(f"SparsityIC needs a likelihood, and the {type(loss).__name__} has none: "
                              "choose k by cross-validation with SparsityCV.")
         structure = template._structure(template._validate_params(), loss)  # (EBIC counts groups with groups)
+        bound = info["criterion_bound"]
+        # a fit with more features than the criteria can judge (groups larger than the level's share) is not chosen
+        judged = [structure.features(structure.units(fit.support)).size <= bound for fit in fits]
         crit = [information_criterion(loss, fit.coef, fit.b, self.criterion, self.gamma, structure=structure)
-                for fit in fits]
+                if ok else np.inf for fit, ok in zip(fits, judged, strict=True)]
+        if not any(judged):
+            raise ValueError(f"Every fit of k_grid {grid.tolist()} has more than {bound} features, the most an "
+                             f"information criterion can judge on these data (with groups, the selected groups "
+                             f"are larger): choose k with SparsityCV.")
         self.criterion_ = np.array(crit)
         self.k_grid_ = grid
         self.k_ = int(grid[int(np.argmin(self.criterion_))])

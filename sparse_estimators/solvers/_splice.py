@@ -153,7 +153,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         raise ValueError(f"screening_start must be True, False or 'abess'; got {screening_start!r}.")
     if switch_gate is None:
         switch_gate = gate
-    if structure is not None and not isinstance(structure, Rows):
+    if structure is not None and (not isinstance(structure, Rows) or structure.excluded is not None):
         return _unit_splice(loss, k, W, b, structure, max_exchange=max_exchange, max_rounds=max_rounds, gate=gate,
                             add_gate=add_gate, add_gate_uncorrelated=add_gate_uncorrelated,
                             screening_start=bool(screening_start), switch_gate=switch_gate, refitted=refitted,
@@ -512,6 +512,8 @@ class _UnitSearch:
             step[members] = s
             gain[units] = -0.5 * np.einsum("uam,uam->u", g, s)
         gain[self.sizes == 0] = -np.inf
+        if self.structure.excluded is not None:  # (units the structure never selects)
+            gain[self.structure.excluded] = -np.inf
         return gain, step
 
     def unit_cost(self, W):

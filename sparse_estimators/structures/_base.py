@@ -36,6 +36,10 @@ class Structure:
     forced : ndarray of int or None
         Units every projection keeps (``always_select``); they count towards
         ``k`` and are kept unshrunk. Set by :meth:`with_forced`.
+    excluded : ndarray of int or None
+        Units no projection, expansion or exchange selects (``k=None`` leaves
+        out the groups larger than an information criterion can judge). Set
+        by :meth:`with_excluded`.
     """
 
     #: the splicing search may exchange this structure's units
@@ -45,6 +49,7 @@ class Structure:
     #: what ``k`` counts, in messages (``k`` clipped to it)
     unit_name = "n_features"
     forced = None
+    excluded = None
 
     def __init__(self, operator):
         self.operator = operator
@@ -60,6 +65,13 @@ class Structure:
         new = copy.copy(self)
         units = np.unique(np.asarray(units, dtype=np.intp))
         new.forced = units if units.size else None
+        return new
+
+    def with_excluded(self, units):
+        """The same structure, never selecting ``units`` (unit indices; forced units stay forced)."""
+        new = copy.copy(self)
+        units = np.unique(np.asarray(units, dtype=np.intp))
+        new.excluded = units if units.size else None
         return new
 
     @property
@@ -103,14 +115,17 @@ class Structure:
             W = admissible(W)
         W2 = W if W.ndim == 2 else W[:, None]
         norms = self.unit_scores(W2)
-        if self.forced is None:
+        if self.forced is None and self.excluded is None:
             kept, tau = select_top_k(norms, k)
             free = kept
         else:
-            others = np.setdiff1d(np.arange(norms.size), self.forced)
-            chosen, tau = select_top_k(norms[others], max(k - self.forced.size, 0))
+            forced = np.empty(0, dtype=np.intp) if self.forced is None else self.forced
+            others = np.setdiff1d(np.arange(norms.size), forced)
+            if self.excluded is not None:
+                others = np.setdiff1d(others, self.excluded)
+            chosen, tau = select_top_k(norms[others], max(k - forced.size, 0))
             free = others[chosen]
-            kept = np.union1d(self.forced, free)
+            kept = np.union1d(forced, free)
         support = self.features(kept)
         out = np.zeros_like(W2)
         out[support] = W2[support]
@@ -150,6 +165,8 @@ class Structure:
         if self.forced is not None:
             current[self.forced] = True
             out[self.features(self.forced)] = True
+        if self.excluded is not None:
+            current[self.excluded] = True  # (never added)
         outside = np.flatnonzero(~current)
         if outside.size:
             out[self.features(outside[select_top_k(scores[outside], k)[0]])] = True
@@ -183,16 +200,18 @@ class Rows(Structure):
         return np.arange(n_features)
 
     def __call__(self, W, k, *, return_support=False):  # noqa: D102
-        if self.forced is None:  # (the operator itself: fits without forced features are bit-identical)
-            return self.operator(W, k, return_support=return_support)
+        if self.forced is None and self.excluded is None:  # (the operator itself: fits without forced
+            return self.operator(W, k, return_support=return_support)  # features are bit-identical)
         return super().__call__(W, k, return_support=return_support)
 
     def support(self, W, k):  # noqa: D102
-        return self.operator.support(W, k) if self.forced is None else super().support(W, k)
+        if self.forced is None and self.excluded is None:
+            return self.operator.support(W, k)
+        return super().support(W, k)
 
     def expand(self, G, mask, k):  # noqa: D102
         # the base class's result without its unit bookkeeping (accelerated IHT calls it every iteration)
-        if self.forced is not None:
+        if self.forced is not None or self.excluded is not None:
             return super().expand(G, mask, k)
         mags = self.unit_scores(G)
         out = mask.copy()

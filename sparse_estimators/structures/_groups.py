@@ -1,5 +1,7 @@
 """Group sparsity: features in groups kept or dropped together (model-based sparsity, Khanna & Kyrillidis Sec. 2)."""
 
+import numbers
+
 import numpy as np
 
 from ._base import Structure
@@ -17,8 +19,11 @@ class Groups(Structure):
     ----------
     operator : ThresholdingOperator
     groups : array-like of shape (n_features,)
-        One hashable label per feature; features with the same label form a
-        group.
+        One label per feature; features with the same label form a group.
+        Labels are compared as given: all numbers (compared by value) or all
+        strings. A mix of numbers and strings is refused with a TypeError:
+        numpy would read every label as a string and merge ``1`` with
+        ``"1"``. Object arrays are read like lists.
 
     Attributes
     ----------
@@ -34,7 +39,7 @@ class Groups(Structure):
 
     def __init__(self, operator, groups):
         super().__init__(operator)
-        groups = np.asarray(groups)
+        groups = _group_labels(groups)
         if groups.ndim != 1:
             raise TypeError(f"group labels must be scalars, one per feature; got an array of shape {groups.shape}")
         self.labels, self.codes = np.unique(groups, return_inverse=True)
@@ -59,6 +64,33 @@ class Groups(Structure):
 
     def unit_of_features(self, n_features):  # noqa: D102
         return self.codes
+
+
+def _label_kind(label):
+    """``'string'``, ``'number'`` or the type's name: labels of two kinds cannot be ordered or told apart."""
+    if isinstance(label, (str, bytes, np.str_, np.bytes_)):
+        return "string"
+    if isinstance(label, numbers.Number):
+        return "number"
+    return type(label).__name__
+
+
+def _group_labels(groups):
+    """The labels as an array, refusing a mix of numbers and strings (a TypeError naming two of them).
+
+    A list or an object array is checked element by element before numpy
+    converts it: ``np.asarray([1, "1"])`` would make both ``'1'``.
+    """
+    if isinstance(groups, np.ndarray) and groups.dtype != object:
+        return groups  # (one dtype: compared as numpy compares them)
+    values = groups.tolist() if isinstance(groups, np.ndarray) else list(groups)
+    first = {}
+    for value in values:
+        first.setdefault(_label_kind(value), value)
+    if "string" in first and "number" in first:
+        raise TypeError(f"group labels mix numbers and strings ({first['number']!r} and {first['string']!r}): "
+                        f"numpy would read every label as a string and merge 1 with '1'; use one kind")
+    return groups if isinstance(groups, np.ndarray) else np.asarray(groups)
 
 
 class groups_from_feature_names:  # noqa: N801 - used like a function: ``groups=groups_from_feature_names(...)``
