@@ -5,6 +5,7 @@ import os
 import sys
 import warnings
 
+import joblib
 import numpy as np
 import scipy.sparse as sp
 import sklearn
@@ -34,8 +35,8 @@ _AUTO_DENSE = 10
 #: rank='auto': the validation fits stop at this relative change at the latest (they only need to rank the ranks)
 _AUTO_TOL = 1e-3
 #: frames in these directories are not the user's line (warnings point past them, also through a Pipeline)
-_INTERNAL = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
-             os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep)
+_INTERNAL = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
+                  for path in (os.path.dirname(__file__), sklearn.__file__, joblib.__file__))
 
 
 def _warn(message, category=UserWarning):
@@ -440,10 +441,15 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         else:
             # the offsets are fitted jointly with the low-rank part (complete_matrix's center=True)
             power = _power_of_two_scale(values)
-            result = _solve(_Observed(rows, cols, values * power, (m, n_valid)), r,
-                            get_operator(self.thresholding), self.solver, not isinstance(self.step_size, numbers.Real),
-                            self.step_size, self.max_iter, self.tol, _MOMENTUM, "randomized", 1,
-                            check_random_state(self.random_state), self.verbose, power, offsets=bool(self.center))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = _solve(_Observed(rows, cols, values * power, (m, n_valid)), r,
+                                get_operator(self.thresholding), self.solver,
+                                not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter, self.tol,
+                                _MOMENTUM, "randomized", 1, check_random_state(self.random_state), self.verbose,
+                                power, offsets=bool(self.center))
+            for w in caught:  # (re-issued at the user's line)
+                _warn(w.message, w.category)
             U, s, Vt = result.U, result.s, result.Vt
             mean = result.column_offsets
             n_iter, loss_curve = result.n_iter, result.loss_curve

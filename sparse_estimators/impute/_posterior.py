@@ -17,8 +17,8 @@ import numpy as np
 
 __all__ = ["fill_missing", "noise_variance", "ridge_penalty"]
 
-#: rows are processed in blocks of about this many entries (bounds the temporaries)
-_BLOCK = 1 << 20
+#: rows are processed in blocks of about this many entries (bounds the temporaries: a few blocks of 1 MB)
+_BLOCK = 1 << 17
 #: the noise variance is at least this share of the largest prior variance (keeps the ridge system definite)
 _NOISE_FLOOR = 1e-12
 
@@ -75,11 +75,29 @@ def fill_missing(X, missing, mean, scale, components, penalty):
     keep = np.isfinite(penalty)
     C, ridge = components[keep], penalty[keep]
     r, n = C.shape
-    step = max(1, _BLOCK // max(n, 1))
+    # every row's Gram matrix C_O C_O^T as one product (observed indicator) @ (the n x r^2 outer products),
+    # when that table is small; else one r x r system per missingness pattern
+    batched = n * r * r <= 4 * _BLOCK
+    outer = (C.T[:, :, None] * C.T[:, None, :]).reshape(n, r * r) if batched and r else None
+    step = max(1, _BLOCK // max(n, r * r, 1))
     for start in range(0, X.shape[0], step):
         block_missing = missing[start:start + step]
         todo = np.flatnonzero(block_missing.any(axis=1))
         if todo.size == 0:
+            continue
+        if r == 0 or batched:
+            rows = start + todo
+            block, miss = X[rows], block_missing[todo]  # (copies: written back whole, observed entries as they were)
+            fill = np.broadcast_to(mean, block.shape)
+            if r:
+                target = (block - mean) / scale
+                target[miss] = 0.0
+                gram = ((~miss) @ outer).reshape(-1, r, r)
+                gram[:, np.arange(r), np.arange(r)] += ridge
+                scores = np.linalg.solve(gram, (target @ C.T)[:, :, None])[:, :, 0]
+                fill = mean + (scores @ C) * scale
+            np.copyto(block, fill, where=miss)
+            X[rows] = block
             continue
         # rows sharing a missingness pattern share one r x r system (packed bits: a cheap hashable key)
         keys = np.packbits(block_missing[todo], axis=1)
