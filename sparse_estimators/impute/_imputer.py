@@ -34,6 +34,8 @@ _AUTO_PATIENCE = 2
 _AUTO_DENSE = 10
 #: rank='auto': the validation fits stop at this relative change at the latest (they only need to rank the ranks)
 _AUTO_TOL = 1e-3
+#: standardize=True: a column's scale is at least this share of the median column standard deviation
+_SCALE_FLOOR = 0.1
 #: frames in these directories are not the user's line (warnings point past them, also through a Pipeline)
 _INTERNAL = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
                   for path in (os.path.dirname(__file__), sklearn.__file__, joblib.__file__))
@@ -62,8 +64,11 @@ def _column_scale(values, cols, mean, counts):
     np.maximum.at(top, cols, np.abs(dev))
     safe = np.where(top > 0, top, 1.0)
     ratio = dev / safe[cols]
-    return np.where(top > 0, safe * np.sqrt(np.bincount(cols, weights=ratio * ratio, minlength=mean.size) / counts),
-                    1.0)
+    std = np.where(top > 0, safe * np.sqrt(np.bincount(cols, weights=ratio * ratio, minlength=mean.size) / counts), 0.0)
+    if not (std > 0).any():
+        return np.ones(mean.size)
+    # floored at the median: no column's units dominate, and nearly constant columns are not blown up into outliers
+    return np.maximum(std, _SCALE_FLOOR * np.median(std[std > 0]))
 
 
 class LowRankImputer(TransformerMixin, BaseEstimator):
@@ -115,6 +120,13 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     center : bool, default=True
         Fit a column offset (never thresholded) jointly with the low-rank
         part, so that the rank counts deviations from the column offsets.
+    standardize : bool, default=True
+        Fit the model to the columns divided by ``scale_``: the standard
+        deviation of each column's observed entries, floored at a tenth of
+        the median one, so that no column dominates the fit by its units
+        alone and nearly constant columns are not inflated into outliers.
+        The imputation is then unchanged when a column's units change (as
+        long as its scale stays above the floor). False: the raw columns.
     add_indicator : bool, default=False
         Append ``MissingIndicator`` columns (one per feature with a missing
         entry in ``fit``) to the output, as scikit-learn's imputers do.
@@ -136,13 +148,17 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         Column offsets, fitted jointly with the low-rank part (starting from
         the observed entries' column means; zeros if not ``center``; 0 for a
         column with no observed entry).
+    scale_ : ndarray of shape (n_features,)
+        The column scales of ``standardize`` (ones without it; 1 for a
+        column with no observed entry).
     components_ : ndarray of shape (``rank_``, n_features)
         Orthonormal basis of the learned row space (right singular vectors
-        of the completed, centered training matrix; zero on a column with no
-        observed entry).
+        of the completed, centered training matrix divided by ``scale_``;
+        zero on a column with no observed entry).
     singular_values_ : ndarray of shape (``rank_``,)
-        The completed training matrix's singular values: the completion is
-        ``mean_ + U diag(singular_values_) components_``.
+        The singular values of the completed, centered training matrix
+        divided by ``scale_``: the completion is
+        ``mean_ + (U diag(singular_values_) components_) * scale_``.
     explained_variance_ : ndarray of shape (``rank_``,)
         Variance of the training rows' scores along each component
         (``singular_values_**2`` over the number of rows with an observed
@@ -178,9 +194,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     -----
     The posterior mean of a row's scores given its observed entries ``O``
     is ``z = (C_O C_O^T + noise_variance_ diag(1 / explained_variance_))^{-1}
-    C_O (x_O - mean_O)`` with ``C = components_`` (Tipping & Bishop's
-    probabilistic PCA in the basis of the completion), and the missing
-    entries are ``mean_M + z C_M``. Without the penalty (an unregularised
+    C_O ((x_O - mean_O) / scale_O)`` with ``C = components_`` (Tipping &
+    Bishop's probabilistic PCA in the basis of the completion), and the
+    missing entries are ``mean_M + (z C_M) scale_M``. Without the penalty (an unregularised
     least-squares solve, this imputer's ``transform`` before version 0.1.0)
     new rows of ``load_diabetes`` with 20 % of entries hidden were filled
     with values up to 20 times outside the data's range, and a downstream
