@@ -200,8 +200,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     least-squares solve, this imputer's ``transform`` before version 0.1.0)
     new rows of ``load_diabetes`` with 20 % of entries hidden were filled
     with values up to 20 times outside the data's range, and a downstream
-    ridge regression scored a cross-validated R² of -10 against
-    ``SimpleImputer``'s 0.41. A training row's fill is therefore not the
+    ridge regression scored a cross-validated R² of -1.9 to -10 against
+    ``SimpleImputer``'s 0.41 to 0.43 (:source:`doc/peers/imputers.md` has
+    the defaults' scores now). A training row's fill is therefore not the
     completion's own value ``U_i diag(s) C`` but the same posterior mean,
     shrunk a little more towards the column means.
 
