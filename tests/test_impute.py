@@ -14,7 +14,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -258,7 +257,7 @@ def test_divergent_fixed_step_warns_and_returns_the_best_iterate():
 
 
 # -- the imputer --------------------------------------------------------------------------------------------
-@pytest.mark.filterwarnings("ignore:rank=10 is larger:UserWarning")
+@pytest.mark.filterwarnings("ignore:rank='auto'.*too few to validate:UserWarning")
 @parametrize_with_checks([LowRankImputer()])  # default parameters, as in test_common.py
 def test_sklearn_compatible_imputer(estimator, check):
     check(estimator)
@@ -282,27 +281,51 @@ def test_imputer_recovers_a_shifted_low_rank_matrix(solver):
     assert imputer.components_.shape == (4, 60) and imputer.rank_ == 4
     np.testing.assert_allclose(imputer.components_ @ imputer.components_.T, np.eye(4), atol=1e-10)
     # the offsets are fitted jointly: the completion is offsets + low rank, and reproduces X on its support
-    rebuilt = imputer.mean_ + (completed - imputer.mean_) @ imputer.components_.T @ imputer.components_
+    # (the model is fit to the standardized columns: components_ is in units of scale_)
+    C, scale = imputer.components_, imputer.scale_
+    rebuilt = imputer.mean_ + ((completed - imputer.mean_) / scale) @ C.T @ C * scale
     np.testing.assert_allclose(rebuilt, X, atol=1e-4 * np.abs(X).max())
     assert imputer.n_iter_ == imputer.loss_curve_.size > 0
 
 
-def test_transform_of_new_rows_is_least_squares_in_the_row_space():
+def test_transform_of_new_rows_is_the_probabilistic_pca_posterior_mean():
+    """Reference: Gaussian conditioning in data space, x_M | x_O with covariance D (C^T diag(prior) C + noise I) D."""
     rng = np.random.default_rng(12)
-    X = low_rank(300, 30, 3, seed=12) + rng.uniform(-2, 2, 30)
-    train, test = X[:200], X[200:] + 0.1 * rng.standard_normal((100, 30))  # new rows off the row space
+    X = low_rank(300, 30, 3, seed=12) + rng.uniform(-2, 2, 30) + 0.2 * rng.standard_normal((300, 30))
+    train, test = X[:200], X[200:]
     imputer = LowRankImputer(rank=3).fit(_missing(train, 0.3, 12)[0])
     test_missing, mask = _missing(test, 0.3, 13)
     out = imputer.transform(test_missing)
     np.testing.assert_array_equal(out[~mask], test[~mask])
-    C, mean = imputer.components_, imputer.mean_
+    C, mean, scale = imputer.components_, imputer.mean_, imputer.scale_
+    assert imputer.noise_variance_ > 0 and np.all(imputer.explained_variance_ > 10 * imputer.noise_variance_)
+    cov = scale[:, None] * (C.T @ np.diag(imputer.explained_variance_) @ C
+                            + imputer.noise_variance_ * np.eye(30)) * scale
     for i in range(test.shape[0]):
-        obs = ~mask[i]
-        z = scipy.linalg.lstsq(C[:, obs].T, test[i, obs] - mean[obs])[0]
-        np.testing.assert_allclose(out[i, ~obs], mean[~obs] + z @ C[:, ~obs], rtol=1e-9, atol=1e-9)
-    # noiseless new rows in the row space are recovered exactly
-    clean_missing, clean_mask = _missing(X[200:], 0.3, 14)
-    assert relative_error(imputer.transform(clean_missing)[clean_mask], X[200:][clean_mask]) < 1e-4
+        o, miss = ~mask[i], mask[i]
+        expected = mean[miss] + cov[np.ix_(miss, o)] @ np.linalg.solve(cov[np.ix_(o, o)], test[i, o] - mean[o])
+        np.testing.assert_allclose(out[i, miss], expected, rtol=1e-8, atol=1e-8)
+    # the fill is far closer to the (noisy) truth than the column means
+    assert relative_error(out[mask], test[mask]) < 0.3 * relative_error(np.broadcast_to(mean, test.shape)[mask],
+                                                                         test[mask])
+
+
+def test_transform_of_new_rows_stays_in_the_data_range():
+    """On load_diabetes with 20 % hidden, the least-squares transform filled test rows up to 20x out of range."""
+    from sklearn.datasets import load_diabetes
+
+    X = load_diabetes().data
+    X_missing, mask = _missing(X, 0.2, 0)
+    train, test = np.arange(353), np.arange(353, 442)
+    imputer = LowRankImputer().fit(X_missing[train])
+    out = imputer.transform(X_missing[test])
+    span = X.max(axis=0) - X.min(axis=0)
+    outside = np.maximum(out - X.max(axis=0), X.min(axis=0) - out) / span
+    assert outside.max() < 0.5, outside.max()
+    # and the test rows' hidden entries are closer to the truth than the training column means
+    means = np.nanmean(X_missing[train], axis=0)
+    hidden = mask[test]
+    assert np.mean((out - X[test])[hidden] ** 2) < 0.9 * np.mean((means - X[test])[hidden] ** 2)
 
 
 def test_pipeline_cross_val_score_beats_mean_imputation():
@@ -392,20 +415,21 @@ def test_imputer_rank_clipping_and_empty_rows_and_columns():
     with pytest.warns(UserWarning, match="using rank=4"):
         assert LowRankImputer(rank=10).fit(X_missing).rank_ == 4
     X_missing[3] = np.nan  # a row with no observed entry: the column means
-    X_missing[:, 2] = np.nan  # a column with no observed entry: 0
+    X_missing[:, 2] = np.nan  # a column with no observed entry: dropped, or 0 with keep_empty_features
     with pytest.warns(UserWarning) as record:
-        out = LowRankImputer(rank=2).fit_transform(X_missing)
+        out = LowRankImputer(rank=2, keep_empty_features=True).fit_transform(X_missing)
     messages = " ".join(str(w.message) for w in record)
     assert "no observed entry" in messages and "column" in messages and "row" in messages
     np.testing.assert_array_equal(out[:, 2], 0.0)
-    imputer = LowRankImputer(rank=2).fit(X_missing)
+    with pytest.warns(UserWarning, match="dropped"):
+        imputer = LowRankImputer(rank=2).fit(X_missing)
     np.testing.assert_allclose(out[3], imputer.mean_, atol=1e-12)
     # transform: a new row with nothing observed is the means too
     imputer = LowRankImputer(rank=2).fit(_missing(X, 0.2, 21)[0])
     with pytest.warns(UserWarning, match="no observed entry"):
         np.testing.assert_allclose(imputer.transform(np.full((1, 5), np.nan))[0], imputer.mean_)
     # a complete matrix is returned unchanged, and its rank-2 row space is learnt
-    full = LowRankImputer(rank=2).fit(X)
+    full = LowRankImputer(rank=2, standardize=False).fit(X)
     np.testing.assert_array_equal(full.transform(X), X)
     reference = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:2]
     np.testing.assert_allclose(np.abs(full.components_ @ reference.T), np.eye(2), atol=1e-6)

@@ -22,7 +22,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ..solvers import LowRankProblem, regularized_local_search
-from ..thresholding import get_operator, threshold_singular_values
+from ..thresholding import threshold_singular_values
+from ._observed import check_indices, check_observed, check_solver_thresholding, expand, restrict
+from ._observed import check_observed as _check_observed  # noqa: F401 (the name choose_rank imports)
 
 __all__ = ["CompletionResult", "complete_matrix"]
 
@@ -94,7 +96,7 @@ class CompletionResult:
         -------
         ndarray of float
         """
-        rows, cols = np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)
+        rows, cols = check_indices(rows, cols, (self.U.shape[0], self.Vt.shape[1]))
         out = _entries(self.U, self.s, self.Vt, rows.ravel(), cols.ravel()).reshape(rows.shape)
         return out + self.column_offsets[cols] if self.column_offsets.size else out
 
@@ -279,54 +281,10 @@ def _line_search_step(U, obs, S):
     return max(num / den, 1.0)
 
 
-def _check_observed(observed, shape):
-    """The observations as a canonical float64 CSR matrix of their own (never the caller's), and the shape."""
-    if isinstance(observed, tuple):
-        if len(observed) != 3:
-            raise ValueError("The 'observed' tuple must be (rows, cols, values).")
-        if shape is None:
-            raise ValueError("The 'shape' parameter is required when 'observed' is a (rows, cols, values) tuple.")
-        rows, cols, values = (np.asarray(a) for a in observed)
-        if not (rows.shape == cols.shape == values.shape and rows.ndim == 1):
-            raise ValueError("The 'observed' rows, cols and values must be 1-D arrays of the same length, got "
-                             f"shapes {rows.shape}, {cols.shape}, {values.shape}.")
-        for name, a in (("rows", rows), ("cols", cols)):
-            if a.size and a.dtype.kind not in "iu":
-                raise ValueError(f"The 'observed' {name} must be integers, got dtype {a.dtype}.")
-        S = sp.csr_matrix((values, (rows, cols)), shape=_check_shape(shape))
-    elif sp.issparse(observed):
-        if observed.ndim != 2:
-            raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
-        if shape is not None and tuple(_check_shape(shape)) != tuple(observed.shape):
-            raise ValueError(f"The 'shape' parameter {shape!r} does not match the observed matrix's {observed.shape}.")
-        # an own CSR copy (its data becomes the residual buffer): the caller's matrix is never modified
-        S = observed.copy() if observed.format == "csr" else observed.tocsr()
-    else:
-        raise ValueError("The 'observed' parameter must be a scipy.sparse matrix (its stored entries are the "
-                         f"observations) or a (rows, cols, values) tuple, got {type(observed).__name__}.")
-    if S.dtype.kind not in "fiub":
-        raise ValueError(f"The observed values must be real numbers, got dtype {S.dtype}.")
-    if S.dtype != np.float64:
-        S = S.astype(np.float64)
-    S.sum_duplicates()  # (scipy's convention for repeated coordinates; explicit zeros stay observed)
-    if not np.isfinite(S.data).all():
-        raise ValueError("The observed values contain NaN or infinity; pass only the observed entries, all finite.")
-    if S.nnz == 0:
-        raise ValueError("The observed matrix has no stored entry: there is nothing to complete from.")
-    return S, tuple(S.shape)
-
-
 def _power_of_two_scale(values):
     """Data of extreme magnitude are solved rescaled by a power of two (exact), as the estimators do."""
     top = float(np.abs(values).max()) if values.size else 0.0
     return 1.0 if top == 0 or 2.0 ** -20 <= top <= 2.0 ** 20 else float(np.ldexp(1.0, -np.frexp(top)[1]))
-
-
-def _check_shape(shape):
-    if (not isinstance(shape, tuple) or len(shape) != 2
-            or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d > 0 for d in shape)):
-        raise ValueError(f"The 'shape' parameter must be a tuple of two positive integers, got {shape!r}.")
-    return tuple(int(d) for d in shape)
 
 
 def _effective_rank(rank, shape):
@@ -535,7 +493,6 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     (That example treats the zeros of a dense matrix as missing; an observed
     zero must be stored explicitly, e.g. with the tuple form.)
     """
-    operator = get_operator(thresholding)
     if solver not in _SOLVERS:
         raise ValueError(f"The 'solver' parameter must be one of {_SOLVERS}, got {solver!r}.")
     if svd_solver not in _SVD_SOLVERS:
@@ -552,26 +509,21 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     if (isinstance(momentum, bool) or not isinstance(momentum, numbers.Real)
             or not 0 <= momentum < 1):
         raise ValueError(f"The 'momentum' parameter must be in [0, 1), got {momentum!r}.")
-    if observed is not None and not sp.issparse(observed) and not isinstance(observed, tuple):
-        observed = np.asarray(observed)  # a dense array: its non-zeros are the observations
-        if observed.ndim != 2:
-            raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
-        observed = sp.coo_matrix(observed)
-    S, shape = _check_observed(observed, shape)
+    operator = check_solver_thresholding(solver, thresholding)
+    S, shape = check_observed(observed, shape)
     r = _effective_rank(rank, shape)
     rng = check_random_state(random_state)
 
     scale = _power_of_two_scale(S.data)
     if scale != 1.0:
         S.data *= scale
+    S, row_index, col_index = restrict(S, r)  # (only the rows and columns with an entry, when few)
     obs = _Observed.from_csr(S)
     if not isinstance(center, (bool, np.bool_)):
         raise ValueError(f"The 'center' parameter must be a bool, got {center!r}.")
-    if solver == "regularized" and not operator.is_hard:
-        raise ValueError("solver='regularized' keeps whole singular triplets (a local search with fully corrective "
-                         f"steps): it supports thresholding='hard' only, got thresholding={thresholding!r}.")
-    return _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter,
-                  rng, verbose, scale, offsets=bool(center))
+    result = _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter,
+                    rng, verbose, scale, offsets=bool(center))
+    return expand(result, row_index, col_index, shape)
 
 
 def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter, rng,

@@ -1,0 +1,120 @@
+"""Filling rows from a fitted low-rank model: the probabilistic-PCA posterior mean of their missing entries.
+
+Model (Tipping & Bishop's probabilistic PCA, in the basis of the learned row
+space): a row is ``x = mean + z C + e`` with ``C`` the ``r x n`` orthonormal
+components, scores ``z ~ N(0, diag(prior))`` and noise ``e ~ N(0, noise I)``.
+Given the observed part ``x_O`` of a row, the posterior mean of its scores is
+the ridge estimate
+
+    ``z = (C_O C_O^T + noise diag(1 / prior))^{-1} C_O (x_O - mean_O)``
+
+and the missing entries are filled with ``mean_M + z C_M``: a row with few or
+uninformative observed entries is shrunk towards the column means instead of
+being extrapolated by an unregularised least-squares solve.
+"""
+
+import numpy as np
+
+__all__ = ["fill_missing", "noise_variance", "ridge_penalty"]
+
+#: rows are processed in blocks of about this many entries (bounds the temporaries: a few blocks of 1 MB)
+_BLOCK = 1 << 17
+#: the noise variance is at least this share of the largest prior variance (keeps the ridge system definite)
+_NOISE_FLOOR = 1e-12
+
+
+def noise_variance(residuals, n_free):
+    """Unbiased noise variance of a fit: the residual sum of squares over the residual degrees of freedom.
+
+    ``n_free`` is the number of fitted parameters; when it is not below the
+    number of residuals (an overparametrised fit), the plain mean square is
+    returned (a lower bound).
+    """
+    rss = float(residuals @ residuals)
+    dof = residuals.size - n_free
+    return rss / dof if dof > 0 else rss / max(residuals.size, 1)
+
+
+def ridge_penalty(noise, prior):
+    """The penalty ``noise / prior`` of each component (inf where ``prior`` is 0: the component is not used).
+
+    The noise variance is floored at ``1e-12 * max(prior)``, so the ridge
+    system stays positive definite on an exactly low-rank fit.
+    """
+    prior = np.asarray(prior, dtype=float)
+    if prior.size == 0 or not prior.max() > 0:
+        return np.full(prior.shape, np.inf)
+    noise = max(float(noise), _NOISE_FLOOR * float(prior.max()))
+    with np.errstate(divide="ignore"):
+        return noise / prior
+
+
+def fill_missing(X, missing, mean, scale, components, penalty):
+    """Fill ``X[missing]`` in place with the posterior mean of each row's missing entries (module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n)
+        Float64 data; its missing entries are overwritten.
+    missing : ndarray of bool, same shape
+        Where ``X`` is missing.
+    mean : ndarray of shape (n,)
+    scale : ndarray of shape (n,)
+        Column scales: the model holds for ``(x - mean) / scale``.
+    components : ndarray of shape (r, n)
+        Orthonormal rows.
+    penalty : ndarray of shape (r,)
+        ``noise / prior`` per component (:func:`ridge_penalty`); components
+        with an infinite penalty are not used.
+
+    Returns
+    -------
+    X : ndarray
+        The same array, filled.
+    """
+    keep = np.isfinite(penalty)
+    C, ridge = components[keep], penalty[keep]
+    r, n = C.shape
+    # every row's Gram matrix C_O C_O^T as one product (observed indicator) @ (the n x r^2 outer products),
+    # when that table is small; else one r x r system per missingness pattern
+    batched = n * r * r <= 4 * _BLOCK
+    outer = (C.T[:, :, None] * C.T[:, None, :]).reshape(n, r * r) if batched and r else None
+    step = max(1, _BLOCK // max(n, r * r, 1))
+    for start in range(0, X.shape[0], step):
+        block_missing = missing[start:start + step]
+        todo = np.flatnonzero(block_missing.any(axis=1))
+        if todo.size == 0:
+            continue
+        if r == 0 or batched:
+            rows = start + todo
+            block, miss = X[rows], block_missing[todo]  # (copies: written back whole, observed entries as they were)
+            fill = np.broadcast_to(mean, block.shape)
+            if r:
+                target = (block - mean) / scale
+                target[miss] = 0.0
+                gram = ((~miss) @ outer).reshape(-1, r, r)
+                gram[:, np.arange(r), np.arange(r)] += ridge
+                scores = np.linalg.solve(gram, (target @ C.T)[:, :, None])[:, :, 0]
+                fill = mean + (scores @ C) * scale
+            np.copyto(block, fill, where=miss)
+            X[rows] = block
+            continue
+        # rows sharing a missingness pattern share one r x r system (packed bits: a cheap hashable key)
+        keys = np.packbits(block_missing[todo], axis=1)
+        groups = {}
+        for i, key in enumerate(keys):
+            groups.setdefault(key.tobytes(), []).append(i)
+        for members in groups.values():
+            rows = start + todo[members]
+            miss = block_missing[todo[members[0]]]
+            obs = ~miss
+            fill = np.broadcast_to(mean[miss], (rows.size, int(miss.sum()))).copy()
+            if r and obs.any():
+                C_obs = C[:, obs]
+                gram = C_obs @ C_obs.T
+                gram[np.diag_indices(r)] += ridge
+                target = (X[np.ix_(rows, obs)] - mean[obs]) / scale[obs]
+                scores = np.linalg.solve(gram, C_obs @ target.T)  # (r, rows): symmetric positive definite
+                fill += (scores.T @ C[:, miss]) * scale[miss]
+            X[np.ix_(rows, np.flatnonzero(miss))] = fill
+    return X
