@@ -185,3 +185,26 @@ def test_operator_subclass_without_shrink_is_named():
     with pytest.raises(ValueError, match="does not implement shrink"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("cls", REGRESSORS, ids=lambda c: c.__name__)
+def test_numeric_strings_as_y_are_read_as_numbers(cls):
+    """Issue 32 item 10: a numpy string y raised numpy's UFuncTypeError; LinearRegression reads it as numbers."""
+    X, y = _data(False)
+    text = np.array([repr(float(v)) for v in y])  # (repr: the exact float back)
+    ours = cls(k=2).fit(X, text)
+    ref = cls(k=2).fit(X, y)
+    np.testing.assert_array_equal(ours.coef_, ref.coef_)
+    with pytest.raises(ValueError, match="target y must be numeric"):
+        cls(k=2).fit(X, np.where(np.arange(X.shape[0]) % 2, "a", "b"))
+
+
+def test_numeric_strings_as_y_in_the_search():
+    """Issue 32 item 10: SparsityCV passes the converted y to its folds and scorers."""
+    from sparse_estimators.model_selection import SparsityCV
+
+    X, y = _data(False)
+    search = SparsityCV(IHTRegressor(), k_grid=[1, 2, 3], cv=3).fit(X, np.array([repr(float(v)) for v in y]))
+    ref = SparsityCV(IHTRegressor(), k_grid=[1, 2, 3], cv=3).fit(X, y)
+    assert search.k_ == ref.k_
+    np.testing.assert_array_equal(search.best_estimator_.coef_, ref.best_estimator_.coef_)

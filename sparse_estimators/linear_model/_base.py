@@ -24,7 +24,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._utils import _DocLinkMixin, all_or_nothing
+from .._utils import _DocLinkMixin, _numeric_target, all_or_nothing
 from ..losses import GramSquaredLoss, LogisticLoss, MultinomialLoss, SquaredLoss
 from ..losses._design import column_extremes
 from ..model_selection._criteria import information_criterion, largest_k
@@ -606,6 +606,7 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     def _setup(self, X, y, sample_weight):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C",
                              multi_output=True, y_numeric=True)
+        y = _numeric_target(y)
         sample_weight = _checked_weights(sample_weight, X)
         X, x_scale = _rescaled(X)
         y, y_scale = _rescaled(y)
