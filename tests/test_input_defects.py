@@ -208,3 +208,30 @@ def test_numeric_strings_as_y_in_the_search():
     ref = SparsityCV(IHTRegressor(), k_grid=[1, 2, 3], cv=3).fit(X, y)
     assert search.k_ == ref.k_
     np.testing.assert_array_equal(search.best_estimator_.coef_, ref.best_estimator_.coef_)
+
+
+@pytest.mark.parametrize("cls", REGRESSORS + ["ReducedRankRegressor"], ids=lambda c: getattr(c, "__name__", c))
+@pytest.mark.parametrize("shape", [(300, 10), (40, 80)])
+def test_sparse_gram_with_dominant_means_matches_the_dense_fit(cls, shape):
+    """Issue 32 item 2: sparse X, precompute=True, mean 100 and sd 1e-6: the implicitly centred Gram matrix
+    cancelled to noise (wrong support, R^2 0.2 against 0.998 dense)."""
+    from sparse_estimators import ReducedRankRegressor
+
+    rng = np.random.RandomState(0)
+    n, p = shape
+    E = rng.standard_normal((n, p))
+    X = 100.0 + 1e-6 * E
+    y = 2 * E[:, 0] - E[:, 3] + 0.1 * rng.standard_normal(n)
+    if cls == "ReducedRankRegressor":
+        cls, kwargs = ReducedRankRegressor, {"rank": 1}
+        y = np.column_stack([y, -y + 0.1 * rng.standard_normal(n), 0.5 * y])
+    else:
+        kwargs = {"k": 2}
+    dense = cls(**kwargs).fit(X, y)
+    for precompute in (True, False):
+        est = cls(precompute=precompute, **kwargs).fit(sp.csr_matrix(X), y)
+        np.testing.assert_array_equal(est.support_, dense.support_)
+        # the data's own precision: entries of 100 + 1e-6 e carry e to about 1e-16 * 100 / 1e-6 = 1e-8
+        np.testing.assert_allclose(est.predict(X), dense.predict(X), rtol=0, atol=1e-5 * np.std(y))
+    if kwargs.get("k") == 2:
+        assert dense.support_.tolist() == [0, 3]
