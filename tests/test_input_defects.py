@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
 
 from sparse_estimators import (
@@ -235,3 +236,34 @@ def test_sparse_gram_with_dominant_means_matches_the_dense_fit(cls, shape):
         np.testing.assert_allclose(est.predict(X), dense.predict(X), rtol=0, atol=1e-5 * np.std(y))
     if kwargs.get("k") == 2:
         assert dense.support_.tolist() == [0, 3]
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + ["ReducedRankClassifier"], ids=lambda c: getattr(c, "__name__", c))
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifiers_are_shift_invariant(cls, n_classes):
+    """Issue 32 item 1: a constant added to every feature changed the support (X + 100) or collapsed the fit to
+    chance with coefficients of 1e-12 (X + 1e8). The intercept absorbs a shift: the model must not change."""
+    from sparse_estimators import ReducedRankClassifier
+
+    rng = np.random.RandomState(3)
+    n, p = 60, 200
+    X = rng.standard_normal((n, p))
+    z = 2 * X[:, 0] - 1.5 * X[:, 3] + X[:, 7] + 0.5 * rng.standard_normal(n)
+    y = (z > 0).astype(int) if n_classes == 2 else np.digitize(z, [-1, 1])
+    if cls == "ReducedRankClassifier":
+        # (its iteration converges linearly and stops at tol: a 1e-8 change of the data moves the stopping
+        # point by more than that, so coefficients to 1e-4 of their largest)
+        est, coef_tol = ReducedRankClassifier(rank=1), 1e-4
+        X = X[:, :20]
+    else:
+        est, coef_tol = cls(k=3), 1e-5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (ReducedRankClassifier on two classes: a void rank)
+        ref = clone(est).fit(X, y)
+        for shift in (100.0, 1e8):
+            fit = clone(est).fit(X + shift, y)
+            np.testing.assert_array_equal(fit.support_, ref.support_)
+            # X + 1e8 keeps X to about 1e-8: the probabilities to about that
+            np.testing.assert_allclose(fit.predict_proba(X + shift), ref.predict_proba(X), rtol=0, atol=1e-5)
+            np.testing.assert_allclose(fit.coef_, ref.coef_, rtol=0, atol=coef_tol * np.abs(ref.coef_).max())
+    assert ref.score(X, y) > 0.85
