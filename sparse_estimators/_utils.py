@@ -3,6 +3,8 @@
 import itertools
 from contextlib import contextmanager
 
+import numpy as np
+
 __all__ = ["all_or_nothing"]
 
 #: Root of the published documentation: the HTML repr of an estimator links to its API page under
@@ -49,3 +51,18 @@ def all_or_nothing(estimator):
         estimator.__dict__.clear()
         estimator.__dict__.update(state)
         raise
+
+
+def _numeric_target(y):
+    """``y`` as floats when it holds numbers as strings (as scikit-learn's LinearRegression reads them).
+
+    ``validate_data(..., y_numeric=True)`` converts only object arrays; a numpy
+    string array is converted here, or a ValueError names ``y``.
+    """
+    if y.dtype.kind not in "US":
+        return y
+    try:
+        return y.astype(np.float64)
+    except ValueError:
+        raise ValueError(f"The target y must be numeric for a regressor; got {y.dtype} values that are not "
+                         "numbers (for class labels, use a classifier).") from None

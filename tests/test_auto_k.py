@@ -33,14 +33,15 @@ def test_logistic_and_multinomial_likelihood_is_the_deviance():
     y = (X[:, 0] + rng.standard_normal(60) > 0).astype(int)
     clf = LogisticRegression(C=1e6).fit(X, y)
     loss = LogisticLoss(X, y, alpha=0.5)  # the l2 term is not part of the likelihood
-    value = loss.minus_two_log_likelihood(clf.coef_.T, clf.intercept_)
+    # (the loss centres X: its intercept variable is the model's intercept at the mean of X)
+    value = loss.minus_two_log_likelihood(clf.coef_.T, loss.intercept_variable(clf.coef_.T, clf.intercept_))
     assert value == pytest.approx(2 * 60 * log_loss(y, clf.predict_proba(X)), rel=1e-10)
     assert loss.coefficients_per_feature == 1
 
     y3 = np.digitize(X[:, 1] + 0.5 * rng.standard_normal(60), [-0.5, 0.5])
     clf3 = LogisticRegression(C=1e6).fit(X, y3)
     loss3 = MultinomialLoss(X, y3, 3)
-    value3 = loss3.minus_two_log_likelihood(clf3.coef_.T, clf3.intercept_)
+    value3 = loss3.minus_two_log_likelihood(clf3.coef_.T, loss3.intercept_variable(clf3.coef_.T, clf3.intercept_))
     assert value3 == pytest.approx(2 * 60 * log_loss(y3, clf3.predict_proba(X)), rel=1e-10)
     assert loss3.coefficients_per_feature == 2  # softmax: one coefficient per class is redundant
 

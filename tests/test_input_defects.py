@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
 
 from sparse_estimators import (
@@ -185,3 +186,84 @@ def test_operator_subclass_without_shrink_is_named():
     with pytest.raises(ValueError, match="does not implement shrink"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("cls", REGRESSORS, ids=lambda c: c.__name__)
+def test_numeric_strings_as_y_are_read_as_numbers(cls):
+    """Issue 32 item 10: a numpy string y raised numpy's UFuncTypeError; LinearRegression reads it as numbers."""
+    X, y = _data(False)
+    text = np.array([repr(float(v)) for v in y])  # (repr: the exact float back)
+    ours = cls(k=2).fit(X, text)
+    ref = cls(k=2).fit(X, y)
+    np.testing.assert_array_equal(ours.coef_, ref.coef_)
+    with pytest.raises(ValueError, match="target y must be numeric"):
+        cls(k=2).fit(X, np.where(np.arange(X.shape[0]) % 2, "a", "b"))
+
+
+def test_numeric_strings_as_y_in_the_search():
+    """Issue 32 item 10: SparsityCV passes the converted y to its folds and scorers."""
+    from sparse_estimators.model_selection import SparsityCV
+
+    X, y = _data(False)
+    search = SparsityCV(IHTRegressor(), k_grid=[1, 2, 3], cv=3).fit(X, np.array([repr(float(v)) for v in y]))
+    ref = SparsityCV(IHTRegressor(), k_grid=[1, 2, 3], cv=3).fit(X, y)
+    assert search.k_ == ref.k_
+    np.testing.assert_array_equal(search.best_estimator_.coef_, ref.best_estimator_.coef_)
+
+
+@pytest.mark.parametrize("cls", REGRESSORS + ["ReducedRankRegressor"], ids=lambda c: getattr(c, "__name__", c))
+@pytest.mark.parametrize("shape", [(300, 10), (40, 80)])
+def test_sparse_gram_with_dominant_means_matches_the_dense_fit(cls, shape):
+    """Issue 32 item 2: sparse X, precompute=True, mean 100 and sd 1e-6: the implicitly centred Gram matrix
+    cancelled to noise (wrong support, R^2 0.2 against 0.998 dense)."""
+    from sparse_estimators import ReducedRankRegressor
+
+    rng = np.random.RandomState(0)
+    n, p = shape
+    E = rng.standard_normal((n, p))
+    X = 100.0 + 1e-6 * E
+    y = 2 * E[:, 0] - E[:, 3] + 0.1 * rng.standard_normal(n)
+    if cls == "ReducedRankRegressor":
+        cls, kwargs = ReducedRankRegressor, {"rank": 1}
+        y = np.column_stack([y, -y + 0.1 * rng.standard_normal(n), 0.5 * y])
+    else:
+        kwargs = {"k": 2}
+    dense = cls(**kwargs).fit(X, y)
+    for precompute in (True, False):
+        est = cls(precompute=precompute, **kwargs).fit(sp.csr_matrix(X), y)
+        np.testing.assert_array_equal(est.support_, dense.support_)
+        # the data's own precision: entries of 100 + 1e-6 e carry e to about 1e-16 * 100 / 1e-6 = 1e-8
+        np.testing.assert_allclose(est.predict(X), dense.predict(X), rtol=0, atol=1e-5 * np.std(y))
+    if kwargs.get("k") == 2:
+        assert dense.support_.tolist() == [0, 3]
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + ["ReducedRankClassifier"], ids=lambda c: getattr(c, "__name__", c))
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifiers_are_shift_invariant(cls, n_classes):
+    """Issue 32 item 1: a constant added to every feature changed the support (X + 100) or collapsed the fit to
+    chance with coefficients of 1e-12 (X + 1e8). The intercept absorbs a shift: the model must not change."""
+    from sparse_estimators import ReducedRankClassifier
+
+    rng = np.random.RandomState(3)
+    n, p = 60, 200
+    X = rng.standard_normal((n, p))
+    z = 2 * X[:, 0] - 1.5 * X[:, 3] + X[:, 7] + 0.5 * rng.standard_normal(n)
+    y = (z > 0).astype(int) if n_classes == 2 else np.digitize(z, [-1, 1])
+    if cls == "ReducedRankClassifier":
+        # (its iteration converges linearly and stops at tol: a 1e-8 change of the data moves the stopping
+        # point by more than that, so coefficients to 1e-4 of their largest)
+        est, coef_tol = ReducedRankClassifier(rank=1), 1e-4
+        X = X[:, :20]
+    else:
+        est, coef_tol = cls(k=3), 1e-5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (ReducedRankClassifier on two classes: a void rank)
+        ref = clone(est).fit(X, y)
+        for shift in (100.0, 1e8):
+            fit = clone(est).fit(X + shift, y)
+            np.testing.assert_array_equal(fit.support_, ref.support_)
+            # X + 1e8 keeps X to about 1e-8: the probabilities to about that
+            np.testing.assert_allclose(fit.predict_proba(X + shift), ref.predict_proba(X), rtol=0, atol=1e-5)
+            np.testing.assert_allclose(fit.coef_, ref.coef_, rtol=0, atol=coef_tol * np.abs(ref.coef_).max())
+    assert ref.score(X, y) > 0.85

@@ -396,7 +396,8 @@ def test_explained_share_is_the_r2_on_the_other_features(weighted):
     support explains is its (weighted, centred) R^2 on the other features, here from
     scikit-learn's LinearRegression; for the logistic loss it is the R^2 of the regression
     weighted by the Hessian weights p (1 - p) with the intercept among the regressors,
-    uncentred (the intercept is a variable of the fit)."""
+    its total sum of squares about the sample-weighted mean (the loss centres X there, and
+    the intercept is a variable of the fit)."""
     from sklearn.linear_model import LinearRegression
 
     rng = np.random.RandomState(1)
@@ -406,15 +407,15 @@ def test_explained_share_is_the_r2_on_the_other_features(weighted):
     support, removed = np.array([0, 2, 3, 5]), np.array([3, 5])
     rest = np.array([0, 2])
 
-    def r2(target, weights, centred):
+    def r2(target, weights, centre):
         model = LinearRegression().fit(X[:, rest], target, sample_weight=weights)
         rss = np.sum(weights * (target - model.predict(X[:, rest])) ** 2)
-        centre = np.average(target, weights=weights) if centred else 0.0
         return 1 - rss / np.sum(weights * (target - centre) ** 2)
 
     loss = SquaredLoss(X, X[:, 1], sample_weight=sw)
     share = _explained(loss.restrict(support).hessian(), 1, np.searchsorted(support, removed))
-    np.testing.assert_allclose(share, [r2(X[:, j], sw, True) for j in removed], rtol=1e-10)
+    np.testing.assert_allclose(share, [r2(X[:, j], sw, np.average(X[:, j], weights=sw)) for j in removed],
+                               rtol=1e-10)
 
     y = (X[:, 1] > 0).astype(int)
     loss = LogisticLoss(X, y[:, None], sw, True, 0.0)
@@ -422,7 +423,8 @@ def test_explained_share_is_the_r2_on_the_other_features(weighted):
     prob = 1 / (1 + np.exp(-loss.linear_predictor(W, b)[:, 0]))
     weights = sw * prob * (1 - prob)
     share = _explained(loss.restrict(support).hessian(W[support], b), 1, np.searchsorted(support, removed))
-    np.testing.assert_allclose(share, [r2(X[:, j], weights, False) for j in removed], rtol=1e-8)
+    np.testing.assert_allclose(share, [r2(X[:, j], weights, np.average(X[:, j], weights=sw)) for j in removed],
+                               rtol=1e-8)
 
 
 def test_explained_share_in_the_multinomial_loss():

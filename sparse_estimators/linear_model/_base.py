@@ -24,7 +24,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._utils import _DocLinkMixin, all_or_nothing
+from .._utils import _DocLinkMixin, _numeric_target, all_or_nothing
 from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, LogisticLoss, MultinomialLoss, PoissonLoss, SquaredLoss
 from ..losses._design import column_extremes
 from ..model_selection._criteria import criterion_levels, information_criterion
@@ -93,30 +93,39 @@ def _check_real(name, value, *, low=0.0, low_open=True, high=None):
 _SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
 
 
-def _power_of_two_scale(A):
+def _power_of_two_scale(A, centred=False):
     """A power of two bringing the largest magnitude of ``A`` into [1, 2) when it lies outside ``_SCALE_RANGE``.
 
     Extreme scales (1e-150 .. 1e150) overflow or underflow the solvers'
     squares and step sizes; an exact power of two changes no digit, and
-    data of ordinary scale get 1 (untouched).
+    data of ordinary scale get 1 (untouched). ``centred=True`` (a 2-D ``A``
+    whose columns are centred, for the classifiers, whose ridge term is not
+    scale-free) measures the columns' ranges instead of their magnitudes,
+    so that a constant added to a column does not change the scale.
     """
-    data = A.data if sp.issparse(A) else A
-    top = max(float(data.max()), -float(data.min())) if data.size else 0.0  # (no temporary of A's size)
+    if centred and A.ndim == 2:
+        high, low = column_extremes(A)
+        ext = high - low
+        top = float(ext.max(initial=0.0))
+    else:
+        data = A.data if sp.issparse(A) else A
+        top = max(float(data.max()), -float(data.min())) if data.size else 0.0  # (no temporary of A's size)
+        ext = None
     if top == 0.0 or _SCALE_RANGE[0] <= top <= _SCALE_RANGE[1]:
         return 1.0
     # the middle, in exponents, of the columns' largest magnitudes: headroom both ways when they differ
-    if A.ndim == 2:
+    if ext is None and A.ndim == 2:
         high, low = column_extremes(A)
         ext = np.maximum(high, -low)
-    else:
+    elif ext is None:
         ext = np.array([top])
     exponents = np.frexp(ext[ext > 0])[1]
     return float(np.ldexp(1.0, -int((exponents.min() + exponents.max()) // 2 - 1)))
 
 
-def _rescaled(A):
+def _rescaled(A, centred=False):
     """``A`` times :func:`_power_of_two_scale` (a copy only when that is not 1), and the factor."""
-    scale = _power_of_two_scale(A)
+    scale = _power_of_two_scale(A, centred)
     return (A if scale == 1.0 else A * scale), scale
 
 
@@ -321,13 +330,13 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------
     def _initial_point(self, loss, coef_init, info=None):
-        W, b = self._initial_point_unscaled(loss, coef_init)
         x_scale, y_scale = (info or {}).get("scale", (1.0, 1.0))
+        W, b = self._initial_point_unscaled(loss, coef_init, y_scale / x_scale)
         if (x_scale, y_scale) != (1.0, 1.0):  # a start in the user's units, solved in the rescaled problem's
             W, b = W * (y_scale / x_scale), b * y_scale
         return W, b
 
-    def _initial_point_unscaled(self, loss, coef_init):
+    def _initial_point_unscaled(self, loss, coef_init, coef_scale=1.0):
         W, b = loss.zeros()
         b = loss.initial_intercept()
         p, m = W.shape
@@ -343,7 +352,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             if C.shape == self._coef_shape(p, m) or (C.ndim == 2 and C.shape == (m, p)):
                 W = C.reshape(m, p).T.copy()
                 if loss.intercept_is_variable and loss.fit_intercept:
-                    b = np.atleast_1d(np.asarray(self.intercept_, dtype=float)).copy()
+                    # (the variable of the loss's parametrisation, for the coefficients as the loss scales them)
+                    b = loss.intercept_variable(W * coef_scale, np.atleast_1d(np.asarray(self.intercept_, dtype=float)))
         if not np.all(np.isfinite(W)):
             raise ValueError("coef_init contains NaN or infinity.")
         return W, b
@@ -669,6 +679,7 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     def _setup(self, X, y, sample_weight):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C",
                              multi_output=True, y_numeric=True)
+        y = _numeric_target(y)
         sample_weight = _checked_weights(sample_weight, X)
         X, x_scale = _rescaled(X)
         name = self._loss_name()
@@ -876,7 +887,7 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         if present.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with "
                              f"positive weight; got {present.size} class(es).")
-        X, x_scale = _rescaled(X)
+        X, x_scale = _rescaled(X, centred=self.fit_intercept)
         if classes.size == 2:
             loss = LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha)
         else:

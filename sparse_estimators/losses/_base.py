@@ -85,8 +85,17 @@ def largest_eigenvalue(apply, n, *, tol=1e-6, seed=0):
 
 
 def min_norm_solve(H, g):
-    """Minimum-norm solution of ``H x = g`` (``H`` symmetric, possibly singular)."""
-    return scipy.linalg.lstsq(H, g, lapack_driver="gelsd", check_finite=False)[0]
+    """Minimum-norm solution of ``H x = g`` (``H`` symmetric, possibly singular).
+
+    Singular values below ``max(H.shape) * eps`` times the largest are cut
+    (the relative cut-off of ``LinearRegression`` and ``numpy.linalg.pinv``):
+    with LAPACK's default of ``eps`` a null direction whose computed singular
+    value came out at ``4e-16`` was kept, and the solution moved along it by
+    ``g``'s rounding over that value, by an amount that depended on the CPU's
+    BLAS kernel.
+    """
+    cond = max(H.shape) * np.finfo(float).eps
+    return scipy.linalg.lstsq(H, g, cond=cond, lapack_driver="gelsd", check_finite=False)[0]
 
 
 def well_conditioned_cholesky(G, rtol):
@@ -282,6 +291,10 @@ class BaseLoss:
         if not self.fit_intercept:
             return np.zeros(self.n_outputs)
         return np.asarray(b, dtype=float)
+
+    def intercept_variable(self, W, intercept):
+        """The intercept variable ``b`` of the model ``(W, intercept)`` (a warm start from fitted attributes)."""
+        return np.asarray(intercept, dtype=float)
 
     def initial_intercept(self):
         """The intercept that is optimal at ``W = 0`` (a good start)."""

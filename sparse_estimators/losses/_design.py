@@ -3,6 +3,11 @@
 import numpy as np
 import scipy.sparse as sp
 
+#: a centred second moment formed as ``E[x^2] - 2 o E[x] + o^2`` keeps about ``16 - log10(E[x^2] / result)``
+#: digits; columns that would keep fewer than 10 (means dominating the spread: mean 100, sd 1e-6) are
+#: recomputed from explicitly centred copies (doc/changelog.rst, issue 32)
+_CANCELLATION_RATIO = 1e6
+
 
 def column_extremes(X):
     """Each column's largest and smallest entry, as two float64 vectors; a sparse ``X`` is never densified."""
@@ -164,10 +169,24 @@ class LinearDesign:
         if self.offset is not None:  # E[(x - o)^2] = E[x^2] - 2 o E[x] + o^2
             first = np.asarray(self.X.T @ w, dtype=float)
             o = self.offset if w.ndim == 1 else self.offset[:, None]
+            uncentred = second
             second = second - 2 * o * first + o * o * np.asarray(weights, dtype=float).sum(axis=0)
+            lost = self._cancelled(uncentred, second)
+            if lost.size:  # (means dominating the spread): from the centred columns themselves
+                A = self.columns(lost).dense()
+                second[lost] = (A * A).T @ np.asarray(weights, dtype=float)
         if self.constant is not None:
             second[self.constant] = 0.0
         return second
+
+    def _cancelled(self, uncentred, centred):
+        """Columns whose centred moment lost too many digits to cancellation (see ``_CANCELLATION_RATIO``)."""
+        if uncentred.ndim > 1:
+            uncentred, centred = uncentred.max(axis=1), np.abs(centred).min(axis=1)
+        lost = np.abs(uncentred) > _CANCELLATION_RATIO * np.abs(centred)
+        if self.constant is not None:
+            lost &= ~self.constant
+        return np.flatnonzero(lost)
 
     def weighted_gram(self, weights):
         """``(X - 1 o^T)^T diag(weights) (X - 1 o^T)`` as a dense (p, p) float64 array.
@@ -186,7 +205,15 @@ class LinearDesign:
             if self.offset is not None:
                 s = np.asarray(Xw.sum(axis=0), dtype=float).ravel()
                 o = self.offset
+                uncentred = G.diagonal().copy()
                 G = G - np.outer(o, s) - np.outer(s, o) + weights.sum() * np.outer(o, o)
+                lost = self._cancelled(uncentred, G.diagonal())
+                if lost.size:  # rows and columns of those features from their centred (dense) columns
+                    A = self.columns(lost).dense()
+                    cross = np.asarray(Xw.T @ A, dtype=float) - np.outer(o, np.asarray(weights, dtype=float) @ A)
+                    G[lost] = cross.T
+                    G[:, lost] = cross
+                    G[np.ix_(lost, lost)] = A.T @ (A * np.asarray(weights, dtype=float)[:, None])
             return self._zero_constant(G)
         weights = np.asarray(weights, dtype=float)
         uniform = weights.size == 0 or bool(np.all(weights == weights[0]))

@@ -5,22 +5,46 @@ import scipy.linalg
 from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._base import BaseLoss, min_norm_solve, newton_minimise, well_conditioned_cholesky
-from ._design import LinearDesign, constant_columns
+from ._design import LinearDesign, column_values, constant_columns
 
 
 class _GLMLoss(BaseLoss):
     """Mean of a pointwise loss ``psi(z_i, y_i)`` plus ``alpha/2 ||W||_F^2``.
 
     The intercept ``b`` is a free, unpenalised variable (never thresholded).
+    With ``fit_intercept`` the columns of ``X`` are centred implicitly at
+    their weighted means (``z = (x - x_mean) W + b``): ``b`` is the intercept
+    at the mean, and :meth:`intercept` gives the model's, ``b - x_mean W``.
     """
 
     intercept_is_variable = True
 
     def __init__(self, X, Y, sample_weight=None, fit_intercept=True, alpha=0.0):
-        # with an intercept, a constant column only duplicates it: never a candidate
-        super().__init__(LinearDesign(X, constant=constant_columns(X) if fit_intercept else None), sample_weight,
-                         Y.shape[1], fit_intercept, alpha)
+        offset = constant = None
+        if fit_intercept:
+            # the columns centred implicitly, as least squares does: the variable b is the intercept at the
+            # weighted mean of X, so that adding a constant to a column changes neither the iterates nor
+            # the curvature the step sizes see (X + 100 picked another support, X + 1e8 stalled at W = 0);
+            # a constant column only duplicates the intercept: exactly 0 once centred, never a candidate
+            sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+            offset = np.asarray(X.T @ sw.astype(X.dtype), dtype=float).ravel() / sw.sum()
+            constant = constant_columns(X)
+            if constant is not None:
+                offset[constant] = column_values(X, constant)
+        super().__init__(LinearDesign(X, offset, constant), sample_weight, Y.shape[1], fit_intercept, alpha)
         self.Y = Y
+
+    def intercept(self, W, b):
+        """The model's intercept (for the uncentred ``X``): ``b - x_mean @ W``."""
+        if not self.fit_intercept:
+            return np.zeros(self.n_outputs)
+        b = np.asarray(b, dtype=float)
+        return b if self.design.offset is None else b - self.design.offset @ W
+
+    def intercept_variable(self, W, intercept):
+        """The variable ``b`` of the model ``(W, intercept)`` (the inverse of :meth:`intercept`)."""
+        intercept = np.asarray(intercept, dtype=float)
+        return intercept if self.design.offset is None else intercept + self.design.offset @ W
 
     def _pointwise(self, Z):
         """Per-sample losses, shape (n,)."""
@@ -72,14 +96,13 @@ class _GLMLoss(BaseLoss):
         has_b = self.fit_intercept
         q = p + int(has_b)
         H = np.zeros((q, m, q, m))
-        X = self.design.X
         for a in range(m):
             for c in range(a, m):
                 w = Hw[:, a, c]
                 block = np.zeros((q, q))
                 block[:p, :p] = self.design.weighted_gram(w)
                 if has_b:
-                    cross = np.asarray(X.T @ w.astype(X.dtype), dtype=float).ravel()
+                    cross = self.design.rmatvec(w[:, None])[:, 0]  # (centred columns)
                     block[:p, p] = block[p, :p] = cross
                     block[p, p] = w.sum()
                 H[:, a, :, c] = block
@@ -318,9 +341,12 @@ class MultinomialLoss(_GLMLoss):
         view = shifted.reshape(q, m, q, m)
         view[rows, :, rows, :] += scale / m  # scale times the projector onto (e_j kron 1_m) / sqrt(m)
         L = well_conditioned_cholesky(shifted, 1e-10)
-        if L is None:
-            return min_norm_solve(H, g)
-        return scipy.linalg.cho_solve((L, True), g, check_finite=False)
+        x = min_norm_solve(H, g) if L is None else scipy.linalg.cho_solve((L, True), g, check_finite=False)
+        # the component along the shifts is g's rounding over the Hessian's, which depends on the BLAS
+        # kernel: removed exactly, so that the step (and the fitted intercepts) is the minimum-norm one
+        steps = x.reshape(q, m)
+        steps[rows] -= steps[rows].mean(axis=1, keepdims=True)
+        return x
 
     @property
     def coefficients_per_feature(self):
@@ -328,10 +354,9 @@ class MultinomialLoss(_GLMLoss):
         return self.n_outputs - 1
 
     def intercept(self, W, b):
-        """The intercept, shifted to mean zero (softmax is invariant to the shift)."""
-        if not self.fit_intercept:
-            return np.zeros(self.n_outputs)
-        return np.asarray(b, dtype=float) - np.mean(b)
+        """The intercept (see :meth:`_GLMLoss.intercept`), shifted to mean zero (softmax is invariant to the shift)."""
+        c = super().intercept(W, b)
+        return c - np.mean(c) if self.fit_intercept else c
 
     def _canonical(self, W):
         """Without the l2 term, the representative whose rows sum to zero over the classes.

@@ -28,7 +28,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, validate_data
 
 from .._selection import _SupportMixin
-from .._utils import _DocLinkMixin, all_or_nothing
+from .._utils import _DocLinkMixin, _numeric_target, all_or_nothing
 from ._criteria import CRITERIA, information_criterion
 from ._path import _check_has_k, _fitted_estimator, _path_fits, _search_grid
 
@@ -242,6 +242,8 @@ class _SparsitySearchBase(_SupportMixin, _DocLinkMixin, MetaEstimatorMixin, Base
         regressor = is_regressor(self.estimator)
         X_valid, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
                                    order="C", multi_output=regressor, y_numeric=regressor)
+        if regressor:
+            y = _numeric_target(y)
         return (X if hasattr(X, "columns") else X_valid), y
 
     def _routed_fit_params(self, sample_weight, params, *, splitter=False, scorer=None):

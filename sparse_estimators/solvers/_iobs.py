@@ -24,6 +24,7 @@ Linear algebra (``hessian`` option; ``H`` is never inverted explicitly):
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 
 from ..losses import LinearDesign
 from ..structures import get_structure
@@ -309,11 +310,17 @@ class _GLMCache:
 
     @property
     def G(self):
-        """``X_+ X_+^T`` over the samples of positive weight (Woodbury kernel)."""
+        """``X_c X_c^T`` over the samples of positive weight, ``X`` centred as the loss's design (Woodbury kernel)."""
         if self._G is None:
-            Xk = self.Xk
+            Xk, o = self.Xk, self.loss.design.offset
+            if o is not None and not sp.issparse(Xk):
+                Xk = Xk - o  # (a copy of the few rows of this route: no cancellation)
             G = Xk @ Xk.T
-            self._G = np.asarray(G.toarray() if hasattr(G, "toarray") else G, dtype=float)
+            G = np.asarray(G.toarray() if hasattr(G, "toarray") else G, dtype=float)
+            if o is not None and sp.issparse(Xk):
+                Xo = np.asarray(Xk @ o, dtype=float).ravel()
+                G = G - Xo[:, None] - Xo[None, :] + float(o @ o)
+            self._G = G
         return self._G
 
 
@@ -341,7 +348,7 @@ class _GLMWoodbury:
         self.m, self.has_b = m, curvature.has_b
         self.dW = loss.alpha + curvature.lam
         self.db = curvature.lam
-        self.design = LinearDesign(cache.Xk)
+        self.design = LinearDesign(cache.Xk, curvature.loss.design.offset, curvature.loss.design.constant)
         s = cache.G / self.dW + (1.0 / self.db if self.has_b else 0.0)
         K = np.einsum("iab,jac->ibjc", R, R) * s[:, None, :, None]
         K = K.reshape(n * m, n * m)

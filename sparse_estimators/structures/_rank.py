@@ -2,6 +2,7 @@
 
 import numpy as np
 import scipy.optimize
+from scipy.sparse.linalg import LinearOperator, cg
 
 from ..thresholding import threshold_singular_values
 from ._base import Structure
@@ -120,8 +121,22 @@ def _refit_in_column_space(loss, V, W, b):
 
     theta0 = np.concatenate([(W @ V).ravel(), b]) if with_b else (W @ V).ravel()
     f0, g0 = fun(theta0)
+    gtol = 1e-14 * max(1.0, np.linalg.norm(g0))
     theta = scipy.optimize.minimize(fun, theta0, jac=True, hessp=hessp, method="trust-ncg",
-                                    options={"gtol": 1e-14 * max(1.0, np.linalg.norm(g0)), "maxiter": 200}).x
+                                    options={"gtol": gtol, "maxiter": 200}).x
+    # near the minimum the value changes by less than its rounding and trust-ncg can stop with a gradient of
+    # 1e-11 (its status 2), leaving a result that depends on the summation order (weights against repeated
+    # rows, the BLAS kernel): full Newton steps (CG on hessp) while the gradient norm falls
+    g = fun(theta)[1]
+    for _ in range(10):
+        if np.linalg.norm(g) <= gtol:
+            break
+        op = LinearOperator((theta.size, theta.size), matvec=lambda v, t=theta: hessp(t, v), dtype=float)
+        step = cg(op, -g, rtol=1e-10, maxiter=10 * theta.size)[0]
+        g_new = fun(theta + step)[1]
+        if not np.linalg.norm(g_new) < np.linalg.norm(g):
+            break
+        theta, g = theta + step, g_new
     if not fun(theta)[0] <= f0:  # (never worse than the start)
         theta = theta0
     return unpack(theta)[0], (theta[p * r:].copy() if with_b else b)
