@@ -95,12 +95,15 @@ def test_derivatives_match_finite_differences(family, sparse, weighted, fit_inte
 def test_poisson_and_gamma_likelihoods_match_scipy():
     X, y, beta = glm_data("poisson", n=80, p=5, support=(1,), coef=(0.5,))
     loss = PoissonLoss(X, y)
-    W, b = beta[:, None], np.array([0.5])
+    # the model (beta, intercept 0.5); the loss's variable b is the intercept at the mean of X (centred X)
+    W = beta[:, None]
+    b = loss.intercept_variable(W, np.array([0.5]))
     mu = np.exp(X @ beta + 0.5)
     assert_allclose(loss.minus_two_log_likelihood(W, b), -2 * stats.poisson.logpmf(y, mu).sum(), rtol=1e-12)
 
     X, y, beta = glm_data("gamma", n=80, p=5, support=(1,), coef=(0.5,), shape=3.0)
     loss = GammaLoss(X, y)
+    b = loss.intercept_variable(W, np.array([0.5]))
     mu = np.exp(X @ beta + 0.5)
 
     def minus_log_lik(log_shape):  # shape nu, scale mu / nu
@@ -133,7 +136,7 @@ def test_refit_equals_sklearn_unpenalised(family, reference, weighted):
     ref = reference(alpha=0.0, solver="newton-cholesky", tol=1e-12, max_iter=1000).fit(X[:, support], y,
                                                                                         sample_weight=sw)
     assert_allclose(W[support, 0], ref.coef_, rtol=1e-6, atol=1e-8)
-    assert_allclose(b[0], ref.intercept_, rtol=1e-6, atol=1e-8)
+    assert_allclose(loss.intercept(W, b)[0], ref.intercept_, rtol=1e-6, atol=1e-8)
     assert np.all(W[np.setdiff1d(np.arange(X.shape[1]), support)] == 0)
     # the estimators' debiased fit on a true support is the same refit
     est = IHTRegressor(k=3, loss=family).fit(X, y, sample_weight=sw)
