@@ -1,0 +1,210 @@
+"""Layer-wise pruning (paper 004, Sec. 3.4 and 4.2): prune_layer and prune_mlp."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from sparse_estimators.pruning import layer_error, prune_layer
+from sparse_estimators.structures import NMPattern, PerOutput
+from sparse_estimators.thresholding import Hard
+
+METHODS = ["magnitude", "wanda", "obs", "iobs"]
+
+
+def _layer(seed=0, n=200, n_in=16, n_out=6, correlated=True):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_in))
+    if correlated:
+        X = X @ rng.normal(size=(n_in, n_in))
+    return rng.normal(size=(n_out, n_in)), X
+
+
+# -- structures ------------------------------------------------------------------
+def test_per_output_structure_keeps_top_k_of_each_column():
+    W = np.array([[3.0, -1.0], [-2.0, 5.0], [1.0, 4.0], [0.5, -6.0]])
+    out, support = PerOutput(Hard())(W, 2, return_support=True)
+    np.testing.assert_array_equal(support, [[0, 1], [1, 3]])
+    np.testing.assert_array_equal(out, [[3.0, 0.0], [-2.0, 5.0], [0.0, 0.0], [0.0, -6.0]])
+
+
+def test_nm_structure_keeps_n_of_each_block_of_m():
+    W = np.array([[1.0, 4.0, -3.0, 2.0, 0.1, -0.2, 0.3, 0.4]]).T
+    out, support = NMPattern(Hard(), 2, 4)(W, 0, return_support=True)
+    np.testing.assert_array_equal(support, [[1, 2, 6, 7]])
+    np.testing.assert_array_equal(out[:, 0], [0, 4.0, -3.0, 0, 0, 0, 0.3, 0.4])
+    with pytest.raises(ValueError, match="divisible by 4"):
+        NMPattern(Hard(), 2, 4)(np.ones((6, 1)), 0)
+
+
+# -- prune_layer ---------------------------------------------------------------------
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("sparsity", [0.5, 0.7])
+def test_exact_row_sparsity(method, sparsity):
+    W, X = _layer()
+    W_hat = prune_layer(W, X, sparsity, method=method)
+    kept = 16 - round(sparsity * 16)
+    np.testing.assert_array_equal((W_hat != 0).sum(axis=1), kept)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("pattern", ["2:4", (1, 4), "4:8"])
+def test_nm_pattern(method, pattern):
+    W, X = _layer(1)
+    W_hat = prune_layer(W, X, None, method=method, pattern=pattern)
+    n, m = (int(v) for v in pattern.split(":")) if isinstance(pattern, str) else pattern
+    per_block = (W_hat.reshape(W.shape[0], -1, m) != 0).sum(axis=2)
+    np.testing.assert_array_equal(per_block, n)  # (random weights: exactly N kept per block)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_sparsity_zero_returns_w(method):
+    W, X = _layer(2)
+    np.testing.assert_array_equal(prune_layer(W, X, 0.0, method=method), W)
+
+
+def test_magnitude_is_per_row_l1_unstructured():
+    """``torch.nn.utils.prune.l1_unstructured`` on each row: zero the round(s n) smallest |w| (numpy argsort)."""
+    W, X = _layer(3, n_in=20)
+    for sparsity in (0.3, 0.5, 0.77):
+        n_prune = round(sparsity * 20)
+        expected = W.copy()
+        for row in expected:
+            row[np.argsort(np.abs(row))[:n_prune]] = 0.0
+        np.testing.assert_array_equal(prune_layer(W, X, sparsity, method="magnitude"), expected)
+
+
+def test_wanda_scores_weights_by_input_norms():
+    W, X = _layer(4, n_in=12)
+    X[:, 3] *= 100.0  # a large input: its weights survive Wanda, not magnitude pruning
+    norms = np.linalg.norm(X, axis=0)
+    expected = W.copy()
+    for row in expected:
+        row[np.argsort(np.abs(row) * norms)[:6]] = 0.0
+    W_hat = prune_layer(W, X, 0.5, method="wanda")
+    np.testing.assert_array_equal(W_hat, expected)
+    assert np.all(W_hat[:, 3] != 0)
+
+
+def _sparsegpt_reference(W, X, sparsity, damping, blocksize, nm=None):
+    """SparseGPT from the OBS equations with explicit inverses (Frantar & Alistarh 2022, eq. 3 and 4).
+
+    At column ``i`` the free weights are ``F = {i, ..., n_in - 1}``; pruning
+    (or fixing) weight ``i`` updates the others by
+    ``-(w_i - q_i) / [H_F^{-1}]_ii * H_F^{-1}[i, :]`` and the saliency of
+    weight ``j`` is ``w_j^2 / [H_{F_j}^{-1}]_jj``, ``H_F^{-1}`` inverted
+    directly (no Cholesky factor). Masks: per row, per block of columns
+    (``round(n_prune i2 / n) - round(n_prune i1 / n)`` entries), or N:M
+    groups when the sweep reaches them.
+    """
+    W = W.copy()
+    n_out, n = W.shape
+    H = X.T @ X / X.shape[0]
+    H = H + damping * np.mean(np.diag(H)) * np.eye(n)
+    inv_tail = [np.linalg.inv(H[i:, i:]) for i in range(n)]
+    diag = np.array([inv_tail[i][0, 0] for i in range(n)])
+    n_prune = n - (n - round(sparsity * n) if nm is None else n // nm[1] * nm[0])
+    pruned = np.zeros(W.shape, dtype=bool)
+    for i in range(n):
+        if nm is None and i % blocksize == 0:
+            i2 = min(i + blocksize, n)
+            c = round(n_prune * i2 / n) - round(n_prune * i / n)
+            score = W[:, i:i2] ** 2 / diag[i:i2]
+            for r in range(n_out):
+                pruned[r, i + np.argsort(score[r], kind="stable")[:c]] = True
+        if nm is not None and i % nm[1] == 0:
+            score = W[:, i:i + nm[1]] ** 2 / diag[i:i + nm[1]]
+            for r in range(n_out):
+                pruned[r, i + np.argsort(score[r], kind="stable")[:nm[1] - nm[0]]] = True
+        Hinv = inv_tail[i]
+        for r in range(n_out):
+            if pruned[r, i]:
+                W[r, i:] -= W[r, i] / Hinv[0, 0] * Hinv[0, :]
+                W[r, i] = 0.0
+    return W
+
+
+@pytest.mark.parametrize("sparsity, blocksize, nm", [(0.5, 128, None), (0.6, 4, None), (None, 128, (2, 4))])
+def test_obs_matches_the_equations(sparsity, blocksize, nm):
+    W, X = _layer(5, n_in=12)
+    expected = _sparsegpt_reference(W, X, sparsity if nm is None else 0.5, 0.01, blocksize, nm)
+    got = prune_layer(W, X, sparsity, method="obs", blocksize=blocksize, pattern=None if nm is None else "2:4")
+    np.testing.assert_array_equal(got != 0, expected != 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-10 * np.abs(W).max())
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pattern, sparsity", [(None, 0.5), (None, 0.75), ("2:4", None)])
+def test_iobs_never_worse_than_obs(seed, pattern, sparsity):
+    W, X = _layer(seed, n_in=16, n_out=10)
+    e_obs = layer_error(W, prune_layer(W, X, sparsity, method="obs", pattern=pattern), X)
+    e_iobs = layer_error(W, prune_layer(W, X, sparsity, method="iobs", pattern=pattern), X)
+    assert np.all(e_iobs <= e_obs * (1 + 1e-12))
+    assert e_iobs.sum() < e_obs.sum()  # (the one-shot weights are not least squares on their own mask)
+
+
+def _brute_force(W, H, k):
+    """Per row: the smallest ``(w - v)^T H (w - v)`` over all ``v`` with ``k`` non-zeros."""
+    best = np.full(W.shape[0], np.inf)
+    for S in itertools.combinations(range(W.shape[1]), k):
+        S = list(S)
+        V = np.zeros_like(W)
+        V[:, S] = np.linalg.solve(H[np.ix_(S, S)], (W @ H)[:, S].T).T
+        D = W - V
+        best = np.minimum(best, np.einsum("ij,ij->i", D @ H, D))
+    return best
+
+
+def test_against_brute_force_on_six_inputs():
+    """All supports of 6-input rows: how close 'obs' and 'iobs' get to the optimum.
+
+    Measured on these 10 layers x 5 rows x 2 levels (correlated inputs):
+    'iobs' reaches the optimum (to 1e-6) in 51 of 100 rows, 'obs' (damped,
+    not a least-squares refit on its mask) in none; mean log ratio to the optimum
+    0.44 for 'iobs', 1.02 for 'obs'. I-OBS is a local method
+    (top-k of the Newton point), not an exhaustive search.
+    """
+    hits, total, log_iobs, log_obs = 0, 0, [], []
+    for seed in range(10):
+        W, X = _layer(seed, n=40, n_in=6, n_out=5)
+        H = X.T @ X / X.shape[0]
+        for k, sparsity in ((3, 0.5), (2, 4 / 6)):
+            opt = _brute_force(W, H, k)
+            e_obs = layer_error(W, prune_layer(W, X, sparsity, method="obs"), X)
+            e_iobs = layer_error(W, prune_layer(W, X, sparsity, method="iobs"), X)
+            assert np.all(e_obs >= opt * (1 - 1e-9)) and np.all(e_iobs >= opt * (1 - 1e-9))
+            hits += int(np.sum(e_iobs <= opt * (1 + 1e-6)))
+            total += opt.size
+            log_iobs.append(np.log(e_iobs / opt))
+            log_obs.append(np.log(e_obs / opt))
+    assert hits >= 0.35 * total
+    assert np.mean(log_iobs) < 0.5 * np.mean(log_obs)
+
+
+def test_iobs_rows_are_least_squares_on_their_support():
+    """At convergence the correction's fixed point is the undamped least-squares fit on each row's support."""
+    W, X = _layer(6, n_in=12, n_out=4, correlated=False)
+    W_hat = prune_layer(W, X, 0.5, method="iobs", max_iter=500, tol=0)
+    H = X.T @ X / X.shape[0]
+    for w, v in zip(W, W_hat, strict=True):
+        S = np.flatnonzero(v)
+        np.testing.assert_allclose(v[S], np.linalg.solve(H[np.ix_(S, S)], (H @ w)[S]), rtol=1e-6)
+
+
+def test_prune_layer_errors():
+    W, X = _layer(7, n_in=6)
+    for bad in (-0.1, 1.0, 1.5, "half", True):
+        with pytest.raises(ValueError, match="'sparsity'"):
+            prune_layer(W, X, bad)
+    with pytest.raises(ValueError, match="divisible by 4"):
+        prune_layer(W, X, None, pattern="2:4")
+    with pytest.raises(ValueError, match="'pattern'"):
+        prune_layer(W, X, None, pattern="2-4")
+    with pytest.raises(ValueError, match="sparsity is 0.5"):
+        prune_layer(W[:, :4], X[:, :4], 0.7, pattern="2:4")
+    with pytest.raises(ValueError, match="n_in=6"):
+        prune_layer(W, X[:, :5], 0.5)
+    with pytest.raises(ValueError, match="'method'"):
+        prune_layer(W, X, 0.5, method="sparsegpt")
+    with pytest.raises(ValueError, match="'damping'"):
+        prune_layer(W, X, 0.5, damping=-1.0)
