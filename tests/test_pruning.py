@@ -1,11 +1,17 @@
 """Layer-wise pruning (paper 004, Sec. 3.4 and 4.2): prune_layer and prune_mlp."""
 
 import itertools
+import pickle
+import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_digits, make_regression
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.neural_network import MLPClassifier, MLPRegressor
 
-from sparse_estimators.pruning import layer_error, prune_layer
+from sparse_estimators.pruning import layer_error, prune_layer, prune_mlp
 from sparse_estimators.structures import NMPattern, PerOutput
 from sparse_estimators.thresholding import Hard
 
@@ -208,3 +214,98 @@ def test_prune_layer_errors():
         prune_layer(W, X, 0.5, method="sparsegpt")
     with pytest.raises(ValueError, match="'damping'"):
         prune_layer(W, X, 0.5, damping=-1.0)
+
+
+# -- prune_mlp -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def digits_mlp():
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        mlp = MLPClassifier(hidden_layer_sizes=(24,), max_iter=300, random_state=0).fit(X[:600], y[:600])
+    return mlp, X, y
+
+
+@pytest.fixture(scope="module")
+def regression_mlp():
+    X, y = make_regression(n_samples=300, n_features=8, noise=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        mlp = MLPRegressor(hidden_layer_sizes=(16, 8), max_iter=500, random_state=0).fit(X, y / 100)
+    return mlp, X, y / 100
+
+
+def test_prune_mlp_sparsity_zero_equals_original(digits_mlp, regression_mlp):
+    for mlp, X, y in (digits_mlp, regression_mlp):
+        pruned = prune_mlp(mlp, X[:200], 0.0, y=y[:200])
+        assert pruned is not mlp
+        for a, b in zip(pruned.coefs_ + pruned.intercepts_, mlp.coefs_ + mlp.intercepts_, strict=True):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(pruned.predict(X), mlp.predict(X))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_prune_mlp_masks_and_usability(digits_mlp, method):
+    mlp, X, y = digits_mlp
+    before = [W.copy() for W in mlp.coefs_]
+    pruned = prune_mlp(mlp, X[:300], [0.5, 0.7], y=y[:300], method=method, n_rounds=2, random_state=0)
+    np.testing.assert_array_equal((pruned.coefs_[0] != 0).sum(axis=0), 64 - 32)  # (per output unit: columns)
+    np.testing.assert_array_equal((pruned.coefs_[1] != 0).sum(axis=0), 24 - round(0.7 * 24))
+    for W, W0 in zip(mlp.coefs_, before, strict=True):
+        np.testing.assert_array_equal(W, W0)  # the original is untouched
+    assert pruned.score(X[600:], y[600:]) > 0.3  # (10 classes: chance is 0.1)
+    restored = pickle.loads(pickle.dumps(pruned))
+    np.testing.assert_array_equal(restored.predict(X), pruned.predict(X))
+    assert clone(pruned).get_params() == mlp.get_params()
+
+
+def test_prune_mlp_layers_see_pruned_inputs(regression_mlp):
+    """The second layer is calibrated on the first layer's pruned outputs: pruning it alone differs."""
+    mlp, X, y = regression_mlp
+    both = prune_mlp(mlp, X, [0.5, 0.5, 0.0], method="obs")
+    second_only = prune_mlp(mlp, X, [0.0, 0.5, 0.0], method="obs")
+    A_pruned = np.maximum(X @ both.coefs_[0] + both.intercepts_[0], 0)
+    expected = prune_layer(mlp.coefs_[1].T, A_pruned, 0.5, method="obs").T
+    np.testing.assert_allclose(both.coefs_[1], expected, rtol=1e-10, atol=1e-12)
+    assert not np.allclose(second_only.coefs_[1], expected)
+    np.testing.assert_array_equal(both.coefs_[2], mlp.coefs_[2])
+
+
+def test_prune_mlp_rounds_improve_calibration_loss(digits_mlp):
+    """Algorithm 2 with y: the rounds' gradient steps lower the calibration log loss at 70 %; masks stay exact."""
+    mlp, X, y = digits_mlp
+    Xc, yc = X[:400], y[:400]
+
+    def log_loss(net):
+        P = np.clip(net.predict_proba(Xc), 1e-15, 1)
+        return -np.mean(np.log(P[np.arange(yc.size), yc]))
+
+    one_shot = prune_mlp(mlp, Xc, 0.7, method="iobs")
+    rounds = prune_mlp(mlp, Xc, 0.7, y=yc, method="iobs", n_rounds=3, random_state=0)
+    assert log_loss(rounds) < log_loss(one_shot)
+    for W in rounds.coefs_:
+        np.testing.assert_array_equal((W != 0).sum(axis=0), W.shape[0] - round(0.7 * W.shape[0]))
+
+
+def test_prune_mlp_pattern(regression_mlp):
+    mlp, X, y = regression_mlp
+    pruned = prune_mlp(mlp, X, [None, None, 0.0], pattern="2:4", y=y, n_rounds=1)
+    for W in pruned.coefs_[:2]:
+        assert np.all((W.T.reshape(W.shape[1], -1, 4) != 0).sum(axis=2) <= 2)
+
+
+def test_prune_mlp_errors(digits_mlp):
+    mlp, X, y = digits_mlp
+    with pytest.raises(NotFittedError):
+        prune_mlp(MLPClassifier(), X, 0.5)
+    with pytest.raises(ValueError, match="'sparsity'"):
+        prune_mlp(mlp, X, 1.0)
+    with pytest.raises(ValueError, match="one per layer"):
+        prune_mlp(mlp, X, [0.5, 0.5, 0.5])
+    with pytest.raises(ValueError, match="64"):
+        prune_mlp(mlp, X[:, :10], 0.5)
+    with pytest.raises(ValueError, match="divisible by 3"):
+        prune_mlp(mlp, X, None, pattern="1:3")
+    with pytest.raises(TypeError, match="MLPRegressor or MLPClassifier"):
+        prune_mlp(object(), X, 0.5)

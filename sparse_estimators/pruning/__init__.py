@@ -7,5 +7,6 @@ paper's rounds of projection and gradient steps (Algorithm 2).
 """
 
 from ._layer import layer_error, prune_layer
+from ._mlp import prune_mlp
 
-__all__ = ["layer_error", "prune_layer"]
+__all__ = ["layer_error", "prune_layer", "prune_mlp"]
