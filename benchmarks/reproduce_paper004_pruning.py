@@ -164,12 +164,17 @@ def claims(results, names, n_seeds):
             if level == "70 %":
                 rows.append(claim_row(f"{short} 70 %: I-OBS (3 rounds) >= magnitude + 0.02", "(issue target)",
                                       f"{fmt(r3)} vs {fmt(t['magnitude'])}", r3 >= t["magnitude"] + 0.02))
-            r1, r10 = t["I-OBS 1 round"], t[big]
-            gain1, gain_more = r1 - t["I-OBS layer-wise (0 rounds)"], r10 - r1
-            rows.append(claim_row(f"{short} {level}: gains saturate with rounds",
+            r0, r1, r10 = t["I-OBS layer-wise (0 rounds)"], t["I-OBS 1 round"], t[big]
+            gain1, gain_more = r1 - r0, r10 - r1
+            rows.append(claim_row(f"{short} {level}: rounds improve on the layer-wise projection",
                                   "Table 1: 1 -> 100 rounds adds about 1 point on DeiT-Tiny",
                                   f"0 -> 1 round {gain1:+.4f}; 1 -> {big.split()[1]} rounds {gain_more:+.4f}",
-                                  "yes" if abs(gain_more) <= max(abs(gain1), 0.005) else "no"))
+                                  r10 > r0 + 0.002 if r10 > r0 + 0.002 else
+                                  ("no (within 0.002)" if abs(r10 - r0) <= 0.002 else False)))
+            if r10 > r0 + 0.002:
+                rows.append(claim_row(f"{short} {level}: gains saturate with rounds", "Table 1",
+                                      f"0 -> 1 round {gain1:+.4f}; 1 -> {big.split()[1]} rounds {gain_more:+.4f}",
+                                      "yes" if gain_more <= gain1 else "no"))
             over = (c[big] - c["I-OBS 1 round"]) > 0 and (t[big] - t["I-OBS 1 round"]) < 0
             rows.append(claim_row(f"{short} {level}: more rounds can overfit the calibration set",
                                   "Sec. 4.2: > 3 rounds on LLMs improve WikiText2 but worsen C4",
@@ -207,7 +212,8 @@ def main(argv=None):
         "methods: `sparse_estimators.pruning.prune_mlp` with `method=` 'magnitude', 'wanda', 'obs' (SparseGPT's "
         "column sweep, damping 0.01 of mean diag H), 'iobs' (exact-k I-OBS on each layer from the one-shot "
         f"solution); rounds: Algorithm 2 with a full-batch gradient step of learning rate {args.learning_rate} on "
-        "the calibration set between projections",
+        "the calibration set between projections; a round that raises the calibration loss is undone and the "
+        "step halved (a safeguard the paper does not have)",
         "reconstruction error of layer l: ||A W^T - A W_hat^T||^2 / ||A W^T||^2 with A the layer's inputs from "
         "the pruned network on the calibration set and W the dense weights (after rounds, the weights moved "
         "by the gradient steps are compared with the dense ones)",

@@ -309,3 +309,15 @@ def test_prune_mlp_errors(digits_mlp):
         prune_mlp(mlp, X, None, pattern="1:3")
     with pytest.raises(TypeError, match="MLPRegressor or MLPClassifier"):
         prune_mlp(object(), X, 0.5)
+
+
+def test_prune_mlp_rounds_never_raise_the_calibration_loss(digits_mlp):
+    """Regression: a step too large made Algorithm 2's rounds diverge; the safeguard undoes such rounds."""
+    from sparse_estimators.pruning._mlp import _loss, _targets
+
+    mlp, X, y = digits_mlp
+    Xc, yc = X[:400], y[:400]
+    Y = _targets(mlp, yc)
+    start = _loss(prune_mlp(mlp, Xc, 0.7, y=yc, n_rounds=0), Xc, Y)
+    after = _loss(prune_mlp(mlp, Xc, 0.7, y=yc, n_rounds=4, learning_rate=50.0), Xc, Y)
+    assert after <= start

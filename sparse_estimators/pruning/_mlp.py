@@ -53,6 +53,20 @@ def _targets(mlp, y):
     return y.reshape(y.shape[0], -1)
 
 
+def _loss(mlp, X, Y):
+    """The network's training loss (scikit-learn's: squared error / 2 or log loss, plus its l2 term)."""
+    out = _forward(mlp, X)[-1]
+    n = X.shape[0]
+    if isinstance(mlp, MLPClassifier):
+        P = np.clip(out, 1e-15, 1 - 1e-15)
+        value = -np.sum(Y * np.log(P)) / n
+        if mlp.out_activation_ == "logistic":  # (binary and multilabel: both classes of every output)
+            value -= np.sum((1 - Y) * np.log(1 - P)) / n
+    else:
+        value = 0.5 * np.sum((out - Y) ** 2) / n
+    return value + 0.5 * mlp.alpha * sum(np.vdot(W, W) for W in mlp.coefs_) / n
+
+
 def _gradient(mlp, X, Y):
     """Gradients of the network's own training loss (with its l2 term) in ``coefs_`` and ``intercepts_``.
 
@@ -125,7 +139,10 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         (``method='iobs'`` with ``y`` only). 0: the layer-wise projection
         alone.
     learning_rate : float, default=0.1
-        The step of each gradient step (on the mean loss).
+        The step of the gradient steps (on the mean loss). Safeguard (not
+        in the paper, where too large a step made the rounds diverge on a
+        digits MLP): a round that raises the network's loss on the whole
+        calibration set is undone and the step halved for the next rounds.
     batch_size : int or None, default=None
         Calibration samples drawn (without replacement) for each gradient
         step; None: all of them.
@@ -210,15 +227,24 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples, X has {X.shape[0]}.")
         rng = check_random_state(random_state)
+        step = float(learning_rate)
+        current = _loss(pruned, X, Y)
         for _ in range(n_rounds):
             rows = (slice(None) if batch_size is None or batch_size >= X.shape[0]
                     else rng.choice(X.shape[0], batch_size, replace=False))
             g_coef, g_int = _gradient(pruned, X[rows], Y[rows])
+            saved = [W.copy() for W in pruned.coefs_], [b.copy() for b in pruned.intercepts_]
             for i in range(n_layers):
                 if active[i]:
-                    pruned.coefs_[i] = pruned.coefs_[i] - learning_rate * g_coef[i]
-                    pruned.intercepts_[i] = pruned.intercepts_[i] - learning_rate * g_int[i]
+                    pruned.coefs_[i] = pruned.coefs_[i] - step * g_coef[i]
+                    pruned.intercepts_[i] = pruned.intercepts_[i] - step * g_int[i]
             project()
+            value = _loss(pruned, X, Y)
+            if not value <= current:  # safeguard (not in the paper): undo the round, halve the step
+                pruned.coefs_, pruned.intercepts_ = saved
+                step *= 0.5
+            else:
+                current = value
     pruned.coefs_ = [W.astype(d, copy=False) for W, d in zip(pruned.coefs_, dtypes, strict=True)]
     pruned.intercepts_ = [b.astype(d, copy=False) for b, d in zip(pruned.intercepts_, dtypes, strict=True)]
     return pruned
