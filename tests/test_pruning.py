@@ -11,9 +11,10 @@ from sklearn.datasets import load_digits, make_regression
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 
+from sparse_estimators.losses import GramSquaredLoss
 from sparse_estimators.pruning import layer_error, prune_layer, prune_mlp
 from sparse_estimators.structures import NMPattern, PerOutput
-from sparse_estimators.thresholding import Hard
+from sparse_estimators.thresholding import Hard, Soft
 
 METHODS = ["magnitude", "wanda", "obs", "iobs"]
 
@@ -41,6 +42,22 @@ def test_nm_structure_keeps_n_of_each_block_of_m():
     np.testing.assert_array_equal(out[:, 0], [0, 4.0, -3.0, 0, 0, 0, 0.3, 0.4])
     with pytest.raises(ValueError, match="divisible by 4"):
         NMPattern(Hard(), 2, 4)(np.ones((6, 1)), 0)
+
+
+def test_per_output_structure_soft_and_refit():
+    """Soft thresholding at each column's own tau; the refit is least squares of each output on its support."""
+    W = np.array([[3.0, -1.0], [-2.0, 5.0], [1.0, 4.0], [0.5, -6.0]])
+    out = PerOutput(Soft())(W, 2)
+    np.testing.assert_allclose(out, [[2.0, 0.0], [-1.0, 1.0], [0.0, 0.0], [0.0, -2.0]])  # tau = 1 and 4
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 4))
+    loss = GramSquaredLoss(X, X @ W, fit_intercept=False)
+    support = np.array([[0, 2], [1, 3]])
+    coef, _ = PerOutput(Hard()).refit(loss, support, np.zeros_like(W), np.zeros(2))
+    for j, S in enumerate(support):
+        expected = np.linalg.lstsq(X[:, S], X @ W[:, j], rcond=None)[0]
+        np.testing.assert_allclose(coef[S, j], expected, rtol=1e-8)
+        assert np.all(np.delete(coef[:, j], S) == 0)
 
 
 # -- prune_layer ---------------------------------------------------------------------
