@@ -338,3 +338,30 @@ def test_prune_mlp_rounds_never_raise_the_calibration_loss(digits_mlp):
     start = _loss(prune_mlp(mlp, Xc, 0.7, y=yc, n_rounds=0), Xc, Y)
     after = _loss(prune_mlp(mlp, Xc, 0.7, y=yc, n_rounds=4, learning_rate=50.0), Xc, Y)
     assert after <= start
+
+
+def test_mlp_gradient_matches_finite_differences(digits_mlp, regression_mlp):
+    """The numpy backward pass against central differences of the network's loss (log loss; squared error)."""
+    from sparse_estimators.pruning._mlp import _gradient, _loss, _targets
+
+    for mlp, X, y in (digits_mlp, regression_mlp):
+        net = prune_mlp(mlp, X[:100], 0.5)  # (a pruned copy: zeros included)
+        Xc, Y = X[:100], _targets(mlp, y[:100])
+        g_coef, g_int = _gradient(net, Xc, Y)
+        rng = np.random.default_rng(0)
+        for layer in range(len(net.coefs_)):
+            for _ in range(3):
+                i, j = (rng.integers(s) for s in net.coefs_[layer].shape)
+                h = 1e-6
+                net.coefs_[layer][i, j] += h
+                up = _loss(net, Xc, Y)
+                net.coefs_[layer][i, j] -= 2 * h
+                down = _loss(net, Xc, Y)
+                net.coefs_[layer][i, j] += h
+                assert (up - down) / (2 * h) == pytest.approx(g_coef[layer][i, j], rel=1e-4, abs=1e-8)
+            net.intercepts_[layer][0] += h
+            up = _loss(net, Xc, Y)
+            net.intercepts_[layer][0] -= 2 * h
+            down = _loss(net, Xc, Y)
+            net.intercepts_[layer][0] += h
+            assert (up - down) / (2 * h) == pytest.approx(g_int[layer][0], rel=1e-4, abs=1e-8)
