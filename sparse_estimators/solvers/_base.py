@@ -162,7 +162,7 @@ def gradient_step(loss, operator, k, W, b, gW, gb, eta):
     """
     Wn, support = project(operator, k, W - eta * gW)
     bn = b if gb is None else b - eta * gb
-    Z = loss.linear_predictor(Wn, bn, support)
+    Z = loss.linear_predictor(Wn, bn, support if support.ndim == 1 else None)  # (per-output: (m, k))
     return Wn, bn, Z, loss.value_from_z(Z, Wn), support
 
 

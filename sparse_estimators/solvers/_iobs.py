@@ -268,6 +268,9 @@ class _LeastSquaresCurvature:
         Wn = np.zeros_like(W)
         if Q.size == 0:
             return Wn, b
+        if Q.ndim == 2:  # per-output supports: one restricted system per output
+            Wn[Q, np.arange(W.shape[1])[:, None]] = self._correct_per_output(Q, R)
+            return Wn, b
         if self.H is not None:
             HQQ = self.H[np.ix_(Q, Q)]
         elif Q.size <= DENSE_MAX_LS:
@@ -289,6 +292,24 @@ class _LeastSquaresCurvature:
 
         Wn[Q] = _pcg(apply, R[Q].ravel(), precond).reshape(shape)
         return Wn, b
+
+    def _correct_per_output(self, Q, R):
+        """``(H_lambda)_{Q_j Q_j}^{-1} R_{Q_j, j}`` for every output ``j`` (``Q`` of shape (m, k)), shape (m, k).
+
+        Batched LU solves of the ``k x k`` blocks, in chunks of outputs
+        holding at most ``DENSE_MAX_LS^2`` entries.
+        """
+        H = self.H if self.H is not None else self.loss.hessian()
+        m, k = Q.shape
+        out = np.empty((m, k))
+        eye = self.lam * np.eye(k)
+        step = max(1, DENSE_MAX_LS**2 // max(k * k, 1))
+        for start in range(0, m, step):
+            q = Q[start:start + step]
+            A = H[q[:, :, None], q[:, None, :]] + eye
+            rhs = R[q, np.arange(start, start + q.shape[0])[:, None]]
+            out[start:start + step] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+        return out
 
 
 class _GLMCache:
@@ -477,6 +498,19 @@ class _GLMCurvature:
 
 
 # -- the solver -----------------------------------------------------------------
+def _covers(Q, current):
+    """Whether the support ``Q`` holds the current non-zeros (rows; or, per output, a mask)."""
+    if Q.ndim == 1:
+        return bool(np.all(np.isin(current, Q)))
+    return not np.any(current & ~_per_output_mask(Q, current.shape))
+
+
+def _per_output_mask(Q, shape):
+    out = np.zeros(shape, dtype=bool)
+    out[Q, np.arange(shape[1])[:, None]] = True
+    return out
+
+
 def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4, verbose=0,
          damping=1e-2, correction=True, hessian="auto"):
     """Iterative Optimal Brain Surgeon: top-k on the damped Newton point plus the OBS correction.
@@ -582,7 +616,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
             curvature = _GLMCurvature(loss, route, damping, W, b, Z, cache)
         dW, db = curvature.newton(GW, gb)
         R = curvature.correction_rhs(W, b, GW, gb) if correction else None
-        current = np.flatnonzero(np.any(W != 0, axis=1))
+        current = np.flatnonzero(np.any(W != 0, axis=1)) if support.ndim == 1 else W != 0
         slack = 1e-12 * abs(f)
         accepted = None
         tried = set()
@@ -596,7 +630,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                     continue
                 tried.add(key)
                 Wc, bc = curvature.correct(Q, R, W, b)
-                if segment is None and np.all(np.isin(current, Q)):
+                if segment is None and _covers(Q, current):
                     segment = (Wc, bc, Q)
             else:
                 Wc, bc = Wp, (b if db is None else b - s * db)

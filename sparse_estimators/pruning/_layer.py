@@ -1,0 +1,283 @@
+"""Layer-wise pruning: ``min ||X W^T - X W_hat^T||`` with a sparsity pattern per output row.
+
+The layer problem is a least-squares loss on the layer's Gram matrix
+``H = X^T X / n`` (:class:`~sparse_estimators.losses.GramSquaredLoss`, the
+targets being the dense layer's outputs) with one sparse problem per output
+row: :class:`~sparse_estimators.structures.PerOutput` (the same number of
+inputs kept in every row) or :class:`~sparse_estimators.structures.NMPattern`
+(N:M blocks). 'iobs' runs :func:`~sparse_estimators.solvers.iobs` on it from
+the one-shot solution; 'obs' is SparseGPT's column sweep (Frantar & Alistarh,
+2023), with the mask chosen per row.
+"""
+
+import numbers
+import re
+
+import numpy as np
+import scipy.linalg
+
+from ..losses import GramSquaredLoss
+from ..solvers import iobs
+from ..structures import NMPattern, PerOutput
+from ..thresholding import Hard
+
+__all__ = ["prune_layer", "layer_error"]
+
+METHODS = ("magnitude", "wanda", "obs", "iobs")
+
+
+def _parse_pattern(pattern):
+    """``'2:4'`` or ``(2, 4)`` to ``(2, 4)``; None stays None."""
+    if pattern is None:
+        return None
+    if isinstance(pattern, str):
+        match = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", pattern)
+        if match is None:
+            raise ValueError(f"The 'pattern' parameter must be 'N:M' (e.g. '2:4') or a pair (N, M), got {pattern!r}.")
+        n, m = int(match.group(1)), int(match.group(2))
+    else:
+        try:
+            n, m = (int(v) for v in pattern)
+        except (TypeError, ValueError):
+            raise ValueError(f"The 'pattern' parameter must be 'N:M' (e.g. '2:4') or a pair (N, M), "
+                             f"got {pattern!r}.") from None
+    if not (m >= 1 and 0 <= n <= m):
+        raise ValueError(f"The 'pattern' parameter needs 0 <= N <= M and M >= 1, got {n}:{m}.")
+    return n, m
+
+
+def _check_sparsity(sparsity, name="sparsity"):
+    if isinstance(sparsity, bool) or not isinstance(sparsity, numbers.Real) or not 0 <= sparsity < 1:
+        raise ValueError(f"The '{name}' parameter must be a number in [0, 1), got {sparsity!r}.")
+    return float(sparsity)
+
+
+def _structure(n_in, sparsity, pattern):
+    """The layer's structure and the number of inputs kept per row."""
+    nm = _parse_pattern(pattern)
+    if nm is None:
+        sparsity = _check_sparsity(sparsity)
+        # as torch.nn.utils.prune: round(sparsity * n_in) entries pruned in each row
+        return PerOutput(Hard()), n_in - int(round(sparsity * n_in))
+    n, m = nm
+    if sparsity is not None and abs(_check_sparsity(sparsity) - (1 - n / m)) > 1e-12:
+        raise ValueError(f"With pattern={pattern!r} the sparsity is {1 - n / m:g}: pass sparsity=None "
+                         f"(or {1 - n / m:g}), got {sparsity!r}.")
+    structure = NMPattern(Hard(), n, m)
+    if n_in % m:
+        raise ValueError(f"The pattern {n}:{m} needs a number of inputs divisible by {m}; the layer has "
+                         f"n_in={n_in} (W of shape (n_out, {n_in})).")
+    return structure, structure.k_per_output(n_in)
+
+
+def _gram(X):
+    return X.T @ X / X.shape[0]
+
+
+def layer_error(W, W_hat, X):
+    """Per-row reconstruction error ``||X (w_i - w_hat_i)||^2 / n`` of a pruned layer, shape (n_out,).
+
+    Parameters
+    ----------
+    W, W_hat : ndarray of shape (n_out, n_in)
+        Dense and pruned weights.
+    X : ndarray of shape (n_samples, n_in)
+        The layer's inputs.
+
+    Returns
+    -------
+    ndarray of shape (n_out,)
+    """
+    D = np.asarray(X, dtype=float) @ (np.asarray(W, dtype=float) - np.asarray(W_hat, dtype=float)).T
+    return np.einsum("ij,ij->j", D, D) / D.shape[0]
+
+
+def _row_errors(W, W_hat, H):
+    D = W - W_hat
+    return np.einsum("ij,ij->i", D @ H, D)
+
+
+def _mask_by_scores(W, scores, structure, k):
+    """``W`` with, in each row, only the entries the structure keeps by ``scores`` (n_out, n_in)."""
+    support = structure.support(scores.T, k)  # (n_out, k)
+    out = np.zeros_like(W)
+    rows = np.arange(W.shape[0])[:, None]
+    out[rows, support] = W[rows, support]
+    return out
+
+
+def _sparsegpt(W, H, k, nm, damping, blocksize):
+    """SparseGPT's column sweep (Frantar & Alistarh 2023, Algorithm 1) with ``k`` inputs kept per row.
+
+    ``H`` is damped by ``damping * mean(diag H)`` (percdamp); inputs with
+    ``H_jj = 0`` (never active) are zeroed first. The upper Cholesky factor
+    ``U`` of ``H^{-1}`` gives, at column ``i``, the row ``U_i`` of the OBS
+    update after the columns before ``i`` are fixed. Masks are chosen per
+    block of ``blocksize`` columns by the OBS saliency ``w^2 / U_ii^2``:
+    each row prunes its smallest ``round(n_prune * i2 / n_in) - round(n_prune
+    * i1 / n_in)`` entries of the block ``[i1, i2)`` (so exactly ``n_in - k``
+    per row overall), or, for N:M, the ``M - N`` smallest of each group of
+    ``M`` columns, selected when the sweep reaches the group.
+    """
+    W = W.copy()
+    n_out, n_in = W.shape
+    H = H.copy()
+    dead = np.diag(H) == 0
+    H[dead, dead] = 1.0
+    W[:, dead] = 0.0
+    H[np.diag_indices_from(H)] += damping * float(np.mean(np.diag(H)))
+    L = scipy.linalg.cholesky(H, lower=True)
+    Hinv = scipy.linalg.cho_solve((L, True), np.eye(n_in))
+    U = scipy.linalg.cholesky(Hinv, lower=False)  # H^{-1} = U^T U
+    n_prune = n_in - k
+    rows = np.arange(n_out)[:, None]
+    for i1 in range(0, n_in, blocksize):
+        i2 = min(i1 + blocksize, n_in)
+        W1 = W[:, i1:i2].copy()
+        Q1 = np.zeros_like(W1)
+        E1 = np.zeros_like(W1)
+        U1 = U[i1:i2, i1:i2]
+        d = np.diag(U1)
+        mask = np.zeros(W1.shape, dtype=bool)  # True: pruned
+        if nm is None:
+            c = int(round(n_prune * i2 / n_in)) - int(round(n_prune * i1 / n_in))
+            if c > 0:
+                score = W1**2 / d**2
+                mask[rows, np.argsort(score, axis=1, kind="stable")[:, :c]] = True
+        for i in range(i2 - i1):
+            if nm is not None and i % nm[1] == 0:
+                score = W1[:, i:i + nm[1]] ** 2 / d[i:i + nm[1]] ** 2
+                drop = nm[1] - nm[0]
+                if drop > 0:
+                    mask[rows, i + np.argsort(score, axis=1, kind="stable")[:, :drop]] = True
+            w = W1[:, i]
+            q = np.where(mask[:, i], 0.0, w)
+            Q1[:, i] = q
+            err = (w - q) / d[i]
+            W1[:, i:] -= np.outer(err, U1[i, i:])
+            E1[:, i] = err
+        W[:, i1:i2] = Q1
+        W[:, i2:] -= E1 @ U[i1:i2, i2:]
+    return W
+
+
+def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, blocksize=128, max_iter=20,
+                tol=1e-6):
+    """Prune a layer's weights to minimise the change of its outputs on calibration inputs.
+
+    Solves, approximately, ``min ||X W^T - X W_hat^T||_F^2`` over ``W_hat``
+    with the same number of inputs kept in every output row (as OBC and
+    SparseGPT do) or with the N:M pattern. Each row is a sparse least-squares
+    problem with the same Hessian ``H = X^T X / n``.
+
+    Parameters
+    ----------
+    W : array-like of shape (n_out, n_in)
+        The layer's weights (``torch.nn.Linear.weight``; the transpose of a
+        scikit-learn MLP's ``coefs_[i]``).
+    X : array-like of shape (n_samples, n_in)
+        The layer's inputs on calibration data.
+    sparsity : float in [0, 1) or None
+        The fraction of weights removed in every row: ``round(sparsity *
+        n_in)`` entries per row (as ``torch.nn.utils.prune``). With a
+        ``pattern``, None (or ``1 - N / M``).
+    method : {'iobs', 'obs', 'wanda', 'magnitude'}, default='iobs'
+        * 'magnitude': keep the largest ``|W_ij|`` of each row;
+        * 'wanda': keep the largest ``|W_ij| ||x_j||`` of each row (Sun et
+          al., 2023); neither changes the kept weights;
+        * 'obs': one-shot OBS, SparseGPT's column-by-column sweep with the
+          Cholesky factor of ``H^{-1}`` (Frantar & Alistarh, 2023; OBC's
+          updates, Frantar & Alistarh, 2022), masks chosen per row;
+        * 'iobs': exact-k I-OBS (:func:`~sparse_estimators.solvers.iobs`,
+          Wu et al., Algorithm 1 with the OBS correction) on the layer
+          objective, started from the 'obs' solution; every row keeps the
+          better of that start and the I-OBS result, so it is never worse
+          than 'obs' on the layer objective.
+    pattern : str or (int, int) or None, default=None
+        ``'N:M'`` (e.g. ``'2:4'``): at most ``N`` non-zeros in every block of
+        ``M`` consecutive inputs of each row; ``n_in`` must be a multiple of
+        ``M``.
+    damping : float, default=0.01
+        ``lambda = damping * mean(diag H)`` added to the diagonal of ``H``
+        for 'obs' (SparseGPT's ``percdamp``) and 'iobs' (its Newton steps
+        and restricted solves; the objective itself is undamped).
+    blocksize : int, default=128
+        SparseGPT's block of columns (masks are chosen per block; lazy
+        updates).
+    max_iter : int, default=20
+        I-OBS iterations.
+    tol : float, default=1e-6
+        I-OBS stops when the supports are unchanged and the relative change
+        of the weights is at most ``tol``.
+
+    Returns
+    -------
+    W_hat : ndarray of shape (n_out, n_in)
+        The pruned weights (float64).
+
+    Raises
+    ------
+    ValueError
+        On a ``sparsity`` outside [0, 1), an unknown ``method``, a
+        ``pattern`` whose ``M`` does not divide ``n_in``, or ``X`` whose
+        width is not ``n_in``.
+
+    Notes
+    -----
+    Cost, with ``n`` calibration samples, ``p = n_in``, ``m = n_out`` and
+    ``k`` kept inputs per row: forming ``H`` is ``O(n p^2)`` (all methods
+    but 'magnitude'); 'obs' adds one Cholesky factorisation of ``H`` and of
+    ``H^{-1}`` (``O(p^3)``, shared by the rows) and the sweep, ``O(m p^2)``,
+    vectorised over the rows; each I-OBS iteration costs a solve with the
+    shared Cholesky factor of ``H + lambda I`` for all rows (``O(m p^2)``)
+    and one ``k x k`` restricted solve per row, batched (``O(m k^3)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparse_estimators.pruning import prune_layer
+    >>> rng = np.random.default_rng(0)
+    >>> X, W = rng.normal(size=(200, 8)), rng.normal(size=(3, 8))
+    >>> W_hat = prune_layer(W, X, 0.5)
+    >>> (W_hat != 0).sum(axis=1).tolist()
+    [4, 4, 4]
+    >>> W_24 = prune_layer(W, X, None, pattern="2:4")
+    >>> (W_24.reshape(3, 2, 4) != 0).sum(axis=2).max().item()
+    2
+    """
+    W = np.array(W, dtype=float)
+    if W.ndim != 2:
+        raise ValueError(f"W must be a 2-D array (n_out, n_in), got shape {W.shape}.")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] != W.shape[1]:
+        raise ValueError(f"X must have shape (n_samples, n_in) with n_in={W.shape[1]} (the columns of W), got "
+                         f"shape {X.shape}.")
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(X))):
+        raise ValueError("W and X must be finite (no NaN or infinity).")
+    if method not in METHODS:
+        raise ValueError(f"The 'method' parameter must be one of {METHODS}, got {method!r}.")
+    if not (isinstance(damping, numbers.Real) and np.isfinite(damping) and damping >= 0):
+        raise ValueError(f"The 'damping' parameter must be a finite number >= 0, got {damping!r}.")
+    n_in = W.shape[1]
+    structure, k = _structure(n_in, sparsity, pattern)
+    if k >= n_in:
+        return W
+    if k == 0:
+        return np.zeros_like(W)
+    nm = (structure.n, structure.m) if isinstance(structure, NMPattern) else None
+    if method == "magnitude":
+        return _mask_by_scores(W, np.abs(W), structure, k)
+    if method == "wanda":
+        return _mask_by_scores(W, np.abs(W) * np.sqrt(np.einsum("ij,ij->j", X, X)), structure, k)
+    H = _gram(X)
+    start = _sparsegpt(W, H, k, nm, damping, int(blocksize))
+    if method == "obs":
+        return start
+    loss = GramSquaredLoss(X, X @ W.T, fit_intercept=False)
+    b0 = np.zeros(W.shape[0])
+    result = iobs(loss, structure, k, W0=start.T, b0=b0, max_iter=max_iter, tol=tol, damping=damping,
+                  hessian="dense")
+    out = result.coef.T
+    worse = _row_errors(W, out, H) > _row_errors(W, start, H)
+    out[worse] = start[worse]
+    return out
