@@ -127,13 +127,25 @@ def _refit_in_column_space(loss, V, W, b):
     # near the minimum the value changes by less than its rounding and trust-ncg can stop with a gradient of
     # 1e-11 (its status 2), leaving a result that depends on the summation order (weights against repeated
     # rows, the BLAS kernel): full Newton steps (CG on hessp) while the gradient norm falls
-    g = fun(theta)[1]
+    # (a softmax loss is invariant to a shift of the intercepts shared by the classes: its Hessian is
+    # singular there and CG drifted along it; the steps are kept off that direction, the projector onto it
+    # added to the operator)
+    shift = with_b and loss.coefficients_per_feature < loss.n_outputs
+
+    def off_shift(v):
+        if shift:
+            v = v.copy()
+            v[p * r:] -= v[p * r:].mean()
+        return v
+
+    g = off_shift(fun(theta)[1])
     for _ in range(10):
         if np.linalg.norm(g) <= gtol:
             break
-        op = LinearOperator((theta.size, theta.size), matvec=lambda v, t=theta: hessp(t, v), dtype=float)
-        step = cg(op, -g, rtol=1e-10, maxiter=10 * theta.size)[0]
-        g_new = fun(theta + step)[1]
+        op = LinearOperator((theta.size, theta.size), dtype=float,
+                            matvec=lambda v, t=theta: hessp(t, v) + (v - off_shift(v)))
+        step = off_shift(cg(op, -g, rtol=1e-10, maxiter=10 * theta.size)[0])
+        g_new = off_shift(fun(theta + step)[1])
         if not np.linalg.norm(g_new) < np.linalg.norm(g):
             break
         theta, g = theta + step, g_new
