@@ -17,8 +17,10 @@ import scipy.linalg.blas
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
 from ..thresholding import get_operator, threshold_singular_values
+from ._als import _solve_als
 from ._completion_local_search import _solve_local_search
 from ._factored import (
     _OVERSAMPLE,
@@ -26,8 +28,6 @@ from ._factored import (
     _add_gathered,
     _arpack_svd,
     _column_sums,
-    _entries,
-    _entries_squared_norm,
     _frobenius_distance,
     _Observed,
     _orth,
@@ -38,6 +38,9 @@ __all__ = ["CompletionResult", "complete_matrix"]
 
 #: objective values above this many times the starting one mean divergence
 _BLOWUP = 1e8
+#: BLAS threads of a completion: its dense products and factorisations are tall and thin ((m + n) x ~r), where
+#: threads cost more than they bring (doc/changelog.rst, "completion threads", has the measurements)
+_BLAS_THREADS = 1
 
 
 def _line_search_step(U, obs, S):
@@ -54,7 +57,7 @@ def _line_search_step(U, obs, S):
     Q = _orth(U)
     P = np.asarray(S.T @ Q).T  # Q^T G, shape (q, n)
     num = float(np.vdot(P, P))
-    den = _entries_squared_norm(Q, np.ones(Q.shape[1]), P, obs.rows, obs.cols)
+    den = obs.entries_squared_norm(Q, np.ones(Q.shape[1]), P)
     if not (num > 0 and den > 0):
         return 1.0
     return max(num / den, 1.0)
@@ -125,13 +128,13 @@ def _effective_rank(rank, shape):
 
 
 # -- the solver --------------------------------------------------------------------------------------------
-_SOLVERS = ("accelerated", "iht", "regularized")
+_SOLVERS = ("accelerated", "iht", "regularized", "als")
 _SVD_SOLVERS = ("randomized", "arpack")
 
 
 def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresholding="hard", step_size="auto",
                     max_iter=300, tol=1e-5, momentum=0.25, center=False, svd_solver="randomized",
-                    n_power_iter=1, random_state=0, verbose=0):
+                    n_power_iter=1, alpha=0.0, random_state=0, verbose=0):
     """Complete a matrix of rank at most ``rank`` from some of its entries, without forming it.
 
     Minimises ``f(M) = 1/2 sum_{(i,j) observed} (M_ij - A_ij)^2`` subject to
@@ -154,7 +157,7 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         clipped, with a warning.
     shape : tuple of two ints, default=None
         ``(m, n)``; required with a tuple ``observed``, else it must match.
-    solver : {'accelerated', 'iht'}, default='accelerated'
+    solver : {'accelerated', 'iht', 'regularized', 'als'}, default='accelerated'
         ``'iht'``: the thresholded gradient step above (Jain et al.'s SVP
         with hard thresholding). ``'accelerated'``: Khanna & Kyrillidis'
         Algorithm 1 lifted to low rank, the step taken at the extrapolated
@@ -172,7 +175,18 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         iteration, up to 200): much slower per iteration than the others,
         and at least ``rank`` iterations to reach the rank. It needs
         ``thresholding='hard'``; ``step_size`` and ``momentum`` are not used,
-        and ``tol`` is the relative decrease a swap must bring.
+        and ``tol`` is the relative decrease a swap must bring. ``'als'``:
+        the factored problem with a ridge ``alpha`` on the factors,
+        ``1/2 sum_observed (U V^T + 1 mu^T - A)_ij^2 + alpha/2 (||U||_F^2 +
+        ||V||_F^2)``, which equals a nuclear-norm penalty ``alpha ||U V^T||_*``
+        with at most ``rank`` singular values (soft thresholding of the
+        singular values by ``alpha``: SoftImpute's shrinkage, capped at a
+        rank), solved by softImpute-ALS (Hastie, Mazumder, Lee & Zadeh 2015,
+        Algorithm 3.1; ``O(nnz rank)`` per sweep) with a safeguarded
+        extrapolation; see :mod:`sparse_estimators.impute._als`. With
+        ``alpha=0`` it is a hard rank fitted by alternating least squares.
+        It needs ``thresholding='hard'``; ``step_size``, ``momentum`` and
+        ``svd_solver`` are not used.
     thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
         The operator lifted to the singular values (``tau`` = the
         ``(rank+1)``-th singular value of the step). Operators other than
@@ -188,7 +202,10 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     max_iter : int, default=300
         Maximum number of iterations (one partial SVD each, plus line-search trials).
     tol : float, default=1e-5
-        Stop when ``||M_t - M_{t-1}||_F <= tol ||M_t||_F``.
+        Stop when ``||M_t - M_{t-1}||_F <= tol ||L_t||_F``, with ``L_t`` the
+        low-rank part (the iterate without its column offsets, so that the
+        rule does not change when a constant is added to the data with
+        ``center=True``, nor when the data are scaled).
     momentum : float in [0, 1), default=0.25
         The extrapolation weight of ``'accelerated'`` (the paper's ``tau``).
     center : bool, default=False
@@ -206,6 +223,12 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         :source:`benchmarks/bench_completion_svd.py`).
     n_power_iter : int, default=1
         Block power iterations of the randomized range finder.
+    alpha : float >= 0, default=0.0
+        The ridge on the factors of ``solver='als'`` (in the data's units: a
+        singular value of the completed matrix is its unpenalised value minus
+        ``alpha``, or 0); must be 0 with the other solvers.
+        :func:`choose_rank` or ``LowRankImputer(rank='auto', solver='als')``
+        choose it on held-out entries.
     random_state : int, RandomState instance or None, default=0
         Seeds the random columns of the range finder (results are
         reproducible with an int).
@@ -267,6 +290,8 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     if (isinstance(momentum, bool) or not isinstance(momentum, numbers.Real)
             or not 0 <= momentum < 1):
         raise ValueError(f"The 'momentum' parameter must be in [0, 1), got {momentum!r}.")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha < 0:
+        raise ValueError(f"The 'alpha' parameter must be a finite number >= 0, got {alpha!r}.")
     if observed is not None and not sp.issparse(observed) and not isinstance(observed, tuple):
         observed = np.asarray(observed)  # a dense array: its non-zeros are the observations
         if observed.ndim != 2:
@@ -285,13 +310,34 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     if solver == "regularized" and not operator.is_hard:
         raise ValueError("solver='regularized' keeps whole singular triplets (a local search with fully corrective "
                          f"steps): it supports thresholding='hard' only, got thresholding={thresholding!r}.")
+    if solver == "als" and not operator.is_hard:
+        raise ValueError("solver='als' shrinks the singular values through its ridge 'alpha' (a soft threshold): "
+                         f"it supports thresholding='hard' only, got thresholding={thresholding!r}.")
+    if alpha and solver != "als":
+        raise ValueError(f"The 'alpha' parameter (the ridge on the factors) needs solver='als', got solver={solver!r}.")
     return _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter,
-                  rng, verbose, scale, offsets=bool(center))
+                  rng, verbose, scale, offsets=bool(center), alpha=alpha)
 
 
 def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter, rng,
-           verbose, scale, offsets=False):
+           verbose, scale, offsets=False, alpha=0.0):
     """The iteration of :func:`complete_matrix` on validated input (also called by LowRankImputer).
+
+    ``alpha`` (``solver='als'``) is in the data's units; the data were scaled by ``scale``. BLAS runs on
+    ``_BLAS_THREADS`` threads.
+    """
+    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+        if solver == "als":
+            return _solve_als(obs, r, alpha * scale, max_iter, tol, rng, verbose, scale, offsets)[0]
+        if solver == "regularized":
+            return _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale, offsets)
+        return _solve_thresholding(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver,
+                                   n_power_iter, rng, verbose, scale, offsets)
+
+
+def _solve_thresholding(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver,
+                        n_power_iter, rng, verbose, scale, offsets):
+    """``solver='iht'`` and ``'accelerated'``.
 
     The iterate is ``L + 1 mu^T``: ``L`` as factors ``(U, s, Vt)`` and, with
     ``offsets``, column offsets ``mu`` that are never thresholded; after each
@@ -299,8 +345,6 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
     ``L`` (the mean residual of each column), so the objective still never
     rises with the safe step. Without ``offsets``, ``mu = 0``.
     """
-    if solver == "regularized":
-        return _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale, offsets)
     m, n = obs.shape
     k = min(r + 1 + _OVERSAMPLE, m, n)
     vals, cols = obs.values, obs.cols
@@ -347,7 +391,7 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
             else:
                 trip = _arpack_svd(*u, S, -eta, k, start, rng)
             new = threshold_singular_values(operator, r, *trip)
-            pred_L = _entries(*new, obs.rows, cols, out=res_new)  # (the buffer becomes the residual below)
+            pred_L = obs.entries(*new, out=res_new)  # (the buffer becomes the residual below)
             if auto and u[1].size == 0:
                 # first step from zero: the scalar multiple of the thresholded step minimising f
                 nn = float(pred_L @ pred_L)
@@ -381,7 +425,9 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
         # ||M_new - M_x||_F, with the offsets' part m ||d mu||^2 added (their cross term with L ignored)
         dmu = mu_new - mu_x
         change = np.sqrt(_frobenius_distance(new, x) ** 2 + m * float(dmu @ dmu))
-        size = np.sqrt(float(new[1] @ new[1]) + m * float(mu_new @ mu_new))
+        # relative to the low-rank part alone: the offsets would make the rule depend on a constant added to
+        # the data (at +1e4 it stopped after 5 iterations with 200 times the error)
+        size = np.sqrt(float(new[1] @ new[1]))
         losses.append(f_new)
         steps.append(eta)
         if verbose:
@@ -411,10 +457,10 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
         x, mu_x = best[1], best[2]
     if diverged:
         warnings.warn("complete_matrix diverged (the objective blew up): the step size is too large; returning "
-                      "the best iterate. Use step_size='auto' or a step <= 1.", ConvergenceWarning, stacklevel=3)
+                      "the best iterate. Use step_size='auto' or a step <= 1.", ConvergenceWarning, stacklevel=4)
     elif not converged:
         warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
-                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
+                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
     U, s, Vt = x
     if s.size < r:  # (soft thresholding can return fewer; pad so the shapes are always (m, r), (r,), (r, n))
         U = np.hstack([U, np.zeros((m, r - s.size))])

@@ -83,7 +83,7 @@ def _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale
                                    name="complete_matrix")
     if not out["converged"]:
         warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
-                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
+                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
     U, s, Vt = out["U"], out["s"], out["Vt"]
     m, n = obs.shape
     if offsets:  # the profiled offsets: each column's mean residual of the low-rank part

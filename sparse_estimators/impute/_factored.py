@@ -14,6 +14,8 @@ from scipy.sparse.linalg import LinearOperator, svds
 
 #: observed entries are evaluated in chunks of this many (bounds the O(chunk * r) temporaries)
 _CHUNK = 1 << 16
+#: above this share of observed entries, entries on the pattern come from dense row blocks of the product
+_DENSE_SHARE = 0.05
 #: extra columns of the randomized range finder beyond the r + 1 singular vectors needed
 _OVERSAMPLE = 10
 
@@ -120,6 +122,34 @@ class _Observed:
         self.values = S.data.copy()
         self.cols = S.indices
         self.rows = np.repeat(np.arange(m, dtype=S.indices.dtype), np.diff(S.indptr))
+
+    def entries(self, U, s, Vt, out=None):
+        """:func:`_entries` on the observed pattern (in CSR order); into ``out``.
+
+        When at least ``_DENSE_SHARE`` of the entries are observed, the rows
+        are taken in blocks: one dense product ``(U s)[block] @ Vt`` (BLAS)
+        and a gather of its observed entries, several times faster than
+        gathering ``r`` factor values per entry.
+        """
+        m, n = self.shape
+        if s.size == 0 or self.values.size < _DENSE_SHARE * m * n:
+            return _entries(U, s, Vt, self.rows, self.cols, out=out)
+        if out is None:
+            out = np.empty(self.values.size)
+        Us, indptr, cols = U * s, self.S.indptr, self.cols
+        step = max(1, _CHUNK // n)
+        for start in range(0, m, step):
+            stop = min(start + step, m)
+            block = Us[start:stop] @ Vt
+            lo, hi = indptr[start], indptr[stop]
+            local = (self.rows[lo:hi] - start).astype(np.intp) * n + cols[lo:hi]
+            np.take(block.ravel(), local, out=out[lo:hi])
+        return out
+
+    def entries_squared_norm(self, U, s, Vt):
+        """``sum`` of the squares of :meth:`entries`."""
+        e = self.entries(U, s, Vt)
+        return float(e @ e)
 
     def set_data(self, values):
         """Make ``self.S`` the sparse matrix with ``values`` on the observed pattern."""
