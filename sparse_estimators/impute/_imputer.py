@@ -8,11 +8,12 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from .._utils import all_or_nothing
 from ..thresholding import get_operator
-from ._completion import _SOLVERS, _Observed, _power_of_two_scale, _solve
-from ._rank_choice import RankValidation, choose_rank
+from ._completion import _BLAS_THREADS, _SOLVERS, _Observed, _power_of_two_scale, _solve
+from ._rank_choice import RankValidation, _validate_rank_and_alpha, choose_rank
 
 __all__ = ["LowRankImputer"]
 
@@ -158,8 +159,9 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, rank=10, *, solver="accelerated", thresholding="hard", step_size="auto", max_iter=300,
-                 tol=1e-5, missing_values=np.nan, center=True, random_state=0, verbose=0):
+                 tol=1e-5, missing_values=np.nan, center=True, alpha=0.0, random_state=0, verbose=0):
         self.rank = rank
+        self.alpha = alpha
         self.solver = solver
         self.thresholding = thresholding
         self.step_size = step_size
@@ -216,6 +218,15 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"The 'missing_values' parameter must be np.nan or a finite number, got {mv!r}.")
         if not isinstance(self.center, (bool, np.bool_)):
             raise ValueError(f"The 'center' parameter must be a bool, got {self.center!r}.")
+        a = self.alpha
+        if isinstance(a, bool) or not isinstance(a, numbers.Real) or not np.isfinite(a) or a < 0:
+            raise ValueError(f"The 'alpha' parameter must be a finite number >= 0, got {a!r}.")
+        if a and self.solver != "als":
+            raise ValueError(f"The 'alpha' parameter (the ridge on the factors) needs solver='als', got "
+                             f"solver={self.solver!r}.")
+        if self.solver == "als" and not get_operator(self.thresholding).is_hard:
+            raise ValueError("solver='als' shrinks the singular values through its ridge 'alpha' (a soft threshold):"
+                             f" it supports thresholding='hard' only, got thresholding={self.thresholding!r}.")
 
     def _validate_X(self, X, *, reset):
         nan = is_scalar_nan(self.missing_values)
@@ -310,8 +321,15 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         top = min(m, n) - 1
         rows, cols = np.nonzero(observed)
         values = X[rows, cols]
-        validation = None
-        if isinstance(self.rank, str):
+        validation, alpha, init = None, float(self.alpha), None
+        if isinstance(self.rank, str) and self.solver == "als":
+            validation, init = self._auto_rank_and_alpha(rows, cols, values, (m, n))
+            r = validation.best_rank if validation is not None else 0
+            alpha = validation.best_alpha * self._alpha_growth(values.size) if validation is not None else 0.0
+            if validation is None:
+                warnings.warn(f"rank='auto': {values.size} observed entries of a {m} x {n} matrix are too few to "
+                              "validate any rank; imputing the column means (rank_ = 0).", UserWarning, stacklevel=3)
+        elif isinstance(self.rank, str):
             validation = self._auto_rank(rows, cols, values, (m, n))
             r = validation.best_rank if validation is not None else 0
             if validation is None:
@@ -333,7 +351,8 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             result = _solve(_Observed(rows, cols, values * scale, (m, n)), r, get_operator(self.thresholding),
                             self.solver, not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter,
                             self.tol, _MOMENTUM, "randomized", 1, check_random_state(self.random_state),
-                            self.verbose, scale, offsets=bool(self.center))
+                            self.verbose, scale, offsets=bool(self.center), alpha=alpha,
+                            init=None if init is None else (init[0] * np.sqrt(scale), init[1] * np.sqrt(scale)))
             U, s, Vt = result.U, result.s, result.Vt
             mean = result.column_offsets
             n_iter, loss_curve = result.n_iter, result.loss_curve
@@ -341,10 +360,36 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.components_ = Vt
         self.singular_values_ = s
         self.rank_ = r
+        self.alpha_ = alpha if self.solver == "als" else 0.0
         self.rank_validation_ = validation
         self.n_iter_ = n_iter
         self.loss_curve_ = loss_curve
         return X, mask, U, s
+
+    @staticmethod
+    def _alpha_growth(n_observed):
+        """The chosen ridge is validated on ``1 - holdout`` of the entries; the final fit sees them all.
+
+        The noise's share of the spectrum grows as the square root of the
+        entries (the spectral norm of a sparse noise matrix), so the ridge
+        grows by ``sqrt(n / n_fit)``.
+        """
+        n_fit = n_observed - max(1, int(round(_AUTO_HOLDOUT * n_observed)))
+        return float(np.sqrt(n_observed / max(n_fit, 1)))
+
+    def _auto_rank_and_alpha(self, rows, cols, values, shape):
+        """``rank='auto'`` with ``solver='als'``: the rank and the ridge chosen together on held-out entries."""
+        m, n = shape
+        n_fit = values.size - max(1, int(round(_AUTO_HOLDOUT * values.size)))
+        top = min(m, n) - 2
+        allowed = [r for r in range(1, max(top, 0) + 1) if r * (m + n - r) <= n_fit / 2]
+        if not allowed or n_fit < 2:
+            return None, None
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+            return _validate_rank_and_alpha(rows, cols, values, shape, allowed[-1], center=bool(self.center),
+                                            max_iter=self.max_iter, tol=max(self.tol, _AUTO_TOL),
+                                            holdout=_AUTO_HOLDOUT, seed=seed)
 
     def _auto_rank(self, rows, cols, values, shape):
         """Hold-out validation of the rank over a doubling grid, then a refinement (``rank='auto'``).
