@@ -106,3 +106,28 @@ def test_als_rejects_bad_alpha_and_operators():
         complete_matrix(M, 2, solver="iht", alpha=1.0)
     with pytest.raises(ValueError, match="thresholding='hard'"):
         complete_matrix(M, 2, solver="als", thresholding="soft")
+
+
+# -- item 2: shrinkage beats a hard rank on a noisy matrix without a sharp rank --------------------------------
+def test_auto_rank_and_ridge_beat_the_best_hard_rank_on_a_matrix_without_a_sharp_rank():
+    # singular values 30 / k (no sharp rank) plus noise, 40 % observed. The hard rank is given its best rank
+    # chosen on the hidden entries themselves (an oracle in its favour); the ridge is chosen on held-out
+    # *observed* entries. Measured: 0.1640 against 0.1707 (ratio 0.961; seeds 1, 2: 0.965, 0.977).
+    rng = np.random.default_rng(0)
+    m, n = 150, 100
+    U = np.linalg.qr(rng.standard_normal((m, n)))[0]
+    V = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    X = (U * (30.0 / np.arange(1, n + 1))) @ V.T + 0.1 * rng.standard_normal((m, n))
+    missing = rng.uniform(size=X.shape) < 0.6
+    X_missing = np.where(missing, np.nan, X)
+
+    def hidden_rmse(imputer):
+        return np.sqrt(np.mean((imputer.fit_transform(X_missing) - X)[missing] ** 2))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        hard = min(hidden_rmse(LowRankImputer(rank=r)) for r in range(3, 9))
+        shrunk = LowRankImputer(rank="auto", solver="als")
+        error = hidden_rmse(shrunk)
+    assert shrunk.alpha_ > 0
+    assert error < 0.98 * hard

@@ -102,7 +102,14 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         UtU = U.T @ U
         V = _ridge_solve(UtU, V @ UtU - np.asarray(S.T @ U), alpha)
         f, mu, res = evaluate(U, V)
-        if it > 1:  # a safeguarded extrapolation of both factors
+        # the stopping rule measures the sweep's own move (the fixed-point residual of the ALS map), not the
+        # extrapolation's jump on top of it
+        ones = np.ones(r)
+        dmu = mu - mu0
+        change = np.sqrt(_frobenius_distance((U, ones, V.T), (U0, ones, V0.T)) ** 2 + m * float(dmu @ dmu))
+        # relative to the low-rank part only (invariant to constants added to the data when centering)
+        size = _frobenius_distance((U, ones, V.T), (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n))))
+        if it > 1 and change > tol * size:  # a safeguarded extrapolation of both factors
             Ue, Ve = U + beta * (U - U0), V + beta * (V - V0)
             fe, mue, rese = evaluate(Ue, Ve)
             if fe < f:
@@ -110,11 +117,6 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
                 beta *= _EXTRAPOLATION_GROWTH
             else:
                 beta = 1.0
-        ones = np.ones(r)
-        dmu = mu - mu0
-        change = np.sqrt(_frobenius_distance((U, ones, V.T), (U0, ones, V0.T)) ** 2 + m * float(dmu @ dmu))
-        # relative to the low-rank part only (invariant to constants added to the data when centering)
-        size = _frobenius_distance((U, ones, V.T), (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n))))
         losses.append(f)
         times.append(time.perf_counter() - t0)
         if verbose:
