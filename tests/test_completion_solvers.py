@@ -13,8 +13,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from sparse_estimators.impute import LowRankImputer, complete_matrix
-from sparse_estimators.impute import _completion
+from sparse_estimators.impute import LowRankImputer, _completion, complete_matrix
 
 
 def low_rank(m, n, r, seed=0):

@@ -62,10 +62,12 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         once two grid ranks above the best one validate worse than it, then
         refined on at most 6 ranks between the best one's grid neighbours;
         see Notes for the grid's bounds and cost.
-    solver : {'accelerated', 'iht', 'regularized'}, default='accelerated'
+    solver : {'accelerated', 'iht', 'regularized', 'als'}, default='accelerated'
         See :func:`complete_matrix` (``'regularized'``, Axiotis &
         Sviridenko's local search, is much slower and needs
-        ``thresholding='hard'``).
+        ``thresholding='hard'``; ``'als'``, a ridge ``alpha`` on the factors,
+        shrinks the singular values like SoftImpute; with ``rank='auto'`` it
+        chooses the rank and ``alpha`` together).
     thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
         The operator applied to the singular values.
     step_size : 'auto' or float, default='auto'
@@ -79,6 +81,11 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     center : bool, default=True
         Fit a column offset (never thresholded) jointly with the low-rank
         part, so that the rank counts deviations from the column offsets.
+    alpha : float >= 0, default=0.0
+        The ridge on the factors of ``solver='als'`` (a nuclear-norm penalty
+        in the data's units); must be 0 with the other solvers. Ignored with
+        ``rank='auto'`` and ``solver='als'``, which choose it with the rank
+        on held-out entries (see Notes).
     random_state : int, RandomState instance or None, default=0
         Seeds the randomized SVD of the completion (reproducible fits).
     verbose : int, default=0
@@ -98,6 +105,9 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         The completed training matrix's singular values.
     rank_ : int
         The rank used (``rank`` after clipping, or the one chosen by ``'auto'``).
+    alpha_ : float
+        The ridge used (``alpha``, or the one chosen by ``rank='auto'`` with
+        ``solver='als'``; 0 with the other solvers).
     rank_validation_ : RankValidation or None
         With ``rank='auto'``: the ranks tried, in the order tried, and their
         held-out RMSE (:class:`RankValidation`); None otherwise.
@@ -144,6 +154,13 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     the true rank (fitting noise) converge slowly; on noisy rank-5
     matrices and ``load_digits``, ``tol=1e-3`` chose the same ranks as
     ``1e-5``, 3 to 20 times faster.
+
+    With ``solver='als'``, ``rank='auto'`` validates (rank, alpha) pairs
+    instead (:func:`~sparse_estimators.impute._rank_choice._validate_rank_and_alpha`):
+    the ridge path at the largest identifiable rank (at most 64), then
+    smaller rank caps from the best fit's number of non-zero singular values
+    down by ratios of 1.5, each fit warm-started; the final fit starts from
+    the best validation fit with ``alpha`` times ``sqrt(n / n_fit)``.
 
     Examples
     --------
