@@ -2,7 +2,7 @@
 
 Rank-30 completion of a 400 x 600 grayscale photograph (``china.jpg``,
 top-left corner) with 35 % of its entries observed, ``center=True``, default
-``tol=1e-5``, ``max_iter=300``: ``solver='accelerated'`` (hard rank) and
+``tol=1e-5``, ``max_iter=300`` (``--max-iter``): ``solver='accelerated'`` (hard rank) and
 ``solver='als'`` (ridge on the factors, ``alpha`` = 0.01 times the largest
 singular value of the zero-filled centred observations). Each fit runs
 (a) with the process's default BLAS threads, (b) inside
@@ -13,7 +13,7 @@ default shrinkage, one thread, in its own environment as in
 ``compare_completion.py``) runs in the same process for a time ratio.
 Timings on a loaded machine are noisy: compare ratios within one run.
 
-Run: ``python benchmarks/bench_completion_threads.py [--repeats 2] [--no-fancyimpute]``.
+Run: ``python benchmarks/bench_completion_threads.py [--repeats 2] [--max-iter 300] [--no-fancyimpute]``.
 """
 
 import argparse
@@ -38,13 +38,13 @@ def data(share=0.35, seed=0):
     return X, observed
 
 
-def fit(X, observed, solver, alpha):
+def fit(X, observed, solver, alpha, max_iter):
     rows, cols = np.nonzero(observed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         start = time.perf_counter()
         result = complete_matrix((rows, cols, X[rows, cols]), 30, shape=X.shape, center=True, solver=solver,
-                                 alpha=alpha)
+                                 alpha=alpha, max_iter=max_iter)
         seconds = time.perf_counter() - start
     err = float(np.sqrt(np.mean((result.to_dense() - X)[~observed] ** 2)))
     return seconds, result.n_iter, result.converged, err
@@ -54,6 +54,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--no-fancyimpute", action="store_true")
+    parser.add_argument("--max-iter", type=int, default=300)
     args = parser.parse_args()
     X, observed = data()
     rows, cols = np.nonzero(observed)
@@ -80,9 +81,9 @@ def main():
                         _completion._BLAS_THREADS = None
                     if mode == "threadpool_limits(1)":
                         with threadpool_limits(1):
-                            out = fit(X, observed, solver, alpha)
+                            out = fit(X, observed, solver, alpha, args.max_iter)
                     else:
-                        out = fit(X, observed, solver, alpha)
+                        out = fit(X, observed, solver, alpha, args.max_iter)
                 finally:
                     _completion._BLAS_THREADS = saved
                 times[mode] = out[0]
