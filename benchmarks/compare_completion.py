@@ -45,7 +45,8 @@ at its default lambda only. ``SoftImpute, best lambda`` is chosen on the
 hidden entries themselves (an oracle: favourable to the peer).
 
 Run: ``python benchmarks/compare_completion.py`` (``--quick``: smallest setting
-only, printed; ``--no-fancyimpute``: skip the separate environment).
+only, printed; ``--only TEXT``: the settings whose label contains TEXT, printed;
+``--no-fancyimpute``: skip the separate environment).
 """
 
 import argparse
@@ -305,6 +306,8 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-fancyimpute", action="store_true")
     parser.add_argument("--no-big", action="store_true")
+    parser.add_argument("--only", metavar="TEXT", help="only the settings whose label contains TEXT (printed, "
+                        "doc/peers/completion.md not written)")
     args = parser.parse_args()
     python = None if args.no_fancyimpute else fancyimpute_python()
     versions = None
@@ -323,6 +326,8 @@ def main():
             ("china.jpg grayscale 427 x 640, 50 % observed", image(5), None),
             ("load_digits 1797 x 64, 70 % observed", digits(3), None),
         ]
+    if args.only:
+        settings = [s for s in settings if args.only in s[0]]
     all_rows, targets = [], []
     with threadpool_limits(1):
         for label, (X, hidden), true_rank in settings:
@@ -330,13 +335,13 @@ def main():
             all_rows += rows
             targets.append((label, ours, peers, soft))
         big = None
-        if not (args.quick or args.no_big):
+        if not (args.quick or args.no_big or args.only):
             label = "synthetic 10000 x 5000, 5 % observed (sparse)"
             rows, ours, peers, big = run_big(label, 10000, 5000, 0.05, 5, [2, 3, 4, 5, 6, 8])
             all_rows += rows
             targets.append((label, ours, peers, None))
     text = report(all_rows, targets, versions, big)
-    if not args.quick:
+    if not (args.quick or args.only):
         OUT.write_text(text)
     print(text)
 
