@@ -183,7 +183,7 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         singular values by ``alpha``: SoftImpute's shrinkage, capped at a
         rank), solved by softImpute-ALS (Hastie, Mazumder, Lee & Zadeh 2015,
         Algorithm 3.1; ``O(nnz rank)`` per sweep) with a safeguarded
-        extrapolation; see :mod:`sparse_estimators.impute._als`. With
+        extrapolation (module ``impute/_als.py``). With
         ``alpha=0`` it is a hard rank fitted by alternating least squares.
         It needs ``thresholding='hard'``; ``step_size``, ``momentum`` and
         ``svd_solver`` are not used.

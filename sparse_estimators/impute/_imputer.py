@@ -156,7 +156,7 @@ class LowRankImputer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     ``1e-5``, 3 to 20 times faster.
 
     With ``solver='als'``, ``rank='auto'`` validates (rank, alpha) pairs
-    instead (:func:`~sparse_estimators.impute._rank_choice._validate_rank_and_alpha`):
+    instead (``_rank_choice._validate_rank_and_alpha``):
     the ridge path at the largest identifiable rank (at most 64), then
     smaller rank caps from the best fit's number of non-zero singular values
     down by ratios of 1.5, each fit warm-started; the final fit starts from
