@@ -166,6 +166,10 @@ _ALS_RANK_RATIO = 1.5
 #: a ridge path stops after this many fits in a row that do not lower the held-out error by a share _ALS_GAIN
 _ALS_PATIENCE = 2
 _ALS_GAIN = 1e-3
+#: the smaller rank caps start at the number of singular values of the best fit above this share of the largest,
+#: and stop after this many caps in a row without a gain
+_ALS_RANK_CUTOFF = 1e-2
+_ALS_RANK_PATIENCE = 2
 
 
 def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter, tol, holdout, seed):
@@ -219,7 +223,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
             ranks.append(r)
             alphas.append(level)
             errors.append(err)
-            fits.append((init, result.s))
+            fits.append((init, result))
             gain = err < best[0] * (1 - _ALS_GAIN)
             if err < best[0]:
                 best = (err, len(errors) - 1)
@@ -229,22 +233,26 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         return best
 
     best = path(min(cap, _ALS_TOP_RANK), [c * top for c in _ALS_ALPHAS], None)
-    s = fits[best[1]][1]
-    r = int(np.count_nonzero(s > 1e-8 * s[0])) if s.size and s[0] > 0 else 1
-    tried = {ranks[0]}
+    s = fits[best[1]][1].s
+    r = int(np.count_nonzero(s > _ALS_RANK_CUTOFF * s[0])) if s.size and s[0] > 0 else 1
+    tried, misses = {ranks[0]}, 0
     while True:
         r = int(round(r / _ALS_RANK_RATIO)) if r in tried else r
         if r < 1 or r in tried:
             break
         tried.add(r)
-        (U, V), _ = fits[best[1]]
-        order = np.argsort(-(np.linalg.norm(U, axis=0) * np.linalg.norm(V, axis=0)))[:r]
+        fit = fits[best[1]][1]  # (warm start: the best fit's top r singular triplets)
+        root = np.sqrt(fit.s[:r])
         start = alphas[best[1]]
-        here = path(r, [start * 0.5 ** k for k in range(len(_ALS_ALPHAS))], (U[:, order], V[:, order]))
+        here = path(r, [start * 0.5 ** k for k in range(len(_ALS_ALPHAS))],
+                    (fit.U[:, :r] * root, fit.Vt[:r].T * root))
         if here[0] >= best[0] * (1 - _ALS_GAIN):
             best = min(best, here)
-            break
-        best = here
+            misses += 1
+            if misses >= _ALS_RANK_PATIENCE:
+                break
+        else:
+            best, misses = here, 0
     ranks, alphas, errors = np.asarray(ranks), np.asarray(alphas) / scale, np.asarray(errors)
     i = best[1]
     validation = RankValidation(ranks=ranks, errors=errors[:, None], mean_errors=errors, best_rank=int(ranks[i]),
