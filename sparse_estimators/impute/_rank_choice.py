@@ -181,12 +181,12 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     centred observations), each fit warm-started from the previous one, until
     the held-out error rises twice in a row (this is SoftImpute's choice of
     lambda, a nuclear norm with a rank cap). Then smaller rank caps, from the
-    number ``k`` of non-zero singular values of the best fit down by ratios
-    of 1.5, each with the ridge path from the best ridge so far downwards
-    (a rank cap does part of the shrinkage's work: the tail is cut instead
-    of shrunk, so the head needs less), warm-started from the best fit
-    truncated; they stop at the first rank that does not improve on the
-    best error. Returns the :class:`RankValidation` of every (rank, alpha)
+    number ``k`` of singular values of the best fit above 1 % of the largest
+    down by ratios of 1.5, each with the ridge path from the best ridge so
+    far downwards (a rank cap does part of the shrinkage's work: the tail is
+    cut instead of shrunk, so the head needs less), warm-started from the
+    best fit's top singular triplets; they stop after two ranks in a row
+    that do not improve on the best error. Returns the :class:`RankValidation` of every (rank, alpha)
     tried (``alphas`` in the data's units) and the factors of the best fit,
     to warm-start the final fit.
     """
