@@ -147,9 +147,18 @@ class _Observed:
         return out
 
     def entries_squared_norm(self, U, s, Vt):
-        """``sum`` of the squares of :meth:`entries`."""
-        e = self.entries(U, s, Vt)
-        return float(e @ e)
+        """``sum`` of the squares of :meth:`entries`, without storing them (chunks or row blocks)."""
+        m, n = self.shape
+        if s.size == 0 or self.values.size < _DENSE_SHARE * m * n:
+            return _entries_squared_norm(U, s, Vt, self.rows, self.cols)
+        Us, indptr, cols = U * s, self.S.indptr, self.cols
+        step, total = max(1, _CHUNK // n), 0.0
+        for start in range(0, m, step):
+            stop = min(start + step, m)
+            lo, hi = indptr[start], indptr[stop]
+            e = np.take((Us[start:stop] @ Vt).ravel(), (self.rows[lo:hi] - start).astype(np.intp) * n + cols[lo:hi])
+            total += float(e @ e)
+        return total
 
     def set_data(self, values):
         """Make ``self.S`` the sparse matrix with ``values`` on the observed pattern."""
