@@ -11,254 +11,37 @@ needs products with the factors and with the sparse matrix: memory
 import numbers
 import time
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg
 import scipy.linalg.blas
-import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, cg, svds
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
-from ..solvers import LowRankProblem, regularized_local_search
 from ..thresholding import threshold_singular_values
-from ._observed import check_indices, check_observed, check_solver_thresholding, expand, restrict
+from ._als import _solve_als
+from ._completion_local_search import _solve_local_search
+from ._factored import (
+    _OVERSAMPLE,
+    CompletionResult,
+    _add_gathered,
+    _arpack_svd,
+    _column_sums,
+    _frobenius_distance,
+    _Observed,
+    _orth,
+    _randomized_svd,
+)
+from ._observed import check_observed, check_solver_thresholding, expand, restrict
 from ._observed import check_observed as _check_observed  # noqa: F401 (the name choose_rank imports)
 
 __all__ = ["CompletionResult", "complete_matrix"]
 
-#: observed entries are evaluated in chunks of this many (bounds the O(chunk * r) temporaries)
-_CHUNK = 1 << 16
-#: extra columns of the randomized range finder beyond the r + 1 singular vectors needed
-_OVERSAMPLE = 10
 #: objective values above this many times the starting one mean divergence
 _BLOWUP = 1e8
-
-
-@dataclass
-class CompletionResult:
-    """The outcome of :func:`complete_matrix`: the completed matrix as factors.
-
-    The completed matrix is ``(U * s) @ Vt``; its entry ``(i, j)`` is
-    ``U[i] @ (s * Vt[:, j])``, so it never needs to be formed.
-
-    Attributes
-    ----------
-    U : ndarray of shape (m, rank)
-        Left singular vectors (orthonormal columns).
-    s : ndarray of shape (rank,)
-        Singular values, decreasing.
-    Vt : ndarray of shape (rank, n)
-        Right singular vectors (orthonormal rows).
-    n_iter : int
-        Number of iterations run.
-    loss_curve : ndarray of shape (n_iter,)
-        The objective ``1/2 sum_observed (M_ij - A_ij)^2`` after each iteration
-        (data of magnitude beyond about ``1e+-150`` are solved rescaled by a
-        power of two; their objective may then not be representable: inf or 0).
-    converged : bool
-        The stopping rule was met before ``max_iter``.
-    step_sizes : ndarray of shape (n_iter,)
-        The step accepted at each iteration (multiples of ``1/L = 1``).
-    time_curve : ndarray of shape (n_iter,)
-        Seconds elapsed at the end of each iteration (for time-against-objective plots).
-    rank : int
-        The rank used (``rank`` clipped to ``min(m, n) - 1``).
-    n_restarts : int
-        Momentum steps discarded because they raised the objective (``'accelerated'``).
-    column_offsets : ndarray of shape (n,)
-        The column offsets ``mu`` (zeros unless ``center=True``): the
-        completed matrix is then ``(U * s) @ Vt + mu``.
-    """
-
-    U: np.ndarray
-    s: np.ndarray
-    Vt: np.ndarray
-    n_iter: int
-    loss_curve: np.ndarray
-    converged: bool
-    step_sizes: np.ndarray = field(default_factory=lambda: np.empty(0))
-    time_curve: np.ndarray = field(default_factory=lambda: np.empty(0))
-    rank: int = 0
-    n_restarts: int = 0
-    column_offsets: np.ndarray = field(default_factory=lambda: np.empty(0))
-
-    def predict(self, rows, cols):
-        """Entries ``(rows[k], cols[k])`` of the completed matrix, in ``O(len(rows) rank)``.
-
-        Parameters
-        ----------
-        rows, cols : array-like of int, same shape
-            Row and column indices.
-
-        Returns
-        -------
-        ndarray of float
-        """
-        rows, cols = check_indices(rows, cols, (self.U.shape[0], self.Vt.shape[1]))
-        out = _entries(self.U, self.s, self.Vt, rows.ravel(), cols.ravel()).reshape(rows.shape)
-        return out + self.column_offsets[cols] if self.column_offsets.size else out
-
-    def to_dense(self):
-        """The completed matrix as a dense array (``m x n`` memory: for small matrices).
-
-        Returns
-        -------
-        ndarray of shape (m, n)
-        """
-        out = (self.U * self.s) @ self.Vt
-        return out + self.column_offsets if self.column_offsets.size else out
-
-
-# -- the observed entries --------------------------------------------------------------------------------
-class _Observed:
-    """Observed entries in CSR order and a CSR matrix ``S`` whose ``data`` is overwritten with residuals.
-
-    ``cols`` is ``S.indices`` itself and the indices stay in scipy's index
-    dtype (int32 below 2^31 entries), so the pattern is stored once: with the
-    values and the residual buffer, 24 bytes per entry (int32) in all.
-    """
-
-    def __init__(self, rows, cols, values, shape):
-        self._from_csr(sp.csr_matrix((np.asarray(values, dtype=np.float64), (rows, cols)), shape=shape))
-
-    @classmethod
-    def from_csr(cls, S):
-        """From a CSR matrix of float64 that may be used as the residual buffer (it is sorted in place)."""
-        obs = cls.__new__(cls)
-        obs._from_csr(S)
-        return obs
-
-    def _from_csr(self, S):
-        S.sum_duplicates()  # canonical: sorted columns within each row (scipy sums repeated coordinates)
-        m, n = self.shape = S.shape
-        self.S = S
-        self.values = S.data.copy()
-        self.cols = S.indices
-        self.rows = np.repeat(np.arange(m, dtype=S.indices.dtype), np.diff(S.indptr))
-
-    def set_data(self, values):
-        """Make ``self.S`` the sparse matrix with ``values`` on the observed pattern."""
-        self.S.data[:] = values
-        return self.S
-
-
-def _entries(U, s, Vt, rows, cols, out=None):
-    """``sum_j U[rows, j] s[j] Vt[j, cols]`` for each pair, vectorised in chunks (O(len(rows) r)); into ``out``."""
-    if out is None:
-        out = np.zeros(rows.size)
-    if s.size == 0:
-        out[:] = 0.0
-        return out
-    Us = U * s
-    V = np.ascontiguousarray(Vt.T)
-    for start in range(0, rows.size, _CHUNK):
-        sl = slice(start, start + _CHUNK)
-        np.einsum("ij,ij->i", Us[rows[sl]], V[cols[sl]], out=out[sl])
-    return out
-
-
-def _entries_squared_norm(U, s, Vt, rows, cols):
-    """``sum`` of the squared entries :func:`_entries` would return, without storing them."""
-    if s.size == 0:
-        return 0.0
-    Us = U * s
-    V = np.ascontiguousarray(Vt.T)
-    total = 0.0
-    for start in range(0, rows.size, _CHUNK):
-        sl = slice(start, start + _CHUNK)
-        e = np.einsum("ij,ij->i", Us[rows[sl]], V[cols[sl]])
-        total += float(e @ e)
-    return total
-
-
-def _column_sums(cols, n, weights=None):
-    """``np.bincount(cols, weights, minlength=n)`` in chunks (bincount copies int32 indices to intp whole)."""
-    out = np.zeros(n)
-    for start in range(0, cols.size, _CHUNK):
-        sl = slice(start, start + _CHUNK)
-        out += np.bincount(cols[sl], weights=None if weights is None else weights[sl], minlength=n)
-    return out
-
-
-def _add_gathered(out, mu, cols, sign=1.0):
-    """``out += sign * mu[cols]`` in chunks (no temporary of the size of ``out``)."""
-    for start in range(0, cols.size, _CHUNK):
-        sl = slice(start, start + _CHUNK)
-        out[sl] += sign * mu[cols[sl]]
-    return out
-
-
-# -- partial SVD of "low rank + sparse" ------------------------------------------------------------------
-def _products(U, s, Vt, S, coef):
-    """``Y @ B`` and ``Y.T @ B`` for ``Y = U diag(s) Vt + coef * S`` (never formed)."""
-
-    def mul(B):
-        return U @ (s[:, None] * (Vt @ B)) + coef * (S @ B)
-
-    def rmul(B):
-        return Vt.T @ (s[:, None] * (U.T @ B)) + coef * (S.T @ B)
-
-    return mul, rmul
-
-
-def _orth(B):
-    return scipy.linalg.qr(B, mode="economic", check_finite=False)[0]
-
-
-def _randomized_svd(U, s, Vt, S, coef, k, start, n_power, rng):
-    """Top-``k`` singular triplets of ``U diag(s) Vt + coef * S`` by a randomized range finder.
-
-    The test block is ``start`` (the previous iterate's right singular
-    vectors: a warm start, since successive iterates share most of their
-    row space) padded with Gaussian columns, then ``n_power`` block power
-    iterations (each one product with ``Y`` and one with ``Y.T``, QR in
-    between). Exact when ``k >= min(m, n)``.
-    """
-    m, n = S.shape
-    mul, rmul = _products(U, s, Vt, S, coef)
-    j = 0 if start is None else min(start.shape[1], k)
-    block = np.empty((n, k))
-    if j:
-        block[:, :j] = start[:, :j]
-    block[:, j:] = rng.standard_normal((n, k - j))
-    Q = _orth(mul(block))
-    for _ in range(n_power):
-        Q = _orth(mul(_orth(rmul(Q))))
-    Bt = rmul(Q)  # Y.T Q, so Y ~ Q Q.T Y = Q Bt.T
-    W, sig, Zt = scipy.linalg.svd(Bt, full_matrices=False, check_finite=False)
-    return Q @ Zt.T, sig, W.T
-
-
-def _arpack_svd(U, s, Vt, S, coef, k, start, rng):
-    """Top-``k`` singular triplets by ``scipy.sparse.linalg.svds`` on a LinearOperator (ARPACK)."""
-    m, n = S.shape
-    if k >= min(m, n):  # ARPACK needs k < min(m, n): the range finder is exact there
-        return _randomized_svd(U, s, Vt, S, coef, k, None, 0, rng)
-    mul, rmul = _products(U, s, Vt, S, coef)
-    op = LinearOperator((m, n), matvec=lambda v: mul(v.reshape(-1, 1)).ravel(),
-                        rmatvec=lambda v: rmul(v.reshape(-1, 1)).ravel(), matmat=mul, rmatmat=rmul,
-                        dtype=np.float64)
-    v0 = start[:, 0] if start is not None and start.shape[1] else rng.standard_normal(n)
-    u_, s_, vt_ = svds(op, k=k, v0=v0, solver="arpack", random_state=rng)
-    order = np.argsort(-s_, kind="stable")
-    return u_[:, order], s_[order], vt_[order]
-
-
-# -- small helpers ---------------------------------------------------------------------------------------
-def _frobenius_distance(a, b):
-    """``||A - B||_F`` for two factored matrices, through QR of the stacked factors (no cancellation)."""
-    Ua, sa, Vta = a
-    Ub, sb, Vtb = b
-    if sa.size + sb.size == 0:
-        return 0.0
-    q = sa.size + sb.size
-    # (mode='r' returns R with as many rows as the input: only its first q rows can be non-zero)
-    Ru = scipy.linalg.qr(np.hstack([Ua, Ub]), mode="r", check_finite=False)[0][:q]
-    Rv = scipy.linalg.qr(np.hstack([Vta.T, Vtb.T]), mode="r", check_finite=False)[0][:q]
-    d = np.concatenate([sa, -sb])
-    return float(np.linalg.norm((Ru * d) @ Rv.T))
+#: BLAS threads of a completion: its dense products and factorisations are tall and thin ((m + n) x ~r), where
+#: threads cost more than they bring (doc/changelog.rst, "completion threads", has the measurements)
+_BLAS_THREADS = 1
 
 
 def _line_search_step(U, obs, S):
@@ -275,7 +58,7 @@ def _line_search_step(U, obs, S):
     Q = _orth(U)
     P = np.asarray(S.T @ Q).T  # Q^T G, shape (q, n)
     num = float(np.vdot(P, P))
-    den = _entries_squared_norm(Q, np.ones(Q.shape[1]), P, obs.rows, obs.cols)
+    den = obs.entries_squared_norm(Q, np.ones(Q.shape[1]), P)
     if not (num > 0 and den > 0):
         return 1.0
     return max(num / den, 1.0)
@@ -301,80 +84,14 @@ def _effective_rank(rank, shape):
     return int(rank)
 
 
-class _CompletionProblem(LowRankProblem):
-    """Completion as a :class:`~sparse_estimators.solvers.LowRankProblem`, for ``solver='regularized'``.
-
-    ``f(L) = 1/2 ||C(P_Omega(L) - A_Omega)||^2``, with ``C`` removing each
-    column's mean residual over its observed entries when ``offsets`` (the
-    offsets ``mu`` profiled out: ``f`` is then the minimum over ``mu``) and
-    the identity otherwise. ``beta = 1``. The regularized gradient is
-    "sparse + low rank" (the residual on the observed pattern, plus
-    ``L - (E_W L + L E_Y) / 2`` with the weights' low-rank corrections), so
-    its top singular pairs come from the randomized range finder; the fully
-    corrective step solves the ``r^2`` normal equations by conjugate
-    gradients, each product ``O(nnz r)``.
-    """
-
-    beta = 1.0
-    #: conjugate-gradient iterations per fully corrective step, and their relative tolerance
-    cg_iter, cg_tol = 200, 1e-10
-
-    def __init__(self, obs, offsets, rng, n_power_iter=2):
-        self.obs, self.offsets, self.rng, self.n_power_iter = obs, offsets, rng, n_power_iter
-        self.shape = obs.shape
-        self.counts = np.maximum(_column_sums(obs.cols, obs.shape[1]), 1)
-
-    def center(self, v):
-        """``C v``: observed values minus their column's mean (identity without offsets)."""
-        if not self.offsets:
-            return v
-        return _add_gathered(v.copy(), _column_sums(self.obs.cols, self.shape[1], v) / self.counts, self.obs.cols, -1.0)
-
-    def residual(self, U, s, Vt):
-        """``C(P_Omega(L) - A_Omega)`` on the observed entries."""
-        return self.center(_entries(U, s, Vt, self.obs.rows, self.obs.cols) - self.obs.values)
-
-    def value(self, U, s, Vt):  # noqa: D102
-        r = self.residual(U, s, Vt)
-        return 0.5 * float(r @ r)
-
-    def top_directions(self, U, s, Vt, W, Y, k):  # noqa: D102
-        S = self.obs.set_data(self.residual(U, s, Vt))
-        Us = U * s
-        left = np.hstack([Us, -0.5 * (W.Q @ (W.d[:, None] * (W.Q.T @ Us))), -0.5 * Us])
-        right = np.vstack([Vt, Vt, ((Vt @ Y.Q) * Y.d) @ Y.Q.T])
-        m, n = self.shape
-        P, _, Qt = _randomized_svd(left, np.ones(left.shape[1]), right, S, 1.0, min(k + _OVERSAMPLE, m, n), None,
-                                   self.n_power_iter, self.rng)
-        return P[:, :k], Qt[:k].T
-
-    def corrective(self, Ub, Vb, W, Y, X0):  # noqa: D102
-        obs, shape = self.obs, (Ub.shape[1], Vb.shape[1])
-        WU, YV, ones, Vbt = W.sandwich(Ub), Y.sandwich(Vb), np.ones(Vb.shape[1]), np.ascontiguousarray(Vb.T)
-
-        def adjoint(v):  # U_b^T (sparse matrix of v on the pattern) V_b
-            return Ub.T @ np.asarray(obs.set_data(v) @ Vb)
-
-        def normal(x):
-            X = x.reshape(shape)
-            e = self.center(_entries(Ub @ X, ones, Vbt, obs.rows, obs.cols))
-            return (adjoint(e) + 0.5 * (WU @ X + X @ YV)).ravel()
-
-        op = LinearOperator((X0.size, X0.size), matvec=normal, dtype=np.float64)
-        x, _ = cg(op, adjoint(self.center(obs.values)).ravel(), x0=np.asarray(X0, dtype=float).ravel(),
-                  rtol=self.cg_tol, maxiter=self.cg_iter)
-        X = x.reshape(shape)
-        return X, self.value(Ub @ X, ones, Vbt)
-
-
 # -- the solver --------------------------------------------------------------------------------------------
-_SOLVERS = ("accelerated", "iht", "regularized")
+_SOLVERS = ("accelerated", "iht", "regularized", "als")
 _SVD_SOLVERS = ("randomized", "arpack")
 
 
 def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresholding="hard", step_size="auto",
                     max_iter=300, tol=1e-5, momentum=0.25, center=False, svd_solver="randomized",
-                    n_power_iter=1, random_state=0, verbose=0):
+                    n_power_iter=1, alpha=0.0, random_state=0, verbose=0):
     """Complete a matrix of rank at most ``rank`` from some of its entries, without forming it.
 
     Minimises ``f(M) = 1/2 sum_{(i,j) observed} (M_ij - A_ij)^2`` subject to
@@ -397,7 +114,7 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         clipped, with a warning.
     shape : tuple of two ints, default=None
         ``(m, n)``; required with a tuple ``observed``, else it must match.
-    solver : {'accelerated', 'iht'}, default='accelerated'
+    solver : {'accelerated', 'iht', 'regularized', 'als'}, default='accelerated'
         ``'iht'``: the thresholded gradient step above (Jain et al.'s SVP
         with hard thresholding). ``'accelerated'``: Khanna & Kyrillidis'
         Algorithm 1 lifted to low rank, the step taken at the extrapolated
@@ -415,7 +132,18 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         iteration, up to 200): much slower per iteration than the others,
         and at least ``rank`` iterations to reach the rank. It needs
         ``thresholding='hard'``; ``step_size`` and ``momentum`` are not used,
-        and ``tol`` is the relative decrease a swap must bring.
+        and ``tol`` is the relative decrease a swap must bring. ``'als'``:
+        the factored problem with a ridge ``alpha`` on the factors,
+        ``1/2 sum_observed (U V^T + 1 mu^T - A)_ij^2 + alpha/2 (||U||_F^2 +
+        ||V||_F^2)``, which equals a nuclear-norm penalty ``alpha ||U V^T||_*``
+        with at most ``rank`` singular values (soft thresholding of the
+        singular values by ``alpha``: SoftImpute's shrinkage, capped at a
+        rank), solved by softImpute-ALS (Hastie, Mazumder, Lee & Zadeh 2015,
+        Algorithm 3.1; ``O(nnz rank)`` per sweep) with a safeguarded
+        extrapolation (module ``impute/_als.py``). With
+        ``alpha=0`` it is a hard rank fitted by alternating least squares.
+        It needs ``thresholding='hard'``; ``step_size``, ``momentum`` and
+        ``svd_solver`` are not used.
     thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
         The operator lifted to the singular values (``tau`` = the
         ``(rank+1)``-th singular value of the step). Operators other than
@@ -431,7 +159,10 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     max_iter : int, default=300
         Maximum number of iterations (one partial SVD each, plus line-search trials).
     tol : float, default=1e-5
-        Stop when ``||M_t - M_{t-1}||_F <= tol ||M_t||_F``.
+        Stop when ``||M_t - M_{t-1}||_F <= tol ||L_t||_F``, with ``L_t`` the
+        low-rank part (the iterate without its column offsets, so that the
+        rule does not change when a constant is added to the data with
+        ``center=True``, nor when the data are scaled).
     momentum : float in [0, 1), default=0.25
         The extrapolation weight of ``'accelerated'`` (the paper's ``tau``).
     center : bool, default=False
@@ -449,6 +180,12 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         :source:`benchmarks/bench_completion_svd.py`).
     n_power_iter : int, default=1
         Block power iterations of the randomized range finder.
+    alpha : float >= 0, default=0.0
+        The ridge on the factors of ``solver='als'`` (in the data's units: a
+        singular value of the completed matrix is its unpenalised value minus
+        ``alpha``, or 0); must be 0 with the other solvers.
+        :func:`choose_rank` or ``LowRankImputer(rank='auto', solver='als')``
+        choose it on held-out entries.
     random_state : int, RandomState instance or None, default=0
         Seeds the random columns of the range finder (results are
         reproducible with an int).
@@ -509,6 +246,8 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     if (isinstance(momentum, bool) or not isinstance(momentum, numbers.Real)
             or not 0 <= momentum < 1):
         raise ValueError(f"The 'momentum' parameter must be in [0, 1), got {momentum!r}.")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha < 0:
+        raise ValueError(f"The 'alpha' parameter must be a finite number >= 0, got {alpha!r}.")
     operator = check_solver_thresholding(solver, thresholding)
     S, shape = check_observed(observed, shape)
     r = _effective_rank(rank, shape)
@@ -521,14 +260,36 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     obs = _Observed.from_csr(S)
     if not isinstance(center, (bool, np.bool_)):
         raise ValueError(f"The 'center' parameter must be a bool, got {center!r}.")
+    if solver == "als" and not operator.is_hard:
+        raise ValueError("solver='als' shrinks the singular values through its ridge 'alpha' (a soft threshold): "
+                         f"it supports thresholding='hard' only, got thresholding={thresholding!r}.")
+    if alpha and solver != "als":
+        raise ValueError(f"The 'alpha' parameter (the ridge on the factors) needs solver='als', got solver={solver!r}.")
     result = _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter,
-                    rng, verbose, scale, offsets=bool(center))
+                    rng, verbose, scale, offsets=bool(center), alpha=alpha)
     return expand(result, row_index, col_index, shape)
 
 
 def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter, rng,
-           verbose, scale, offsets=False):
+           verbose, scale, offsets=False, alpha=0.0, init=None):
     """The iteration of :func:`complete_matrix` on validated input (also called by LowRankImputer).
+
+    ``alpha`` (``solver='als'``) is in the data's units; the data were scaled by ``scale``; ``init``: the
+    factors ``(U, V)`` ``solver='als'`` starts from (scaled units), else its spectral start. BLAS runs on
+    ``_BLAS_THREADS`` threads.
+    """
+    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+        if solver == "als":
+            return _solve_als(obs, r, alpha * scale, max_iter, tol, rng, verbose, scale, offsets, init=init)[0]
+        if solver == "regularized":
+            return _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale, offsets)
+        return _solve_thresholding(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver,
+                                   n_power_iter, rng, verbose, scale, offsets)
+
+
+def _solve_thresholding(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver,
+                        n_power_iter, rng, verbose, scale, offsets):
+    """``solver='iht'`` and ``'accelerated'``.
 
     The iterate is ``L + 1 mu^T``: ``L`` as factors ``(U, s, Vt)`` and, with
     ``offsets``, column offsets ``mu`` that are never thresholded; after each
@@ -536,8 +297,6 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
     ``L`` (the mean residual of each column), so the objective still never
     rises with the safe step. Without ``offsets``, ``mu = 0``.
     """
-    if solver == "regularized":
-        return _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale, offsets)
     m, n = obs.shape
     k = min(r + 1 + _OVERSAMPLE, m, n)
     vals, cols = obs.values, obs.cols
@@ -584,7 +343,7 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
             else:
                 trip = _arpack_svd(*u, S, -eta, k, start, rng)
             new = threshold_singular_values(operator, r, *trip)
-            pred_L = _entries(*new, obs.rows, cols, out=res_new)  # (the buffer becomes the residual below)
+            pred_L = obs.entries(*new, out=res_new)  # (the buffer becomes the residual below)
             if auto and u[1].size == 0:
                 # first step from zero: the scalar multiple of the thresholded step minimising f
                 nn = float(pred_L @ pred_L)
@@ -618,7 +377,9 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
         # ||M_new - M_x||_F, with the offsets' part m ||d mu||^2 added (their cross term with L ignored)
         dmu = mu_new - mu_x
         change = np.sqrt(_frobenius_distance(new, x) ** 2 + m * float(dmu @ dmu))
-        size = np.sqrt(float(new[1] @ new[1]) + m * float(mu_new @ mu_new))
+        # relative to the low-rank part alone: the offsets would make the rule depend on a constant added to
+        # the data (at +1e4 it stopped after 5 iterations with 200 times the error)
+        size = np.sqrt(float(new[1] @ new[1]))
         losses.append(f_new)
         steps.append(eta)
         if verbose:
@@ -648,10 +409,10 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
         x, mu_x = best[1], best[2]
     if diverged:
         warnings.warn("complete_matrix diverged (the objective blew up): the step size is too large; returning "
-                      "the best iterate. Use step_size='auto' or a step <= 1.", ConvergenceWarning, stacklevel=3)
+                      "the best iterate. Use step_size='auto' or a step <= 1.", ConvergenceWarning, stacklevel=4)
     elif not converged:
         warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
-                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
+                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
     U, s, Vt = x
     if s.size < r:  # (soft thresholding can return fewer; pad so the shapes are always (m, r), (r,), (r, n))
         U = np.hstack([U, np.zeros((m, r - s.size))])
@@ -662,29 +423,3 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
     return CompletionResult(U=U, s=s / scale, Vt=Vt, n_iter=it, loss_curve=losses,
                             converged=converged, step_sizes=np.asarray(steps), time_curve=np.asarray(times),
                             rank=r, n_restarts=n_restarts, column_offsets=mu_x / scale)
-
-
-def _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale, offsets):
-    """``solver='regularized'``: the regularized local search on the observed entries (see :func:`complete_matrix`)."""
-    problem = _CompletionProblem(obs, offsets, rng, max(n_power_iter, 1))
-    out = regularized_local_search(problem, r, max_iter=max_iter, tol=tol, verbose=2 * verbose,
-                                   name="complete_matrix")
-    if not out["converged"]:
-        warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
-                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
-    U, s, Vt = out["U"], out["s"], out["Vt"]
-    m, n = obs.shape
-    if offsets:  # the profiled offsets: each column's mean residual of the low-rank part
-        resid = obs.values - _entries(U, s, Vt, obs.rows, obs.cols)
-        mu = _column_sums(obs.cols, n, resid) / problem.counts
-    else:
-        mu = np.zeros(n)
-    if s.size < r:  # (pad so the shapes are always (m, r), (r,), (r, n))
-        U = np.hstack([U, np.zeros((m, r - s.size))])
-        Vt = np.vstack([Vt, np.zeros((r - s.size, n))])
-        s = np.concatenate([s, np.zeros(r - s.size)])
-    with np.errstate(over="ignore", under="ignore"):
-        losses = np.asarray(out["objective"]) / scale / scale
-    return CompletionResult(U=U, s=s / scale, Vt=Vt, n_iter=out["n_iter"], loss_curve=losses,
-                            converged=out["converged"], step_sizes=np.ones(out["n_iter"]),
-                            time_curve=out["time_curve"], rank=r, n_restarts=0, column_offsets=mu / scale)

@@ -14,13 +14,15 @@ from sklearn.impute import MissingIndicator
 from sklearn.utils import check_random_state
 from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from .._utils import all_or_nothing
 from ..thresholding import get_operator
-from ._completion import _SOLVERS, _entries, _Observed, _power_of_two_scale, _solve
+from ._completion import _BLAS_THREADS, _SOLVERS, _Observed, _power_of_two_scale, _solve
+from ._factored import _entries
 from ._observed import check_solver_thresholding
 from ._posterior import fill_missing, noise_variance, ridge_penalty
-from ._rank_choice import RankValidation, choose_rank
+from ._rank_choice import RankValidation, _validate_rank_and_alpha, choose_rank
 
 __all__ = ["LowRankImputer"]
 
@@ -103,10 +105,12 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         than it, then refined on at most 6 ranks between the best one's grid
         neighbours. An int above ``min(n_samples, n_features) - 1`` is
         clipped, with a warning.
-    solver : {'accelerated', 'iht', 'regularized'}, default='accelerated'
+    solver : {'accelerated', 'iht', 'regularized', 'als'}, default='accelerated'
         See :func:`complete_matrix` (``'regularized'``, Axiotis &
         Sviridenko's local search, is much slower and needs
-        ``thresholding='hard'``).
+        ``thresholding='hard'``; ``'als'``, a ridge ``alpha`` on the factors,
+        shrinks the singular values like SoftImpute; with ``rank='auto'`` it
+        chooses the rank and ``alpha`` together).
     thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
         The operator applied to the singular values.
     step_size : 'auto' or float, default='auto'
@@ -137,6 +141,11 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     copy : bool, default=True
         If False, ``transform`` fills ``X`` in place when it is a float64
         NumPy array (and no feature is dropped); otherwise a copy is filled.
+    alpha : float >= 0, default=0.0
+        The ridge on the factors of ``solver='als'`` (a nuclear-norm penalty
+        in the data's units, standardized with ``standardize``); must be 0 with the other solvers. Ignored with
+        ``rank='auto'`` and ``solver='als'``, which choose it with the rank
+        on held-out entries (see Notes).
     random_state : int, RandomState instance or None, default=0
         Seeds the randomized SVD of the completion (reproducible fits).
     verbose : int, default=0
@@ -169,6 +178,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         parameters, ``rank_ (m + n - rank_)`` plus the ``n`` offsets).
     rank_ : int
         The rank used (``rank`` after clipping, or the one chosen by ``'auto'``).
+    alpha_ : float
+        The ridge used (``alpha``, or the one chosen by ``rank='auto'`` with
+        ``solver='als'``; 0 with the other solvers).
     rank_validation_ : RankValidation or None
         With ``rank='auto'``: the ranks tried, in the order tried, and their
         held-out RMSE (:class:`RankValidation`); None otherwise.
@@ -235,6 +247,13 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     for a scipy.sparse matrix whose stored entries are the observations, use
     :func:`complete_matrix`.
 
+    With ``solver='als'``, ``rank='auto'`` validates (rank, alpha) pairs
+    instead (``_rank_choice._validate_rank_and_alpha``):
+    the ridge path at the largest identifiable rank (at most 64), then
+    smaller rank caps from the best fit's number of singular values above
+    1 % of the largest down by ratios of 1.5, each fit warm-started; the final fit starts from
+    the best validation fit with ``alpha`` times ``sqrt(n / n_fit)``.
+
     Examples
     --------
     >>> import numpy as np
@@ -252,8 +271,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
 
     def __init__(self, rank="auto", *, solver="accelerated", thresholding="hard", step_size="auto", max_iter=300,
                  tol=1e-5, missing_values=np.nan, center=True, standardize=True, add_indicator=False,
-                 keep_empty_features=False, copy=True, random_state=0, verbose=0):
+                 keep_empty_features=False, copy=True, alpha=0.0, random_state=0, verbose=0):
         self.rank = rank
+        self.alpha = alpha
         self.solver = solver
         self.thresholding = thresholding
         self.step_size = step_size
@@ -338,6 +358,15 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         for name in ("center", "standardize", "add_indicator", "keep_empty_features", "copy"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"The '{name}' parameter must be a bool, got {getattr(self, name)!r}.")
+        a = self.alpha
+        if isinstance(a, bool) or not isinstance(a, numbers.Real) or not np.isfinite(a) or a < 0:
+            raise ValueError(f"The 'alpha' parameter must be a finite number >= 0, got {a!r}.")
+        if a and self.solver != "als":
+            raise ValueError(f"The 'alpha' parameter (the ridge on the factors) needs solver='als', got "
+                             f"solver={self.solver!r}.")
+        if self.solver == "als" and not get_operator(self.thresholding).is_hard:
+            raise ValueError("solver='als' shrinks the singular values through its ridge 'alpha' (a soft threshold):"
+                             f" it supports thresholding='hard' only, got thresholding={self.thresholding!r}.")
 
     def _validate_X(self, X, *, reset, copy):
         if sp.issparse(X):
@@ -438,8 +467,15 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         values = values / scale[cols]
         mean = mean / scale if self.center else np.zeros(n_valid)
         top = min(m, n_valid) - 1
-        validation = None
-        if isinstance(self.rank, str):
+        validation, alpha, init = None, float(self.alpha), None
+        if isinstance(self.rank, str) and self.solver == "als":
+            validation, init = self._auto_rank_and_alpha(rows, cols, values, (m, n_valid))
+            r = validation.best_rank if validation is not None else 0
+            alpha = validation.best_alpha * self._alpha_growth(values.size) if validation is not None else 0.0
+            if validation is None:
+                _warn(f"rank='auto': {values.size} observed entries of a {m} x {n_valid} matrix are too few to "
+                      "validate any rank; imputing the column means (rank_ = 0).")
+        elif isinstance(self.rank, str):
             validation = self._auto_rank(rows, cols, values, (m, n_valid))
             r = validation.best_rank if validation is not None else 0
             if validation is None:
@@ -464,7 +500,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                                 get_operator(self.thresholding), self.solver,
                                 not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter, self.tol,
                                 _MOMENTUM, "randomized", 1, check_random_state(self.random_state), self.verbose,
-                                power, offsets=bool(self.center))
+                                power, offsets=bool(self.center), alpha=alpha,
+                                init=None if init is None else (init[0] * np.sqrt(power), init[1] * np.sqrt(power)))
             for w in caught:  # (re-issued at the user's line)
                 _warn(w.message, w.category)
             U, s, Vt = result.U, result.s, result.Vt
@@ -491,6 +528,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         self.components_[:, valid] = Vt
         self.singular_values_ = s
         self.rank_ = r
+        self.alpha_ = alpha if self.solver == "als" else 0.0
         self.rank_validation_ = validation
         self.n_iter_ = n_iter
         self.loss_curve_ = loss_curve
@@ -498,6 +536,31 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         self.indicator_ = None
         if self.add_indicator:
             self.indicator_ = MissingIndicator(missing_values=self.missing_values, error_on_new=False).fit(X_full)
+
+    @staticmethod
+    def _alpha_growth(n_observed):
+        """The chosen ridge is validated on ``1 - holdout`` of the entries; the final fit sees them all.
+
+        The noise's share of the spectrum grows as the square root of the
+        entries (the spectral norm of a sparse noise matrix), so the ridge
+        grows by ``sqrt(n / n_fit)``.
+        """
+        n_fit = n_observed - max(1, int(round(_AUTO_HOLDOUT * n_observed)))
+        return float(np.sqrt(n_observed / max(n_fit, 1)))
+
+    def _auto_rank_and_alpha(self, rows, cols, values, shape):
+        """``rank='auto'`` with ``solver='als'``: the rank and the ridge chosen together on held-out entries."""
+        m, n = shape
+        n_fit = values.size - max(1, int(round(_AUTO_HOLDOUT * values.size)))
+        top = min(m, n) - 2
+        allowed = [r for r in range(1, max(top, 0) + 1) if r * (m + n - r) <= n_fit / 2]
+        if not allowed or n_fit < 2:
+            return None, None
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+            return _validate_rank_and_alpha(rows, cols, values, shape, allowed[-1], center=bool(self.center),
+                                            max_iter=self.max_iter, tol=max(self.tol, _AUTO_TOL),
+                                            holdout=_AUTO_HOLDOUT, seed=seed)
 
     def _auto_rank(self, rows, cols, values, shape):
         """Hold-out validation of the rank over a doubling grid, then a refinement (``rank='auto'``).

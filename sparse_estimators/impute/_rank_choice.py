@@ -27,12 +27,19 @@ class RankValidation:
         ``errors`` averaged over the repeats.
     best_rank : int
         The rank of lowest mean error (the smallest one on ties).
+    alphas : ndarray of shape (n_ranks,) or None
+        With ``solver='als'`` under ``LowRankImputer(rank='auto')``: the ridge
+        of each fit (``ranks[i]`` and ``alphas[i]`` go together); None otherwise.
+    best_alpha : float
+        The ridge of the best fit (0 without ``alphas``).
     """
 
     ranks: np.ndarray
     errors: np.ndarray
     mean_errors: np.ndarray
     best_rank: int
+    alphas: np.ndarray = None
+    best_alpha: float = 0.0
 
     def plot(self, ax=None):
         """Plot the held-out error against the rank (needs matplotlib).
@@ -50,6 +57,16 @@ class RankValidation:
 
         if ax is None:
             ax = plt.subplots()[1]
+        if self.alphas is not None:  # one curve of the held-out error against the ridge per rank
+            for r in np.unique(self.ranks):
+                sel = self.ranks == r
+                ax.semilogx(self.alphas[sel], self.mean_errors[sel], "o-", label=f"rank {r}")
+            ax.axvline(self.best_alpha, color="0.5", ls="--",
+                       label=f"best: rank {self.best_rank}, alpha = {self.best_alpha:.3g}")
+            ax.set_xlabel("alpha (ridge on the factors)")
+            ax.set_ylabel("RMSE on held-out entries")
+            ax.legend()
+            return ax
         order = np.argsort(self.ranks)
         ax.plot(self.ranks[order], self.mean_errors[order], "o-", label="held-out RMSE")
         ax.axvline(self.best_rank, color="0.5", ls="--", label=f"best rank = {self.best_rank}")
@@ -138,3 +155,107 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
     mean_errors = errors.mean(axis=1)
     best = int(ranks[np.lexsort((ranks, mean_errors))[0]])
     return RankValidation(ranks=ranks, errors=errors, mean_errors=mean_errors, best_rank=best)
+
+
+#: rank='auto' with solver='als': the largest rank validated first, the ridges (multiples of the largest singular
+#: value of the zero-filled centred observations, SoftImpute's lambda = c sigma_max, from 0.5 down by halves),
+#: the ratio between successive smaller ranks; doc/changelog.rst has the tuning
+_ALS_TOP_RANK = 64
+_ALS_ALPHAS = tuple(0.5 * 0.5 ** k for k in range(12))
+_ALS_RANK_RATIO = 1.5
+#: a ridge path stops after this many fits in a row that do not lower the held-out error by a share _ALS_GAIN
+_ALS_PATIENCE = 2
+_ALS_GAIN = 1e-3
+#: the smaller rank caps start at the number of singular values of the best fit above this share of the largest,
+#: and stop after this many caps in a row without a gain
+_ALS_RANK_CUTOFF = 1e-2
+_ALS_RANK_PATIENCE = 2
+
+
+def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter, tol, holdout, seed):
+    """Hold-out choice of the rank and the ridge of ``solver='als'`` (``LowRankImputer(rank='auto', solver='als')``).
+
+    A share ``holdout`` of the observed entries is hidden once. First the
+    largest rank ``min(cap, 64)``: the ridge ``alpha`` runs down the path
+    ``_ALS_ALPHAS`` (times the largest singular value of the zero-filled,
+    centred observations), each fit warm-started from the previous one, until
+    the held-out error rises twice in a row (this is SoftImpute's choice of
+    lambda, a nuclear norm with a rank cap). Then smaller rank caps, from the
+    number ``k`` of singular values of the best fit above 1 % of the largest
+    down by ratios of 1.5, each with the ridge path from the best ridge so
+    far downwards (a rank cap does part of the shrinkage's work: the tail is
+    cut instead of shrunk, so the head needs less), warm-started from the
+    best fit's top singular triplets; they stop after two ranks in a row
+    that do not improve on the best error. Returns the :class:`RankValidation` of every (rank, alpha)
+    tried (``alphas`` in the data's units) and the factors of the best fit,
+    to warm-start the final fit.
+    """
+    from ._als import _solve_als  # (the ALS module imports the completion's helpers)
+    from ._completion import _power_of_two_scale
+    from ._factored import _column_sums, _Observed, _randomized_svd
+
+    m, n = shape
+    rng = check_random_state(seed)
+    n_out = max(1, int(round(holdout * values.size)))
+    perm = rng.permutation(values.size)
+    out, keep = np.sort(perm[:n_out]), np.sort(perm[n_out:])
+    scale = _power_of_two_scale(values)
+    obs = _Observed(rows[keep], cols[keep], values[keep] * scale, shape)
+    counts = _column_sums(obs.cols, n)
+    mu = _column_sums(obs.cols, n, obs.values) / np.maximum(counts, 1) if center else np.zeros(n)
+    S = obs.set_data(obs.values - mu[obs.cols])
+    empty = (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n)))
+    top = float(_randomized_svd(*empty, S, 1.0, min(6, m, n), None, 2, rng)[1][0])
+    o_rows, o_cols, o_vals = rows[out], cols[out], values[out] * scale
+    ranks, alphas, errors, fits = [], [], [], []
+
+    def path(r, levels, init):
+        """The ridge path at rank ``r``; the best (error, index) of it."""
+        best = (np.inf, -1)
+        rises = 0
+        for level in levels:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                result, init = _solve_als(obs, r, level, max_iter, tol, rng, 0, 1.0, center, init=init, warn=False)
+            if not result.s.size or result.s[0] <= 1e-12 * top:
+                init = None  # (zero factors are a stationary point of ALS: the next fit starts afresh)
+            err = float(np.sqrt(np.mean((result.predict(o_rows, o_cols) - o_vals) ** 2))) / scale
+            ranks.append(r)
+            alphas.append(level)
+            errors.append(err)
+            fits.append((init, result))
+            gain = err < best[0] * (1 - _ALS_GAIN)
+            if err < best[0]:
+                best = (err, len(errors) - 1)
+            rises = 0 if gain else rises + 1
+            if rises >= _ALS_PATIENCE:
+                break
+        return best
+
+    best = path(min(cap, _ALS_TOP_RANK), [c * top for c in _ALS_ALPHAS], None)
+    s = fits[best[1]][1].s
+    r = int(np.count_nonzero(s > _ALS_RANK_CUTOFF * s[0])) if s.size and s[0] > 0 else 1
+    tried, misses = {ranks[0]}, 0
+    while True:
+        r = int(round(r / _ALS_RANK_RATIO)) if r in tried else r
+        if r < 1 or r in tried:
+            break
+        tried.add(r)
+        fit = fits[best[1]][1]  # (warm start: the best fit's top r singular triplets)
+        root = np.sqrt(fit.s[:r])
+        start = alphas[best[1]]
+        here = path(r, [start * 0.5 ** k for k in range(len(_ALS_ALPHAS))],
+                    (fit.U[:, :r] * root, fit.Vt[:r].T * root))
+        if here[0] >= best[0] * (1 - _ALS_GAIN):
+            best = min(best, here)
+            misses += 1
+            if misses >= _ALS_RANK_PATIENCE:
+                break
+        else:
+            best, misses = here, 0
+    ranks, alphas, errors = np.asarray(ranks), np.asarray(alphas) / scale, np.asarray(errors)
+    i = best[1]
+    validation = RankValidation(ranks=ranks, errors=errors[:, None], mean_errors=errors, best_rank=int(ranks[i]),
+                                alphas=alphas, best_alpha=float(alphas[i]))
+    U, V = fits[i][0]
+    return validation, (U / np.sqrt(scale), V / np.sqrt(scale))

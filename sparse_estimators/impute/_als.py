@@ -1,0 +1,140 @@
+"""``solver='als'``: completion with a ridge on the factors by alternating least squares (softImpute-ALS).
+
+Problem: ``min 1/2 sum_observed (U V^T + 1 mu^T - A)_ij^2 + alpha/2 (||U||_F^2 + ||V||_F^2)``
+with ``U`` of shape ``(m, r)``, ``V`` of shape ``(n, r)``. The ridge on the
+factors equals the nuclear norm ``alpha ||U V^T||_*`` of the product (Srebro,
+Rennie & Jaakkola 2005; Mazumder, Hastie & Tibshirani 2010, Sec. 8): the
+solution soft-thresholds the singular values by ``alpha``, keeping at most
+``r`` of them, so ``(r, alpha)`` spans hard rank truncation (``alpha = 0``)
+to SoftImpute (``r`` large), the shrinkage a hard rank lacks.
+
+The iteration is Hastie, Mazumder, Lee & Zadeh (2015), Algorithm 3.1
+(softImpute-ALS): each half-step is the ridge regression of the *filled-in*
+matrix ``X* = P_Omega(A) + P_Omega^perp(U V^T)`` on the other factor,
+``U <- (U (V^T V) + R V) (V^T V + alpha I)^{-1}`` with ``R`` the residual on
+the observed entries (a sparse matrix): ``O(nnz r + (m + n) r^2)`` per
+half-step, never the dense matrix. It is a majorise-minimise step, so the
+objective never rises. After each sweep an extrapolation ``F + beta (F -
+F_prev)`` of both factors is tried and kept only when it lowers the
+objective (``beta`` grows by 1.5 while accepted, back to 1 on a refusal), as
+the line-search extrapolation of ALS for tensor decompositions (Bro 1998,
+Rajih, Comon & Harshman 2008).
+"""
+
+import time
+import warnings
+
+import numpy as np
+import scipy.linalg
+from sklearn.exceptions import ConvergenceWarning
+
+from ._factored import CompletionResult, _column_sums, _frobenius_distance, _randomized_svd
+
+#: growth of the extrapolation weight while extrapolations are accepted (and its start)
+_EXTRAPOLATION_GROWTH = 1.5
+
+
+def _ridge_solve(gram, rhs, alpha):
+    """``rhs (gram + alpha I)^{-1}`` for a symmetric positive semi-definite ``gram`` (a tiny jitter if singular)."""
+    r = gram.shape[0]
+    a = gram + alpha * np.eye(r)
+    jitter = 1e-12 * max(float(np.trace(gram)) / max(r, 1), np.finfo(float).tiny)
+    try:
+        c = scipy.linalg.cho_factor(a, check_finite=False)
+    except np.linalg.LinAlgError:
+        c = scipy.linalg.cho_factor(a + jitter * np.eye(r), check_finite=False)
+    return scipy.linalg.cho_solve(c, rhs.T, check_finite=False).T
+
+
+def _spectral_init(obs, r, mu, rng):
+    """Factors from the top ``r`` singular triplets of ``P_Omega(A - 1 mu^T) / p`` (split as ``U sqrt(s)``)."""
+    m, n = obs.shape
+    p = obs.values.size / (m * n)
+    S = obs.set_data((obs.values - mu[obs.cols]) / p)
+    k = min(r + 10, m, n)
+    u, s, vt = _randomized_svd(np.zeros((m, 0)), np.zeros(0), np.zeros((0, n)), S, 1.0, k, None, 2, rng)
+    root = np.sqrt(s[:r])
+    return u[:, :r] * root, vt[:r].T * root
+
+
+def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True):
+    """``solver='als'`` on validated (and scaled) observations; ``alpha`` in the scaled units.
+
+    ``init``: factors ``(U, V)`` to start from (a warm start along a path of
+    ``alpha``), else the spectral start. Returns a :class:`CompletionResult`
+    (orthonormal factors) and the factors ``(U, V)`` for a warm start.
+    """
+    m, n = obs.shape
+    vals, cols = obs.values, obs.cols
+    counts = _column_sums(cols, n)
+    inv_counts = np.divide(1.0, counts, out=np.zeros(n), where=counts > 0)
+    mu = _column_sums(cols, n, vals) * inv_counts if offsets else np.zeros(n)
+    U, V = _spectral_init(obs, r, mu, rng) if init is None else (init[0].copy(), init[1].copy())
+
+    def evaluate(U, V):
+        """Objective, the best offsets given ``U V^T``, and the residual (fit minus observed)."""
+        res = obs.entries(U, np.ones(r), V.T)
+        if offsets:
+            mu = (_column_sums(cols, n, vals) - _column_sums(cols, n, res)) * inv_counts
+            res += mu[cols]
+        else:
+            mu = np.zeros(n)
+        res -= vals
+        f = 0.5 * float(res @ res) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V)))
+        return f, mu, res
+
+    f, mu, res = evaluate(U, V)
+    losses, times = [], []
+    beta = 1.0
+    converged = False
+    t0 = time.perf_counter()
+    it = 0
+    for it in range(1, max_iter + 1):
+        U0, V0, mu0 = U, V, mu
+        # U <- argmin of the ridge regression of the filled-in matrix on V (residual = fit - observed)
+        S = obs.set_data(res)
+        VtV = V.T @ V
+        U = _ridge_solve(VtV, U @ VtV - np.asarray(S @ V), alpha)
+        res = obs.entries(U, np.ones(r), V.T)
+        res += mu[cols]
+        res -= vals
+        S = obs.set_data(res)
+        UtU = U.T @ U
+        V = _ridge_solve(UtU, V @ UtU - np.asarray(S.T @ U), alpha)
+        f, mu, res = evaluate(U, V)
+        # the stopping rule measures the sweep's own move (the fixed-point residual of the ALS map), not the
+        # extrapolation's jump on top of it
+        ones = np.ones(r)
+        dmu = mu - mu0
+        change = np.sqrt(_frobenius_distance((U, ones, V.T), (U0, ones, V0.T)) ** 2 + m * float(dmu @ dmu))
+        # relative to the low-rank part only (invariant to constants added to the data when centering)
+        size = _frobenius_distance((U, ones, V.T), (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n))))
+        if it > 1 and change > tol * size:  # a safeguarded extrapolation of both factors
+            Ue, Ve = U + beta * (U - U0), V + beta * (V - V0)
+            fe, mue, rese = evaluate(Ue, Ve)
+            if fe < f:
+                U, V, f, mu, res = Ue, Ve, fe, mue, rese
+                beta *= _EXTRAPOLATION_GROWTH
+            else:
+                beta = 1.0
+        losses.append(f)
+        times.append(time.perf_counter() - t0)
+        if verbose:
+            print(f"[complete_matrix als] iter {it:4d}  objective {f / scale / scale:.6e}  "
+                  f"rel. change {change / max(size, 1e-300):.2e}")
+        if change <= tol * size:
+            converged = True
+            break
+    if warn and not converged:
+        warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
+                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
+    # the product as an SVD: U V^T = Qu (Ru Rv^T) Qv^T
+    Qu, Ru = scipy.linalg.qr(U, mode="economic", check_finite=False)
+    Qv, Rv = scipy.linalg.qr(V, mode="economic", check_finite=False)
+    W, s, Zt = scipy.linalg.svd(Ru @ Rv.T, check_finite=False)
+    with np.errstate(over="ignore", under="ignore"):
+        losses = np.asarray(losses) / scale / scale
+    result = CompletionResult(U=Qu @ W, s=s / scale, Vt=(Qv @ Zt.T).T, n_iter=it, loss_curve=losses,
+                              converged=converged, step_sizes=np.ones(it), time_curve=np.asarray(times), rank=r,
+                              n_restarts=0, column_offsets=mu / scale)
+    return result, (U, V)
