@@ -1,26 +1,11 @@
 """Poisson and Gamma losses with the log link (counts and positive skewed amounts)."""
 
 import numpy as np
-import scipy.linalg
 from scipy.optimize import brentq, minimize
 from scipy.special import digamma, gammaln, xlogy
 
-from ._base import min_norm_solve, well_conditioned_cholesky
+from ._base import cholesky_newton_solve
 from ._logistic import _GLMLoss
-
-
-def cholesky_newton_solve(H, g):
-    """``H^{-1} g`` by Cholesky, or the minimum-norm solution when a pivot is below ``1e-10`` of its diagonal.
-
-    The Newton steps of the refits: the Hessians of these losses on a support
-    are positive definite unless its columns are (nearly) collinear, and the
-    Cholesky solve is far cheaper than the SVD-based minimum-norm one (as for
-    :class:`LogisticLoss`).
-    """
-    L = well_conditioned_cholesky(H, 1e-10)
-    if L is None:
-        return min_norm_solve(H, g)
-    return scipy.linalg.cho_solve((L, True), g, check_finite=False)
 
 
 def _check_target(y, sample_weight, *, positive, family):

@@ -4,7 +4,7 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit, log_expit, logsumexp, softmax
 
-from ._base import BaseLoss, min_norm_solve, newton_minimise, well_conditioned_cholesky
+from ._base import BaseLoss, cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
 from ._design import LinearDesign, column_values, constant_columns
 
 
@@ -239,15 +239,9 @@ class LogisticLoss(_GLMLoss):
     def _hess_weights(self, Z):
         return self._hess_diag(Z)[:, :, None]
 
-    def _solve_newton(self, H, g):
-        # the binary Hessian is positive definite unless the support's columns
-        # are (nearly) collinear or the classes separate: solve by Cholesky,
-        # much cheaper than the minimum-norm solve it falls back to when a
-        # pivot is below 1e-10 of its diagonal entry
-        L = well_conditioned_cholesky(H, 1e-10)
-        if L is None:
-            return min_norm_solve(H, g)
-        return scipy.linalg.cho_solve((L, True), g, check_finite=False)
+    # the binary Hessian is positive definite unless the support's columns are (nearly) collinear or the
+    # classes separate
+    _solve_newton = staticmethod(cholesky_newton_solve)
 
     def _hess_diag(self, Z):
         p = expit(Z)
@@ -334,8 +328,7 @@ class MultinomialLoss(_GLMLoss):
         q = H.shape[0] // m
         rows = np.arange(q) if self.alpha == 0 else np.arange(q - 1, q) if self.fit_intercept else np.arange(0)
         if rows.size == 0:
-            L = well_conditioned_cholesky(H, 1e-10)
-            return min_norm_solve(H, g) if L is None else scipy.linalg.cho_solve((L, True), g, check_finite=False)
+            return cholesky_newton_solve(H, g)
         scale = max(float(np.trace(H)) / H.shape[0], np.finfo(float).tiny)
         shifted = H.copy()
         view = shifted.reshape(q, m, q, m)

@@ -4,7 +4,8 @@ import copy
 
 import numpy as np
 
-from ._glm import _NonNegativeRefit, cholesky_newton_solve
+from ._base import cholesky_newton_solve
+from ._glm import _NonNegativeRefit
 from ._logistic import _GLMLoss
 
 #: the MAD times this estimates the standard deviation of Gaussian data (1 / Phi^{-1}(3/4))
