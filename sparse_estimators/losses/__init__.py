@@ -5,12 +5,13 @@ Every loss is a weighted *mean* over samples, takes dense or scipy.sparse
 """
 
 from ._base import BaseLoss, largest_eigenvalue, power_iteration
+from ._cox import CoxLoss
 from ._design import LinearDesign
 from ._glm import GammaLoss, PoissonLoss
 from ._logistic import LogisticLoss, MultinomialLoss
 from ._robust import HuberLoss, NoLikelihoodError
 from ._squared import GramSquaredLoss, SquaredLoss
 
-__all__ = ["BaseLoss", "GammaLoss", "GramSquaredLoss", "HuberLoss", "LinearDesign", "LogisticLoss",
+__all__ = ["BaseLoss", "CoxLoss", "GammaLoss", "GramSquaredLoss", "HuberLoss", "LinearDesign", "LogisticLoss",
            "MultinomialLoss", "NoLikelihoodError", "PoissonLoss", "SquaredLoss", "largest_eigenvalue",
            "power_iteration"]

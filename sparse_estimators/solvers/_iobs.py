@@ -90,9 +90,13 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     """
     if not (isinstance(hessian, str) and hessian in HESSIAN_ROUTES):
         raise ValueError(f"The 'hessian' parameter must be one of {HESSIAN_ROUTES}, got {hessian!r}.")
+    p, m = loss.n_features, loss.n_outputs
+    if not getattr(loss, "pointwise", True):  # (Cox: no pointwise weights for Woodbury; dense or CG)
+        if hessian == "auto":
+            return "dense" if p * m <= DENSE_MAX_GLM else "cg"
+        return "cg" if hessian == "woodbury" else hessian
     if hessian != "auto":
         return hessian
-    p, m = loss.n_features, loss.n_outputs
     n = int(np.count_nonzero(loss.sample_weight > 0))
     if not loss.intercept_is_variable:
         if n >= p:
@@ -402,9 +406,12 @@ class _GLMCurvature:
         self.p, self.m = p, m
         self.has_b = bool(loss.fit_intercept)
         self.H = self.Hw = None
+        self.Z = Z
         if route == "dense":
             H = loss.hessian(W, b)
             diag = np.diag(H).copy()
+        elif not getattr(loss, "pointwise", True):  # (Cox: the exact diagonal, by risk-set sums)
+            diag = loss.feature_curvatures(Z, np.arange(p)).ravel()
         else:
             # the pointwise second derivatives give the diagonal and restricted blocks
             Hw = loss._hess_weights(Z) * (loss.sample_weight / loss.sw_sum)[:, None, None]
@@ -461,6 +468,10 @@ class _GLMCurvature:
 
     def _restricted_hessian(self, Q):
         """The damped Hessian at theta_t on the rows ``Q`` (and ``b``), from ``X[:, Q]``."""
+        if self.Hw is None:  # (a loss without pointwise weights: its own block at the iterate)
+            H = self.loss.hessian_block(self.Z, Q)
+            H[np.diag_indices_from(H)] += self.lam
+            return H
         XQ = self.loss.design.columns(Q).dense()
         k, m, Hw = Q.size, self.m, self.Hw
         block = np.empty((k, m, k, m))

@@ -1,0 +1,445 @@
+"""Cox proportional-hazards models with exactly ``k`` features, one class per algorithm.
+
+Thin classes on the regressors' base (:class:`~sparse_estimators.linear_model._base.SparseRegressorBase`):
+the loss is :class:`~sparse_estimators.losses.CoxLoss`, and a small base
+class holds what differs from regression (the structured ``y``, no
+intercept, the concordance ``score``, the Breslow baseline and the predicted
+survival and cumulative hazard functions, as scikit-survival's
+``CoxPHSurvivalAnalysis``).
+"""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._selection import _SupportMixin
+from ..linear_model._accelerated import _MomentumMixin
+from ..linear_model._base import SparseRegressorBase, _check_real, _checked_weights, _rescaled, _SparseLinearBase
+from ..linear_model._docs import fill_doc
+from ..linear_model._iobs import _IOBSMixin
+from ..linear_model._regularized import _WeightStepMixin
+from ..losses._cox import CoxLoss, breslow_cumulative_hazard
+from ..solvers import iht
+from ._target import StepFunction, check_survival_target, concordance_index
+
+__all__ = ["AcceleratedIHTCoxPHSurvivalAnalysis", "IHTCoxPHSurvivalAnalysis", "IOBSCoxPHSurvivalAnalysis",
+           "RegularizedIHTCoxPHSurvivalAnalysis"]
+
+_COX_PARAMS = """ties : {'breslow', 'efron'}, default='breslow'
+        How the partial likelihood handles tied event times: Breslow's
+        approximation, or Efron's (closer to the exact likelihood when many
+        events share a time). With sample weights, integer weights equal
+        repeated rows for Breslow only (Efron's weights enter as in R's
+        ``survival::coxph``).
+
+    alpha : float, default=1e-4
+        Strength of the l2 penalty ``alpha/2 ||coef||^2`` added to the
+        partial likelihood divided by the sum of the sample weights (the mean
+        over samples). A small positive value keeps the fit finite when the
+        features order the event times perfectly (monotone likelihood, where
+        the unpenalised coefficients grow without bound); 0 is the partial
+        likelihood itself, as scikit-survival's ``CoxPHSurvivalAnalysis()``."""
+
+_COX_ATTRIBUTES = """coef_ : ndarray of shape (n_features,)
+        Coefficients of the linear predictor ``X coef_`` (the log relative
+        hazard); exactly ``k`` are non-zero (fewer only when the data support
+        fewer, e.g. constant columns).
+    intercept_ : float
+        Always 0.0: the Cox model has no intercept (the baseline hazard takes
+        its place); kept for the package's paths and searches.
+    support_ : ndarray of shape (n_selected,)
+        Sorted **indices** of the selected features (:meth:`get_support`
+        gives the boolean mask).
+    groups_support_ : ndarray of shape (n_selected_groups,)
+        Only with ``groups``: the sorted labels of the selected groups.
+    cum_baseline_hazard_ : StepFunction
+        Breslow's estimate of the baseline cumulative hazard (at
+        ``X coef_ = 0``) on the training data.
+    baseline_survival_ : StepFunction
+        ``exp(-cum_baseline_hazard_)``.
+    unique_times_ : ndarray of shape (n_unique_times,)
+        The distinct times of the training data (events and censorings),
+        where the predicted functions are evaluated with ``return_array=True``.
+    n_iter_ : int
+        Number of iterations of the sparse solver.
+    n_exchanges_ : int
+        Number of accepted exchanges of the splicing search.
+    loss_curve_ : ndarray of shape (``n_iter_``,)
+        Training objective after each iteration.
+    k_ : int
+        The number of features the model uses (``k`` clipped, or chosen when
+        ``k=None``).
+    k_path_, criterion_path_, k_criterion_ :
+        Only when ``k=None``: the levels of the path, the criterion at each
+        (with minus twice the log partial likelihood as the fit term) and its
+        name.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Names of features seen during :term:`fit`, when ``X`` has string
+        column names."""
+
+_SEE_ALSO = """sksurv.linear_model.CoxPHSurvivalAnalysis : The Cox model on all features (scikit-survival).
+    sksurv.linear_model.CoxnetSurvivalAnalysis : The Cox model with an elastic-net penalty (scikit-survival)."""
+
+
+class _CoxPHSurvivalBase(SparseRegressorBase):
+    """The Cox model at exactly ``k`` features: structured ``y``, concordance ``score``, survival functions."""
+
+    #: the Cox model has no intercept (a class attribute, not a parameter: the base's checks read it)
+    fit_intercept = False
+
+    _parameter_constraints = {"ties": [StrOptions({"breslow", "efron"})],
+                              "alpha": [Interval(Real, 0, None, closed="left")]}
+
+    def __init__(self, k=None, *, ties="breslow", alpha=1e-4, thresholding="hard", step_size="auto",
+                 max_iter=1000, tol=1e-4, debias=True, splicing=True, positive=False, groups=None,
+                 always_select=None, warm_start=False, verbose=0):
+        self.k = k
+        self.ties = ties
+        self.alpha = alpha
+        self.thresholding = thresholding
+        self.step_size = step_size
+        self.max_iter = max_iter
+        self.tol = tol
+        self.debias = debias
+        self.splicing = splicing
+        self.positive = positive
+        self.groups = groups
+        self.always_select = always_select
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    def _validate_params(self):
+        operator = _SparseLinearBase._validate_params(self)
+        _check_real("alpha", self.alpha, low_open=False)
+        if self.ties not in ("breslow", "efron"):
+            raise ValueError(f"The 'ties' parameter must be 'breslow' or 'efron', got {self.ties!r}.")
+        return self._constrained(operator)
+
+    def fit(self, X, y, sample_weight=None, coef_init=None):
+        """Fit the Cox model with ``k`` features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; scipy.sparse input is never densified.
+        y : structured ndarray of shape (n_samples,)
+            The event indicator (bool) and the observed time (float >= 0),
+            in that order, as ``sksurv.util.Surv.from_arrays(event, time)``
+            builds it; anything else raises a ValueError.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples (see ``ties``).
+        coef_init : array-like of shape (n_features,), default=None
+            Starting coefficients (thresholded before the first step).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit(X, y, sample_weight, coef_init)
+
+    def _setup(self, X, y, sample_weight):
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
+        event, time = check_survival_target(y, X.shape[0])
+        sample_weight = _checked_weights(sample_weight, X)
+        if not np.any(event & (sample_weight > 0)):
+            raise ValueError("Every event of y has sample weight 0: the Cox model needs at least one event.")
+        X_fit, x_scale = _rescaled(X)
+        loss = CoxLoss(X_fit, event, time, sample_weight, self.ties, self.alpha)
+        loss.positive = bool(self.positive)
+        return loss, {"y_ndim": 1, "scale": (x_scale, 1.0), "dtype": X.dtype,
+                      "survival": (X, event, time, sample_weight)}
+
+    def _store(self, fit, info):
+        super()._store(fit, info)
+        self.intercept_ = 0.0
+        X, event, time, sample_weight = info["survival"]
+        eta = np.asarray(X @ np.asarray(self.coef_, dtype=float), dtype=float).ravel()
+        times, hazard = breslow_cumulative_hazard(eta, event, time, sample_weight)
+        self.unique_times_ = times
+        self.cum_baseline_hazard_ = StepFunction(times, hazard)
+        self.baseline_survival_ = StepFunction(times, np.exp(-hazard))
+
+    def predict(self, X):
+        """The risk score ``X coef_`` (the log relative hazard; higher: earlier event).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return np.asarray(self._decision(X), dtype=float)
+
+    def score(self, X, y, sample_weight=None):
+        """Harrell's concordance index of the risk scores on ``(X, y)``.
+
+        Unweighted, the value of scikit-survival's
+        ``concordance_index_censored(event, time, predict(X))[0]`` (the
+        ``score`` of its estimators); with ``sample_weight`` a comparable
+        pair counts the product of its weights.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : structured ndarray of shape (n_samples,)
+            Event indicator and time, as for :meth:`fit`.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        return self._score_linear(y, self._decision(X), sample_weight)
+
+    def _score_linear(self, y, eta, sample_weight=None):
+        """:meth:`score` from the risk scores ``eta`` (the searches' scoring of path fits)."""
+        event, time = check_survival_target(y, np.shape(eta)[0])
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        return concordance_index(event, time, np.asarray(eta, dtype=float).ravel(), sw)
+
+    def _functions(self, X, survival, return_array):
+        """The cumulative hazard (or, with ``survival``, the survival) functions of the samples of ``X``."""
+        check_is_fitted(self)
+        risk = np.exp(self.predict(X))
+        hazard = self.cum_baseline_hazard_.y
+        base = self.baseline_survival_.y
+        if return_array:
+            return np.power(base[None, :], risk[:, None]) if survival else risk[:, None] * hazard[None, :]
+        out = np.empty(risk.size, dtype=object)
+        for i, r in enumerate(risk):
+            out[i] = (StepFunction(self.unique_times_, np.power(base, r)) if survival
+                      else StepFunction(self.unique_times_, hazard, a=r))
+        return out
+
+    def predict_cumulative_hazard_function(self, X, return_array=False):
+        """The cumulative hazard ``H(t | x) = exp(x coef_) H0(t)``, ``H0`` Breslow's baseline.
+
+        As scikit-survival's ``CoxPHSurvivalAnalysis``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        return_array : bool, default=False
+            False: an array of :class:`StepFunction` objects (one per
+            sample, callable on times within their domain). True: their
+            values at :attr:`unique_times_`, shape (n_samples, n_unique_times).
+
+        Returns
+        -------
+        ndarray
+        """
+        return self._functions(X, False, return_array)
+
+    def predict_survival_function(self, X, return_array=False):
+        """The survival function ``S(t | x) = S0(t) ** exp(x coef_)``, ``S0`` from Breslow's baseline.
+
+        As scikit-survival's ``CoxPHSurvivalAnalysis``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        return_array : bool, default=False
+            False: an array of :class:`StepFunction` objects (one per
+            sample). True: their values at :attr:`unique_times_`, shape
+            (n_samples, n_unique_times).
+
+        Returns
+        -------
+        ndarray
+        """
+        return self._functions(X, True, return_array)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = None  # (neither a regressor nor a classifier, as scikit-survival's estimators)
+        tags.regressor_tags = None
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = False
+        tags.target_tags.single_output = True
+        return tags
+
+
+_DESCRIPTION = """The Cox proportional-hazards model ``h(t | x) = h0(t) exp(x coef_)``
+    with exactly ``k`` non-zero coefficients, fit by {algorithm} on the
+    negative log partial likelihood (:class:`~sparse_estimators.losses.CoxLoss`,
+    Breslow's or Efron's ties), then refit on the support by Newton's method
+    and (by default) improved by the splicing search. ``y`` is a structured
+    array ``(event, time)`` as scikit-survival builds it; :meth:`predict`
+    gives the risk score ``X coef_``, :meth:`score` Harrell's concordance
+    index, and :meth:`predict_survival_function` and
+    :meth:`predict_cumulative_hazard_function` the functions of Breslow's
+    baseline, as scikit-survival's ``CoxPHSurvivalAnalysis``.
+
+    Selection is by coefficient magnitude: standardise the features
+    (``StandardScaler`` in a ``Pipeline``)."""
+
+
+@fill_doc(cox_params=_COX_PARAMS, attrs=_COX_ATTRIBUTES, see_also=_SEE_ALSO,
+          description=_DESCRIPTION.format(algorithm="iterative hard thresholding"))
+class IHTCoxPHSurvivalAnalysis(_SupportMixin, _CoxPHSurvivalBase):
+    """Cox proportional-hazards model with exactly ``k`` features, by iterative thresholding.
+
+    {description}
+
+    Parameters
+    ----------
+    {k}
+
+    {cox_params}
+
+    {solver_params}
+
+    Attributes
+    ----------
+    {attrs}
+
+    See Also
+    --------
+    {see_also}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparse_estimators.survival import IHTCoxPHSurvivalAnalysis
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.standard_normal((300, 20))
+    >>> time = rng.exponential(np.exp(-(1.5 * X[:, 3] - X[:, 11])))
+    >>> y = np.array([(True, t) for t in time], dtype=[("event", bool), ("time", float)])
+    >>> model = IHTCoxPHSurvivalAnalysis(k=2).fit(X, y)
+    >>> model.support_
+    array([ 3, 11])
+    """
+
+    _solver = staticmethod(iht)
+
+
+@fill_doc(cox_params=_COX_PARAMS, attrs=_COX_ATTRIBUTES, see_also=_SEE_ALSO,
+          description=_DESCRIPTION.format(algorithm="accelerated IHT (momentum with restarts)"))
+class AcceleratedIHTCoxPHSurvivalAnalysis(_SupportMixin, _MomentumMixin, _CoxPHSurvivalBase):
+    """Cox proportional-hazards model with exactly ``k`` features, by accelerated IHT.
+
+    {description}
+
+    Parameters
+    ----------
+    {k}
+
+    momentum : float, default=0.25
+        Momentum of the extrapolation, in ``[0, 1)`` (see
+        :class:`~sparse_estimators.AcceleratedIHTRegressor`).
+
+    {cox_params}
+
+    {solver_params}
+
+    Attributes
+    ----------
+    {attrs}
+
+    See Also
+    --------
+    {see_also}
+    """
+
+    def __init__(self, k=None, *, momentum=0.25, ties="breslow", alpha=1e-4, thresholding="hard",
+                 step_size="auto", max_iter=1000, tol=1e-4, debias=True, splicing=True, positive=False,
+                 groups=None, always_select=None, warm_start=False, verbose=0):
+        super().__init__(k, ties=ties, alpha=alpha, thresholding=thresholding, step_size=step_size,
+                         max_iter=max_iter, tol=tol, debias=debias, splicing=splicing, positive=positive,
+                         groups=groups, always_select=always_select, warm_start=warm_start, verbose=verbose)
+        self.momentum = momentum
+
+
+@fill_doc(cox_params=_COX_PARAMS, attrs=_COX_ATTRIBUTES, see_also=_SEE_ALSO,
+          description=_DESCRIPTION.format(algorithm="regularized IHT (adaptive weights)"))
+class RegularizedIHTCoxPHSurvivalAnalysis(_SupportMixin, _WeightStepMixin, _CoxPHSurvivalBase):
+    """Cox proportional-hazards model with exactly ``k`` features, by regularized IHT.
+
+    {description}
+
+    Parameters
+    ----------
+    {k}
+
+    weight_step : float or None, default=None
+        The weights' step (see :class:`~sparse_estimators.RegularizedIHTRegressor`).
+
+    {cox_params}
+
+    {solver_params}
+
+    Attributes
+    ----------
+    {attrs}
+
+    See Also
+    --------
+    {see_also}
+    """
+
+    def __init__(self, k=None, *, weight_step=None, ties="breslow", alpha=1e-4, thresholding="hard",
+                 step_size="auto", max_iter=1000, tol=1e-4, debias=True, splicing=True, positive=False,
+                 groups=None, always_select=None, warm_start=False, verbose=0):
+        super().__init__(k, ties=ties, alpha=alpha, thresholding=thresholding, step_size=step_size,
+                         max_iter=max_iter, tol=tol, debias=debias, splicing=splicing, positive=positive,
+                         groups=groups, always_select=always_select, warm_start=warm_start, verbose=verbose)
+        self.weight_step = weight_step
+
+
+@fill_doc(cox_params=_COX_PARAMS, attrs=_COX_ATTRIBUTES, see_also=_SEE_ALSO,
+          description=_DESCRIPTION.format(algorithm="the Iterative Optimal Brain Surgeon (damped Newton "
+                                                    "steps on the partial likelihood's Hessian)"))
+class IOBSCoxPHSurvivalAnalysis(_SupportMixin, _IOBSMixin, _CoxPHSurvivalBase):
+    """Cox proportional-hazards model with exactly ``k`` features, by the Iterative Optimal Brain Surgeon.
+
+    {description}
+
+    The Hessian is the partial likelihood's at the iterate, re-formed at every
+    iteration: densely when ``n_features <= 1024``, else matrix-free by
+    conjugate gradient on Hessian-vector products (``hessian='woodbury'``
+    also uses CG: the Cox Hessian has no pointwise weights).
+
+    Parameters
+    ----------
+    {k}
+
+    damping : float, default=1e-2
+        Damping of the Hessian relative to the mean of its diagonal (see
+        :class:`~sparse_estimators.IOBSRegressor`).
+
+    correction : bool, default=True
+        Apply the OBS correction (the restricted Newton solve on the kept
+        support).
+
+    hessian : {{'auto', 'dense', 'woodbury', 'cg'}}, default='auto'
+        How the damped Newton systems are solved (see above).
+
+    {cox_params}
+
+    {solver_params}
+
+    Attributes
+    ----------
+    {attrs}
+
+    See Also
+    --------
+    {see_also}
+    """
+
+    def __init__(self, k=None, *, damping=1e-2, correction=True, hessian="auto", ties="breslow", alpha=1e-4,
+                 thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4, debias=True, splicing=True,
+                 positive=False, groups=None, always_select=None, warm_start=False, verbose=0):
+        super().__init__(k, ties=ties, alpha=alpha, thresholding=thresholding, step_size=step_size,
+                         max_iter=max_iter, tol=tol, debias=debias, splicing=splicing, positive=positive,
+                         groups=groups, always_select=always_select, warm_start=warm_start, verbose=verbose)
+        self.damping = damping
+        self.correction = correction
+        self.hessian = hessian
