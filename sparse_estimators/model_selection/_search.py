@@ -118,8 +118,9 @@ def _default_scores(estimators, X_test, y_test, sample_weight=None):
     """``est.score(X_test, y_test, sample_weight)`` for fitted estimators sharing their training data.
 
     The same values as the estimators' ``score`` (R^2, uniform average over
-    targets, D^2 for the Poisson and Gamma losses, or accuracy), with the test data validated once instead of once
-    per estimator.
+    targets, D^2 for the Poisson and Gamma losses, accuracy, or the concordance
+    index of the survival models), with the test data validated once instead
+    of once per estimator.
     """
     from sklearn.metrics import accuracy_score, r2_score
 
@@ -128,6 +129,8 @@ def _default_scores(estimators, X_test, y_test, sample_weight=None):
     if is_classifier(first):
         return np.array([accuracy_score(y_test, est._labels_from_scores(est._scores(X_test)),
                                         sample_weight=sample_weight) for est in estimators])
+    if getattr(first, "_structured_target", False):  # (survival: the concordance index of the risk scores)
+        return np.array([est._score_linear(y_test, est._scores(X_test), sample_weight) for est in estimators])
     y_test = np.asarray(y_test, dtype=float)
     if hasattr(first, "_score_linear"):  # (the regressors: R^2, or D^2 for the Poisson and Gamma losses)
         return np.array([est._score_linear(y_test, est._scores(X_test), sample_weight) for est in estimators])
@@ -239,6 +242,12 @@ class _SparsitySearchBase(_SupportMixin, _DocLinkMixin, MetaEstimatorMixin, Base
         ``y`` raveled, with a DataConversionWarning; a regressor keeps it
         as one target, as the estimator does).
         """
+        if getattr(self.estimator, "_structured_target", False):  # (survival: y a structured array (event, time))
+            from ..survival._target import check_survival_target
+
+            X_valid = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
+            check_survival_target(y, X_valid.shape[0])
+            return (X if hasattr(X, "columns") else X_valid), y
         regressor = is_regressor(self.estimator)
         X_valid, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
                                    order="C", multi_output=regressor, y_numeric=regressor)

@@ -90,6 +90,8 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
 
     #: the Cox model has no intercept (a class attribute, not a parameter: the base's checks read it)
     fit_intercept = False
+    #: ``y`` is a structured survival array (the searches validate it as such)
+    _structured_target = True
 
     _parameter_constraints = {"ties": [StrOptions({"breslow", "efron"})],
                               "alpha": [Interval(Real, 0, None, closed="left")]}

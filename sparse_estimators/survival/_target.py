@@ -35,6 +35,9 @@ def check_survival_target(y, n_samples=None):
         Naming ``y``, for anything else: a numeric array, other fields,
         non-finite or negative times, or no event at all.
     """
+    if y is None:
+        raise ValueError("This estimator requires y to be passed, but the target y is None: pass the structured "
+                         "array (event, time).")
     names = getattr(getattr(y, "dtype", None), "names", None)
     if not isinstance(y, np.ndarray) or names is None or len(names) != 2:
         got = (f"an array of dtype {y.dtype} and shape {y.shape}" if isinstance(y, np.ndarray)
