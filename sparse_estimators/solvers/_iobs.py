@@ -73,6 +73,10 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           'dense' when ``(p + 1) m <= DENSE_MAX_GLM``; else 'woodbury' under
           the same size and damping conditions; else 'cg'.
 
+        * a loss whose curvature is not pointwise (``loss.pointwise`` False:
+          the Cox partial likelihood): 'dense' when ``p m <= DENSE_MAX_GLM``,
+          else 'cg'; 'woodbury' (which needs pointwise weights) becomes 'cg'.
+
         Any other value is returned as is.
     damping : float, default=1e-2
         The Woodbury form of a logistic / multinomial Hessian needs a damped
