@@ -173,6 +173,38 @@ def test_high_signal_support_recovered_with_sparse_X_and_k_none(Estimator):
     np.testing.assert_array_equal(auto.support_, true)
 
 
+@pytest.mark.parametrize("hessian", ["cg", "woodbury"])
+def test_iobs_routes_without_pointwise_curvature(hessian):
+    # the Cox Hessian has no pointwise weights: 'woodbury' falls back to matrix-free CG, as 'cg' is
+    from sparse_estimators.losses import CoxLoss as Loss
+    from sparse_estimators.solvers._iobs import select_hessian_route
+
+    X, y, true = _cox_data(7)
+    assert select_hessian_route(Loss(X, y["event"], y["time"]), hessian) == "cg"
+    assert select_hessian_route(Loss(X, y["event"], y["time"]), "auto") == "dense"
+    np.testing.assert_array_equal(IOBSCoxPHSurvivalAnalysis(k=3, hessian=hessian).fit(X, y).support_, true)
+
+
+def test_groups_positive_always_select_constant_columns_and_float32():
+    X, y, true = _cox_data(0)
+    groups = np.arange(X.shape[1]) // 3
+    for Estimator in (IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis):
+        model = Estimator(k=3, groups=groups).fit(X, y)
+        np.testing.assert_array_equal(model.groups_support_, np.unique(groups[true]))
+    # the true coefficient of feature 17 is negative: positive=True keeps non-negative coefficients only
+    positive = IHTCoxPHSurvivalAnalysis(k=3, positive=True).fit(X, y)
+    assert np.all(positive.coef_ >= 0) and 17 not in positive.support_ and {4, 33} <= set(positive.support_)
+    np.testing.assert_array_equal(IHTCoxPHSurvivalAnalysis(k=4, always_select=[0]).fit(X, y).support_,
+                                  np.concatenate([[0], true]))
+    constant = X.copy()
+    constant[:, 5] = 3.0
+    model = IHTCoxPHSurvivalAnalysis(k=4).fit(constant, y)
+    assert model.coef_[5] == 0.0 and set(true) <= set(model.support_)
+    single = IHTCoxPHSurvivalAnalysis(k=3).fit(X.astype(np.float32), y)
+    np.testing.assert_array_equal(single.support_, true)
+    assert single.coef_.dtype == np.float32 and single.predict(X[:2].astype(np.float32)).dtype == np.float32
+
+
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
 def test_all_features_match_scikit_survival_coxph(ties):
     sksurv = pytest.importorskip("sksurv.linear_model")

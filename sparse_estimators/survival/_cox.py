@@ -176,8 +176,9 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
         Returns
         -------
         ndarray of shape (n_samples,)
+            In ``X``'s float dtype (float32 in, float32 out).
         """
-        return np.asarray(self._decision(X), dtype=float)
+        return self._decision(X)
 
     def score(self, X, y, sample_weight=None):
         """Harrell's concordance index of the risk scores on ``(X, y)``.
@@ -209,7 +210,7 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
     def _functions(self, X, survival, return_array):
         """The cumulative hazard (or, with ``survival``, the survival) functions of the samples of ``X``."""
         check_is_fitted(self)
-        risk = np.exp(self.predict(X))
+        risk = np.exp(np.asarray(self.predict(X), dtype=float))
         hazard = self.cum_baseline_hazard_.y
         base = self.baseline_survival_.y
         if return_array:
