@@ -435,7 +435,8 @@ class SparsityCV(_SparsitySearchBase):
         (``GroupKFold``) get the ``groups`` passed to :meth:`fit`.
     scoring : str, callable, list, tuple or dict, default=None
         As in ``GridSearchCV``; ``None`` uses the estimator's ``score``
-        (R^2 or accuracy). Several metrics (a list of names or a dict of
+        (R^2, D^2, accuracy, or the concordance index of the survival
+        models). Several metrics (a list of names or a dict of
         scorers) are all reported in ``cv_results_``; ``refit`` then names
         the one that chooses ``k``.
     refit : bool, str or callable, default=True
@@ -735,7 +736,8 @@ class SparsityIC(_SparsitySearchBase):
     of squares of target ``j``; the deviance, twice the summed log-loss, for
     logistic and multinomial; the Poisson likelihood, and the Gamma likelihood
     with its shape estimated by maximum likelihood, for the regressors'
-    ``loss='poisson'`` and ``loss='gamma'``) plus a penalty in ``df``, the number of free
+    ``loss='poisson'`` and ``loss='gamma'``; the Cox partial likelihood for
+    the models of :mod:`sparse_estimators.survival`) plus a penalty in ``df``, the number of free
     coefficients (``k`` times the number of targets, ``k`` for two classes,
     ``k (n_classes - 1)`` for more):
 
