@@ -22,10 +22,12 @@ the peers page; ``python benchmarks/_cox_peers.py [--repeats R]`` prints it.
   method.
 
 Every model is fitted on the same standardised ``X``. scikit-survival and
-abess are optional: a missing one is reported as such.
+abess are optional: a missing one is reported as such. Progress goes to
+stderr; the returned markdown holds only the tables.
 """
 
 import argparse
+import sys
 import time
 import warnings
 
@@ -123,7 +125,7 @@ def synthetic_rows(methods, repeats):
                 except Exception as exc:  # (a peer that fails is reported, not fatal)
                     records[name][0].append(np.nan)
                     records[name][1].append(np.nan)
-                    print(f"  {name} failed on n={n}, p={p}, rho={rho}: {exc!r}", flush=True)
+                    print(f"  {name} failed on n={n}, p={p}, rho={rho}: {exc!r}", file=sys.stderr, flush=True)
                     continue
                 records[name][0].append(f1(np.flatnonzero(coef), truth))
                 records[name][1].append(seconds)
@@ -132,7 +134,8 @@ def synthetic_rows(methods, repeats):
             median = float(np.nanmedian(times)) if not np.all(np.isnan(times)) else np.nan
             rows.append({"n": n, "p": p, "rho": rho, "method": name, "f1": float(np.nanmean(f1s)),
                          "time": median, "vs_abess": median / abess_time, "failed": int(np.isnan(f1s).sum())})
-            print(f"  n={n} p={p} rho={rho} {name}: F1 {rows[-1]['f1']:.3f}, time {median * 1e3:.1f} ms", flush=True)
+            print(f"  n={n} p={p} rho={rho} {name}: F1 {rows[-1]['f1']:.3f}, time {median * 1e3:.1f} ms",
+                  file=sys.stderr, flush=True)
     return rows
 
 
@@ -170,7 +173,7 @@ def real_rows(methods, splits=10):
                         scores[method].append(concordance_index(y["event"][test], y["time"][test], Xte @ coef))
                     except Exception as exc:
                         scores[method].append(np.nan)
-                        print(f"  {method} failed on {name}, k={k}: {exc!r}", flush=True)
+                        print(f"  {method} failed on {name}, k={k}: {exc!r}", file=sys.stderr, flush=True)
             for method, values in scores.items():
                 rows.append({"data": name, "n": X.shape[0], "p": X.shape[1], "k": k, "method": method,
                              "cindex": float(np.nanmean(values)), "sd": float(np.nanstd(values)),
