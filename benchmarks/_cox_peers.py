@@ -179,7 +179,7 @@ def real_rows(methods, splits=10):
                              "cindex": float(np.nanmean(values)), "sd": float(np.nanstd(values)),
                              "failed": int(np.isnan(values).sum())})
             print(f"  {name} k={k}: " + ", ".join(f"{r['method']} {r['cindex']:.4f}" for r in rows[-len(methods):]),
-                  flush=True)
+                  file=sys.stderr, flush=True)
     return rows
 
 
