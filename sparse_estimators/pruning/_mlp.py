@@ -152,12 +152,12 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         With rounds: this fraction of the calibration samples (drawn with
         ``random_state``) is left out of the gradient steps, and the
         safeguard judges a round by the network's loss on them instead
-        (without the l2 term), so
-        that rounds which only fit the calibration set are undone (the
-        number of rounds is chosen on held-out data). The projections still
-        use every sample (they need no targets). None: rounds are judged on
-        the whole calibration set, which they fit; with few calibration
-        samples they can then lower the test score (see the changelog).
+        (without the l2 term), so that rounds which only fit the
+        calibration set are undone (the number of rounds is chosen on
+        held-out data). The projections still use every sample (they need
+        no targets). None: rounds are judged on the whole calibration set,
+        which they fit; with few calibration samples they can then lower
+        the test score (see the changelog).
     damping : float, default=0.01
         See :func:`prune_layer`.
     random_state : int, RandomState instance or None, default=None
