@@ -401,3 +401,32 @@ def test_prune_mlp_validation_fraction_needs_rows_on_both_sides(regression_mlp):
     mlp, X, y = regression_mlp
     with pytest.raises(ValueError, match="validation_fraction=0.1 of 4 calibration samples"):
         prune_mlp(mlp, X[:4], 0.5, y=y[:4], validation_fraction=0.1)
+
+
+def test_damping_zero_with_inputs_never_active():
+    """damping=0 with more inputs always 0 (dead ReLU units) than a row drops: the restricted solves are singular.
+
+    'iobs' used to raise LinAlgError('Singular matrix') from its batched per-row correction; it now uses the
+    pseudo-inverse there (as the row and group corrections do), so the dead inputs get weight 0.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((80, 8))
+    X[:, 3:] = 0.0  # 5 of 8 inputs never active; a row keeps 4: at least one dead input is in every support
+    W = rng.standard_normal((5, 8))
+    obs = prune_layer(W, X, 0.5, method="obs", damping=0.0)
+    out = prune_layer(W, X, 0.5, method="iobs", damping=0.0)
+    assert np.all(out[:, 3:] == 0) and np.all((out != 0).sum(axis=1) <= 4)
+    # three live inputs and four kept weights: every row reproduces the dense outputs exactly
+    np.testing.assert_allclose(X @ out.T, X @ W.T, rtol=1e-10, atol=1e-10)
+    assert np.all(layer_error(W, out, X) <= layer_error(W, obs, X) + 1e-12)
+
+
+def test_damping_zero_with_dependent_inputs_is_a_clear_error():
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((80, 6))
+    X[:, 5] = X[:, 4]  # H singular with a non-zero diagonal: SparseGPT's sweep needs H^{-1}
+    W = rng.standard_normal((3, 6))
+    for method in ("obs", "iobs"):
+        with pytest.raises(ValueError, match="use a damping > 0"):
+            prune_layer(W, X, 0.5, method=method, damping=0.0)
+    assert np.all((prune_layer(W, X, 0.5, method="iobs") != 0).sum(axis=1) == 3)  # (the default damping works)
