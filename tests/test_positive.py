@@ -150,3 +150,41 @@ def test_positive_keeps_always_select_groups(cls):
     np.testing.assert_array_equal(alone.groups_support_, [4])  # (was empty)
     np.testing.assert_array_equal(alone.support_, [8, 9])
     assert np.all(alone.coef_ == 0)
+
+
+@pytest.mark.parametrize("cls", REGRESSORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("debias", [True, False])
+def test_positive_groups_keep_their_features_at_zero(cls, debias):
+    """A selected group is in ``support_`` whole, a feature at 0 included; a group fitted to 0 leaves.
+
+    Group 0 holds a positive (feature 0) and a negative effect (feature 1):
+    the non-negative fit keeps the group with ``coef_[1] == 0``
+    (``LinearRegression(positive=True)`` on groups 0 and 1 agrees), and
+    feature 1 used to be left out of ``support_`` while ``groups_support_``
+    listed group 0. Groups are selected or dropped whole, as features are
+    without groups: a group whose whole non-negative fit is 0 leaves the
+    support (fewer than ``k`` groups), as a feature does without groups.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((200, 6))
+    groups = [0, 0, 1, 1, 2, 2]
+    y = 3 * X[:, 0] - 2 * X[:, 1] + 2 * X[:, 2] + 2 * X[:, 3] + 0.2 * X[:, 4] + 0.1 * rng.standard_normal(200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = cls(k=2, positive=True, groups=groups, debias=debias).fit(X, y)
+    np.testing.assert_array_equal(model.groups_support_, [0, 1])
+    np.testing.assert_array_equal(model.support_, [0, 1, 2, 3])  # (was [0, 2, 3])
+    np.testing.assert_array_equal(model.get_support(), [True] * 4 + [False] * 2)
+    assert model.coef_[1] == 0 and np.all(model.coef_ >= 0)
+    ref = LinearRegression(positive=True).fit(X[:, :4], y)
+    assert ref.coef_[1] == 0
+    if debias:
+        np.testing.assert_allclose(model.coef_[:4], ref.coef_, rtol=1e-7, atol=1e-12)
+    # groups 0 and 2 of negative effects only: the non-negative fit of any pair of groups is group 1's alone
+    y = 2 * X[:, 2] + 2 * X[:, 3] - X[:, 0] - X[:, 1] - X[:, 4] - X[:, 5] + 0.1 * rng.standard_normal(200)
+    assert np.all(LinearRegression(positive=True).fit(X, y).coef_[[0, 1, 4, 5]] == 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = cls(k=2, positive=True, groups=groups, debias=debias).fit(X, y)
+    np.testing.assert_array_equal(model.groups_support_, [1])
+    np.testing.assert_array_equal(model.support_, [2, 3])

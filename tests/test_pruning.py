@@ -365,3 +365,68 @@ def test_mlp_gradient_matches_finite_differences(digits_mlp, regression_mlp):
             down = _loss(net, Xc, Y)
             net.intercepts_[layer][0] += h
             assert (up - down) / (2 * h) == pytest.approx(g_int[layer][0], rel=1e-4, abs=1e-8)
+
+
+def test_prune_mlp_validation_fraction_judges_rounds_on_held_out_rows(regression_mlp):
+    """With ``validation_fraction`` the rounds may not raise the loss on the held-out rows (drawn by random_state)."""
+    from sparse_estimators.pruning._mlp import _loss, _targets
+
+    mlp, X, y = regression_mlp
+    Xc, yc = X[:60], y[:60]
+    Y = _targets(mlp, yc)
+    held_out = np.random.RandomState(3).permutation(60)[:15]  # (the documented draw: 0.25 of 60)
+    fit = np.setdiff1d(np.arange(60), held_out)
+    layerwise = prune_mlp(mlp, Xc, 0.5, y=yc, n_rounds=0)
+    judged = prune_mlp(mlp, Xc, 0.5, y=yc, n_rounds=6, learning_rate=1.0, validation_fraction=0.25,
+                       random_state=3)
+    free = prune_mlp(mlp, Xc, 0.5, y=yc, n_rounds=6, learning_rate=1.0, random_state=3)
+    assert _loss(judged, Xc[held_out], Y[held_out], penalty=False) <= _loss(layerwise, Xc[held_out], Y[held_out],
+                                                                           penalty=False)
+    assert not np.array_equal(judged.predict(Xc), layerwise.predict(Xc))  # (some round was kept)
+    assert not np.array_equal(judged.predict(Xc), free.predict(Xc))  # (other steps: on the 45 other rows only)
+    # the rounds were taken on the other rows: their training loss went down from the layer-wise projection
+    assert _loss(judged, Xc[fit], Y[fit]) < _loss(layerwise, Xc[fit], Y[fit])
+    for W in judged.coefs_:
+        np.testing.assert_array_equal((W != 0).sum(axis=0), W.shape[0] - round(0.5 * W.shape[0]))
+
+
+@pytest.mark.parametrize("value", [0, 1, 1.5, -0.1, True, "0.2"])
+def test_prune_mlp_validation_fraction_errors(regression_mlp, value):
+    mlp, X, y = regression_mlp
+    with pytest.raises(ValueError, match="'validation_fraction'"):
+        prune_mlp(mlp, X, 0.5, y=y, validation_fraction=value)
+
+
+def test_prune_mlp_validation_fraction_needs_rows_on_both_sides(regression_mlp):
+    mlp, X, y = regression_mlp
+    with pytest.raises(ValueError, match="validation_fraction=0.1 of 4 calibration samples"):
+        prune_mlp(mlp, X[:4], 0.5, y=y[:4], validation_fraction=0.1)
+
+
+def test_damping_zero_with_inputs_never_active():
+    """damping=0 with more inputs always 0 (dead ReLU units) than a row drops: the restricted solves are singular.
+
+    'iobs' used to raise LinAlgError('Singular matrix') from its batched per-row correction; it now uses the
+    pseudo-inverse there (as the row and group corrections do), so the dead inputs get weight 0.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((80, 8))
+    X[:, 3:] = 0.0  # 5 of 8 inputs never active; a row keeps 4: at least one dead input is in every support
+    W = rng.standard_normal((5, 8))
+    obs = prune_layer(W, X, 0.5, method="obs", damping=0.0)
+    out = prune_layer(W, X, 0.5, method="iobs", damping=0.0)
+    assert np.all(out[:, 3:] == 0) and np.all((out != 0).sum(axis=1) <= 4)
+    # three live inputs and four kept weights: every row reproduces the dense outputs exactly
+    np.testing.assert_allclose(X @ out.T, X @ W.T, rtol=1e-10, atol=1e-10)
+    assert np.all(layer_error(W, out, X) <= layer_error(W, obs, X) + 1e-12)
+
+
+def test_damping_zero_with_dependent_inputs_is_a_clear_error():
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((80, 6))
+    X[:, 5] = X[:, 4]  # H singular with a non-zero diagonal: SparseGPT's sweep needs H^{-1}
+    W = rng.standard_normal((3, 6))
+    for method in ("obs", "iobs"):
+        with pytest.raises(ValueError, match="use a damping > 0"):
+            prune_layer(W, X, 0.5, method=method, damping=0.0)
+    assert np.all((prune_layer(W, X, 0.5, method="iobs") != 0).sum(axis=1) == 3)  # (the default damping works)

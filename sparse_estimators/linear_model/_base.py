@@ -438,6 +438,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             W, b = loss.refit(np.flatnonzero(np.any(W != 0, axis=1)), W, b)
             gradient = None
         support = np.flatnonzero(np.any(W != 0, axis=1))
+        if isinstance(operator, Groups):  # a group is in or out whole (positive=True can zero part of it)
+            support = operator.features(operator.units(support))
         if operator.forced is not None:  # (in the support even where positive=True's refit sets them to 0)
             support = np.union1d(support, operator.features(operator.forced))
         if self.verbose:

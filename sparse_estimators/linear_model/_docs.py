@@ -120,8 +120,10 @@ default='hard'
         non-negative least-squares fit (``scipy.optimize.nnls`` on the
         columns, slower than the unconstrained solve). A feature whose
         non-negative fit is zero leaves the support, so fewer than ``k``
-        features can be selected. With several targets every entry is
-        constrained.""",
+        features can be selected; with ``groups``, a group whose whole
+        non-negative fit is zero leaves it, and a selected group's features
+        are all in ``support_``, some perhaps with a zero coefficient. With
+        several targets every entry is constrained.""",
     "groups": """groups : array-like of shape (n_features,), callable or None, default=None
         One label per feature (feature groups, not the sample groups of a
         splitter such as ``GroupKFold``; or a callable returning them from the

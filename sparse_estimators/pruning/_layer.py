@@ -126,7 +126,14 @@ def _sparsegpt(W, H, k, nm, damping, blocksize):
     H[dead, dead] = 1.0
     W[:, dead] = 0.0
     H[np.diag_indices_from(H)] += damping * float(np.mean(np.diag(H)))
-    L = scipy.linalg.cholesky(H, lower=True)
+    try:
+        L = scipy.linalg.cholesky(H, lower=True)
+        if float(np.min(np.diag(L))) ** 2 <= 1e-12 * float(np.max(np.diag(H))):  # (singular to working precision)
+            raise np.linalg.LinAlgError
+    except np.linalg.LinAlgError:
+        raise ValueError("The layer's Hessian X^T X / n is singular (inputs linearly dependent on the calibration "
+                         f"data) and damping={damping!r} does not make it positive definite: SparseGPT's sweep "
+                         "needs its inverse; use a damping > 0 (e.g. 0.01, the default).") from None
     Hinv = scipy.linalg.cho_solve((L, True), np.eye(n_in))
     U = scipy.linalg.cholesky(Hinv, lower=False)  # H^{-1} = U^T U
     n_prune = n_in - k
@@ -219,8 +226,10 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     ------
     ValueError
         On a ``sparsity`` outside [0, 1), an unknown ``method``, a
-        ``pattern`` whose ``M`` does not divide ``n_in``, or ``X`` whose
-        width is not ``n_in``.
+        ``pattern`` whose ``M`` does not divide ``n_in``, ``X`` whose
+        width is not ``n_in``, or, for 'obs' and 'iobs', ``damping=0``
+        with a singular ``H`` (linearly dependent inputs; inputs that are
+        always 0 are handled).
 
     Notes
     -----

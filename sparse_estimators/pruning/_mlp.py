@@ -53,7 +53,7 @@ def _targets(mlp, y):
     return y.reshape(y.shape[0], -1)
 
 
-def _loss(mlp, X, Y):
+def _loss(mlp, X, Y, penalty=True):
     """The network's training loss (scikit-learn's: squared error / 2 or log loss, plus its l2 term)."""
     out = _forward(mlp, X)[-1]
     n = X.shape[0]
@@ -64,6 +64,8 @@ def _loss(mlp, X, Y):
             value -= np.sum((1 - Y) * np.log(1 - P)) / n
     else:
         value = 0.5 * np.sum((out - Y) ** 2) / n
+    if not penalty:  # (a validation loss: the data term alone)
+        return value
     return value + 0.5 * mlp.alpha * sum(np.vdot(W, W) for W in mlp.coefs_) / n
 
 
@@ -104,7 +106,7 @@ def _layer_sparsities(sparsity, n_layers, pattern):
 
 
 def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds=3, learning_rate=0.1,
-              batch_size=None, damping=0.01, random_state=None, **layer_options):
+              batch_size=None, validation_fraction=None, damping=0.01, random_state=None, **layer_options):
     """A pruned copy of a fitted ``MLPRegressor`` or ``MLPClassifier``, layer by layer.
 
     Each layer's weight matrix is pruned with :func:`prune_layer` on the
@@ -146,6 +148,16 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
     batch_size : int or None, default=None
         Calibration samples drawn (without replacement) for each gradient
         step; None: all of them.
+    validation_fraction : float in (0, 1) or None, default=None
+        With rounds: this fraction of the calibration samples (drawn with
+        ``random_state``) is left out of the gradient steps, and the
+        safeguard judges a round by the network's loss on them instead
+        (without the l2 term), so that rounds which only fit the
+        calibration set are undone (the number of rounds is chosen on
+        held-out data). The projections still use every sample (they need
+        no targets). None: rounds are judged on the whole calibration set,
+        which they fit; with few calibration samples they can then lower
+        the test score (see the changelog).
     damping : float, default=0.01
         See :func:`prune_layer`.
     random_state : int, RandomState instance or None, default=None
@@ -201,6 +213,11 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         raise ValueError(f"The 'learning_rate' parameter must be a number > 0, got {learning_rate!r}.")
     if batch_size is not None and (not isinstance(batch_size, numbers.Integral) or batch_size < 1):
         raise ValueError(f"The 'batch_size' parameter must be None or an integer >= 1, got {batch_size!r}.")
+    if validation_fraction is not None and not (isinstance(validation_fraction, numbers.Real)
+                                                and not isinstance(validation_fraction, bool)
+                                                and 0 < validation_fraction < 1):
+        raise ValueError(f"The 'validation_fraction' parameter must be None or a number in (0, 1), got "
+                         f"{validation_fraction!r}.")
     n_layers = len(mlp.coefs_)
     levels = _layer_sparsities(sparsity, n_layers, pattern)
     pruned = copy.deepcopy(mlp)
@@ -227,19 +244,29 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"y has {Y.shape[0]} samples, X has {X.shape[0]}.")
         rng = check_random_state(random_state)
+        X_fit, Y_fit, X_val, Y_val = X, Y, X, Y  # (gradient steps on X_fit; rounds judged on X_val)
+        if validation_fraction is not None:
+            n_val = int(round(validation_fraction * X.shape[0]))
+            if not 1 <= n_val < X.shape[0]:
+                raise ValueError(f"validation_fraction={validation_fraction} of {X.shape[0]} calibration samples "
+                                 f"leaves {n_val} for validation and {X.shape[0] - n_val} for the gradient steps; "
+                                 "both need at least one.")
+            order = rng.permutation(X.shape[0])
+            X_val, Y_val, X_fit, Y_fit = X[order[:n_val]], Y[order[:n_val]], X[order[n_val:]], Y[order[n_val:]]
         step = float(learning_rate)
-        current = _loss(pruned, X, Y)
+        penalty = validation_fraction is None
+        current = _loss(pruned, X_val, Y_val, penalty)
         for _ in range(n_rounds):
-            rows = (slice(None) if batch_size is None or batch_size >= X.shape[0]
-                    else rng.choice(X.shape[0], batch_size, replace=False))
-            g_coef, g_int = _gradient(pruned, X[rows], Y[rows])
+            rows = (slice(None) if batch_size is None or batch_size >= X_fit.shape[0]
+                    else rng.choice(X_fit.shape[0], batch_size, replace=False))
+            g_coef, g_int = _gradient(pruned, X_fit[rows], Y_fit[rows])
             saved = [W.copy() for W in pruned.coefs_], [b.copy() for b in pruned.intercepts_]
             for i in range(n_layers):
                 if active[i]:
                     pruned.coefs_[i] = pruned.coefs_[i] - step * g_coef[i]
                     pruned.intercepts_[i] = pruned.intercepts_[i] - step * g_int[i]
             project()
-            value = _loss(pruned, X, Y)
+            value = _loss(pruned, X_val, Y_val, penalty)
             if not value <= current:  # safeguard (not in the paper): undo the round, halve the step
                 pruned.coefs_, pruned.intercepts_ = saved
                 step *= 0.5

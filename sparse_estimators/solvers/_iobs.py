@@ -316,7 +316,10 @@ class _LeastSquaresCurvature:
             q = Q[start:start + step]
             A = H[q[:, :, None], q[:, None, :]] + eye
             rhs = R[q, np.arange(start, start + q.shape[0])[:, None]]
-            out[start:start + step] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+            if self.lam > 0:
+                out[start:start + step] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+            else:  # (damping=0: a block can be singular, e.g. an input never active; pseudo-inverse as elsewhere)
+                out[start:start + step] = [_SPDSolver(a).solve(r) for a, r in zip(A, rhs, strict=True)]
         return out
 
 
