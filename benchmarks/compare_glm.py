@@ -352,8 +352,12 @@ FMT = {"f1": ".3f", "nnz": ".1f", "d2": ".3f", "time": ".4f", "time_tuning": ".3
        "rho": ".2f", "fits": ".0f", "failed": ".0f", "invalid": ".0f", "conv_warn": ".0f"}
 
 
-def targets(syn):
-    """Per synthetic setting: our IHT's F1 and time against abess's, and Huber's F1 against the squared error."""
+def targets(syn, df_syn):
+    """Per synthetic setting: our IHT's F1 and time against abess's, and Huber's F1 against the squared error.
+
+    ``df_syn`` (the per-fit rows) adds the paired count over data sets: on how many IHT's F1 is above, below
+    abess's.
+    """
     lines = []
     keys = ["n", "p", "k", "rho", "signal"]
     for family in ("poisson", "gamma-log", "gamma-inverse"):
@@ -365,19 +369,31 @@ def targets(syn):
         f1_ok = (ours["f1"] >= theirs["f1"] - 1e-12)
         t_ratio = ours["time"] / theirs["time"]
         big = t_ratio[t_ratio.index.get_level_values("p") >= 1000]
+        rows = df_syn[df_syn["family"] == family]
+        paired = rows.pivot_table(index=keys + ["seed"], columns="method", values="f1")
+        above, below = int((paired["IHT"] > paired["abess"]).sum()), int((paired["IHT"] < paired["abess"]).sum())
         lines.append(f"* **{family}**: IHT's mean F1 >= abess's in {int(f1_ok.sum())} of {len(f1_ok)} settings "
-                     f"(largest deficit {max(0.0, float((theirs['f1'] - ours['f1']).max())):.3f}); "
+                     f"(largest deficit {max(0.0, float((theirs['f1'] - ours['f1']).max())):.3f}); over the "
+                     f"{len(paired)} data sets, mean F1 {paired['IHT'].mean():.3f} against "
+                     f"{paired['abess'].mean():.3f}, IHT's above abess's on {above}, below on {below}. "
                      f"IHT's median fit time / abess's: median {float(t_ratio.median()):.2f} over all settings, "
                      f"at most 1 in {int((t_ratio <= 1).sum())} of {len(t_ratio)}"
                      + (f"; at p >= 1000: median {float(big.median()):.2f}, worst {float(big.max()):.2f}"
-                        if len(big) else "") + ".")
+                        if len(big) else "")
+                     + (f"; at p < 1000: from {float(t_ratio[t_ratio.index.get_level_values('p') < 1000].min()):.1f}"
+                        f" to {float(t_ratio[t_ratio.index.get_level_values('p') < 1000].max()):.1f}"
+                        if len(big) < len(t_ratio) else "") + ".")
     sub = syn[syn["family"] == "huber"]
     if len(sub):
-        h = sub[sub["method"] == "IHT"]
-        s = sub[sub["method"] == "IHT squared_error"]
+        h = sub[sub["method"] == "IHT"].set_index(keys)
+        s = sub[sub["method"] == "IHT squared_error"].set_index(keys)
+        peers = sub[sub["method"].str.startswith("skglm")].groupby(keys)["f1"].max().reindex(h.index)
         lines.append(f"* **huber** (10 % gross outliers): IHT with `loss='huber'` mean F1 from {h['f1'].min():.3f} to "
-                     f"{h['f1'].max():.3f} over the settings (>= 0.9 in {int((h['f1'] >= 0.9).sum())} of {len(h)}); "
-                     f"the squared error from {s['f1'].min():.3f} to {s['f1'].max():.3f}.")
+                     f"{h['f1'].max():.3f} over the settings (>= 0.9 in {int((h['f1'] >= 0.9).sum())} of {len(h)}; "
+                     f"below: " + ", ".join(f"n={i[0]} p={i[1]} rho={i[3]} {i[4]} ({v:.3f})"
+                                            for i, v in h["f1"][h["f1"] < 0.9].items())
+                     + f"); the squared error from {s['f1'].min():.3f} to {s['f1'].max():.3f}; "
+                     f"IHT's F1 >= the better skglm penalty's in {int((h['f1'] >= peers - 1e-12).sum())} of {len(h)}.")
     return lines
 
 
@@ -433,7 +449,7 @@ def write_report(df_syn, df_real, out, args, elapsed, rev, cox):
         "",
     ]
     if len(syn):
-        lines += targets(syn) + ["", "## Synthetic grid", ""]
+        lines += targets(syn, df_syn) + ["", "## Synthetic grid", ""]
         for family in syn["family"].unique():
             lines += [f"### {family}", "", to_markdown(syn[syn["family"] == family].drop(columns="family"), FMT), ""]
     if len(df_real):
