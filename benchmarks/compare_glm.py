@@ -352,7 +352,7 @@ FMT = {"f1": ".3f", "nnz": ".1f", "d2": ".3f", "time": ".4f", "time_tuning": ".3
        "rho": ".2f", "fits": ".0f", "failed": ".0f", "invalid": ".0f", "conv_warn": ".0f"}
 
 
-def targets(syn, df_syn):
+def summary_lines(syn, df_syn):
     """Per synthetic setting: our IHT's F1 and time against abess's, and Huber's F1 against the squared error.
 
     ``df_syn`` (the per-fit rows) adds the paired count over data sets: on how many IHT's F1 is above, below
@@ -445,11 +445,11 @@ def write_report(df_syn, df_real, out, args, elapsed, rev, cox):
         "follow the log link (ours, scikit-learn's and skglm's `Gamma` correctly specified, abess's not); "
         "`gamma-inverse` data follow abess's link (abess correctly specified, the others not). Both are shown.",
         "",
-        "## Targets (synthetic grid)",
+        "## Summary: against abess, skglm and the squared error (synthetic grid)",
         "",
     ]
     if len(syn):
-        lines += targets(syn, df_syn) + ["", "## Synthetic grid", ""]
+        lines += summary_lines(syn, df_syn) + ["", "## Synthetic grid", ""]
         for family in syn["family"].unique():
             lines += [f"### {family}", "", to_markdown(syn[syn["family"] == family].drop(columns="family"), FMT), ""]
     if len(df_real):

@@ -66,7 +66,7 @@ ax.plot(ks, [r[0] for r in rows], "o-", label="IHTRegressor(k, loss='gamma')")
 ax.axhline(dense_d2, color="gray", ls="--", label=f"GammaRegressor, all {len(names)} columns")
 ax.set_xlabel("k (number of columns)")
 ax.set_ylabel("cross-validated D^2 (Gamma)")
-ax.legend(loc="lower left")
+ax.legend(loc="upper right")
 fig.tight_layout()
 
 # %%
