@@ -77,9 +77,10 @@ Real data bundled with installable packages (no download), ``k`` in ``{5,
 If ``benchmarks/_cox_peers.py`` exists (the survival estimators' peers), its
 ``cox_section()`` markdown is placed at the end of the page.
 
-Run ``PYTHONPATH=. python benchmarks/compare_glm.py`` (about 20 minutes on
-one core) or ``--quick`` (fewer repeats and settings); writes
-``doc/peers/glm.md`` (``--out``) and the raw per-fit rows to a CSV beside it.
+Run ``PYTHONPATH=. python benchmarks/compare_glm.py`` (8 data sets per
+setting, ``--repeats``: 21 and 27 minutes in two runs on a shared machine) or
+``--quick`` (fewer repeats and settings); writes ``doc/peers/glm.md``
+(``--out``) and the raw per-fit rows to a CSV beside it.
 """
 
 import argparse
@@ -473,7 +474,7 @@ def write_report(df_syn, df_real, out, args, elapsed, rev, cox):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=10, help="data sets per synthetic setting")
+    parser.add_argument("--repeats", type=int, default=8, help="data sets per synthetic setting")
     parser.add_argument("--quick", action="store_true", help="3 repeats, one size, strong signal only")
     parser.add_argument("--families", default="poisson,gamma-log,gamma-inverse,huber")
     parser.add_argument("--no-real", action="store_true", help="skip the real data sets")
