@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "doc"
 
 for _module in ("sphinx", "pydata_sphinx_theme", "numpydoc", "sphinx_gallery", "matplotlib", "pandas",
-                "myst_parser"):
+                "myst_parser", "statsmodels"):  # statsmodels: the data sets of two gallery examples
     pytest.importorskip(_module, reason="the documentation needs the 'doc' extra: pip install -e '.[doc]'")
 
 
