@@ -152,3 +152,40 @@ def test_constant_and_duplicated_columns_in_groups():
         warm = IHTRegressor(k=2, groups=labels, max_iter=1).fit(X, y, coef_init=start)
     np.testing.assert_array_equal(stuck.groups_support_, [0, 3])
     np.testing.assert_array_equal(warm.groups_support_, [1, 3])
+
+
+@pytest.mark.parametrize("cls", [IHTRegressor, IHTClassifier])
+def test_group_fits_exchange_at_most_two_groups_at_once(cls, monkeypatch):
+    """With groups both tasks exchange up to 2 groups per round (issue 33: the same group F1 for less time).
+
+    The feature search keeps its own size (5, the splice default): only group fits get ``max_exchange=2``.
+    """
+    from sparse_estimators.linear_model import _base
+
+    seen = []
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("max_exchange"))
+        return splice(*args, **kwargs)
+
+    monkeypatch.setattr(_base, "splice", recording)
+    X, y, labels = _decoy(0)
+    if cls is IHTClassifier:
+        y = (y > np.median(y)).astype(int)
+    cls(k=2, groups=labels, splicing=True).fit(X, y)
+    cls(k=2, splicing=True).fit(X, y)
+    assert seen == [2, None]
+
+
+def test_unit_price_levels_are_the_chi_squared_quantiles():
+    """A unit's level is the chi-squared quantile at 1 - 1/G with its number of usable coefficients as dof."""
+    import scipy.stats
+
+    X, y, labels = _decoy(1)
+    X[:, 5] = 2.0  # (a constant column: not a degree of freedom of its group)
+    loss = SquaredLoss(X, y[:, None])
+    structure = Groups(Hard(), labels)
+    search = _UnitSearch(loss, 2, structure, None, 5, 20, 0.25, 0.0, None)
+    G = labels.max() + 1
+    dof = np.bincount(labels, minlength=G) - np.bincount(labels[[5]], minlength=G)
+    np.testing.assert_allclose(search.level, scipy.stats.chi2.isf(1.0 / G, dof), rtol=1e-12)

@@ -141,7 +141,13 @@ def _samples_per_selection(loss, k):
     """Observations per ``k log(p - k)`` (the scale of the information needed to select ``k`` of ``p``).
 
     Observations, not rows: integer weights count as repeated rows (see
-    :attr:`~sparse_estimators.losses.BaseLoss.n_observations`).
+    :attr:`~sparse_estimators.losses.BaseLoss.n_observations`). With groups
+    ``k`` counts groups, on purpose: counting their features would stop the
+    classifiers' splicing (``'auto'``) at n = 200, p = 500, 5 groups, where it
+    raises the group F1 from 0.55 to 0.72 (SNR 6), and the regressors'
+    switch gate at 0.25 instead of 0.1 gave the same group F1 there
+    (:source:`benchmarks/compare_groups.py`'s designs, 20 data sets per
+    setting; issue 33).
     """
     return loss.n_observations / (k * np.log(max(loss.n_features - k, 2)))
 
@@ -604,6 +610,11 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # 0; at n=100, p=1000 (1.45) it lowered the mean F1 from 0.5083 to 0.4964
     # and left 1 such setting. The grid puts the limit between 1.45 and 7.2.
     _switch_gate_limit = 3.0
+    # with groups, up to 2 groups exchanged at once instead of 5, as the classifiers: on
+    # compare_groups.py's regression designs at n=200, p=500 (20 data sets per setting,
+    # three batches, sizes 2-10 twice and 1-8 once) the mean group F1 moved by +0.005,
+    # 0.000 and -0.001 for 0.88 to 0.91 times the CPU time (doc/changelog.rst)
+    _group_splice_options = {"max_exchange": 2}
 
     def _splice_kwargs(self, loss, k):
         """``_splice_options``, with ``switch_gate=0.1`` above the limit (below it, the exchange gate)."""
@@ -814,8 +825,8 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
     # Newton refit on up to 5 more groups of features; on compare_groups.py's logistic
     # designs (n=200, p=500 and n=500, p=1000, 20 fresh data sets per setting) the mean
     # group F1 was 0.4942 against 0.4929 at 5, for 0.60 to 0.66 times the CPU time
-    # (doc/peers/compare_groups.md has the benchmark); least squares keeps 5 (F1 0.8675
-    # against 0.8629 at 2, its candidates being cheap)
+    # (doc/peers/compare_groups.md has the benchmark); least squares too since issue 33
+    # (the same F1 there for 0.9 times the time)
     _group_splice_options = {"max_exchange": 2}
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
