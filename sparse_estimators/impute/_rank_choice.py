@@ -163,6 +163,7 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
 _ALS_TOP_RANK = 64
 _ALS_ALPHAS = tuple(0.5 * 0.5 ** k for k in range(12))
 _ALS_RANK_RATIO = 1.5
+_ALS_RANK_STEP_BELOW = 10
 #: a ridge path stops after this many fits in a row that do not lower the held-out error by a share _ALS_GAIN
 _ALS_PATIENCE = 2
 _ALS_GAIN = 1e-3
@@ -170,6 +171,10 @@ _ALS_GAIN = 1e-3
 #: and stop after this many caps in a row without a gain
 _ALS_RANK_CUTOFF = 1e-2
 _ALS_RANK_PATIENCE = 2
+#: the ridge path of a smaller rank cap stops after this many fits without gain
+_ALS_RANK_PATH_PATIENCE = 1
+#: then the ridge of the best fit times these factors, at its rank and from its factors
+_ALS_REFINE = (2 ** 0.5, 2 ** -0.5)
 
 
 def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter, tol, holdout, seed):
@@ -209,7 +214,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     o_rows, o_cols, o_vals = rows[out], cols[out], values[out] * scale
     ranks, alphas, errors, fits = [], [], [], []
 
-    def path(r, levels, init):
+    def path(r, levels, init, patience=_ALS_PATIENCE):
         """The ridge path at rank ``r``; the best (error, index) of it."""
         best = (np.inf, -1)
         rises = 0
@@ -228,7 +233,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
             if err < best[0]:
                 best = (err, len(errors) - 1)
             rises = 0 if gain else rises + 1
-            if rises >= _ALS_PATIENCE:
+            if rises >= patience:
                 break
         return best
 
@@ -237,15 +242,18 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     r = int(np.count_nonzero(s > _ALS_RANK_CUTOFF * s[0])) if s.size and s[0] > 0 else 1
     tried, misses = {ranks[0]}, 0
     while True:
-        r = int(round(r / _ALS_RANK_RATIO)) if r in tried else r
+        if r in tried:  # (one at a time among small ranks, where one component is much of the model)
+            r = r - 1 if r <= _ALS_RANK_STEP_BELOW else int(round(r / _ALS_RANK_RATIO))
         if r < 1 or r in tried:
             break
         tried.add(r)
         fit = fits[best[1]][1]  # (warm start: the best fit's top r singular triplets)
         root = np.sqrt(fit.s[:r])
         start = alphas[best[1]]
-        here = path(r, [start * 0.5 ** k for k in range(len(_ALS_ALPHAS))],
-                    (fit.U[:, :r] * root, fit.Vt[:r].T * root))
+        # (not below the first path's smallest ridge: there the gains are the fits' convergence, not the ridge's)
+        levels = [start * 0.5 ** k for k in range(len(_ALS_ALPHAS)) if start * 0.5 ** k >= _ALS_ALPHAS[-1] * top]
+        here = path(r, levels or [start],
+                    (fit.U[:, :r] * root, fit.Vt[:r].T * root), _ALS_RANK_PATH_PATIENCE)
         if here[0] >= best[0] * (1 - _ALS_GAIN):
             best = min(best, here)
             misses += 1
@@ -253,6 +261,10 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
                 break
         else:
             best, misses = here, 0
+    # the ridge between the grid's halvings, at the best rank (the error moves by ~1 % per factor sqrt(2) on images)
+    center = best[1]
+    for factor in _ALS_REFINE:
+        best = min(best, path(ranks[center], [alphas[center] * factor], fits[center][0]))
     ranks, alphas, errors = np.asarray(ranks), np.asarray(alphas) / scale, np.asarray(errors)
     i = best[1]
     validation = RankValidation(ranks=ranks, errors=errors[:, None], mean_errors=errors, best_rank=int(ranks[i]),
