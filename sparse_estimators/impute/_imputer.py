@@ -103,8 +103,10 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         10, 12, 15, 19, 24, 30, ...`` (every rank to 10, then ratios of about
         1.25), stopped once two grid ranks above the best one validate worse
         than it, then refined on at most 6 ranks between the best one's grid
-        neighbours. An int above ``min(n_samples, n_features) - 1`` is
-        clipped, with a warning.
+        neighbours (with the hard-rank solvers; with ``solver='als'``, the
+        default, the rank and ``alpha`` are chosen together: see Notes). An
+        int above ``min(n_samples, n_features) - 1`` is clipped, with a
+        warning.
     solver : {'accelerated', 'iht', 'regularized', 'als'}, default='als'
         See :func:`complete_matrix` (``'regularized'``, Axiotis &
         Sviridenko's local search, is much slower and needs
