@@ -131,3 +131,53 @@ def test_auto_rank_and_ridge_beat_the_best_hard_rank_on_a_matrix_without_a_sharp
         error = hidden_rmse(shrunk)
     assert shrunk.alpha_ > 0
     assert error < 0.98 * hard
+
+
+# -- solver='als': the stopping rule's distance from Gram blocks --------------------------------------------------
+def test_als_change_from_gram_blocks_matches_the_dense_difference():
+    from sparse_estimators.impute._als import _product_distance_squared
+
+    rng = np.random.default_rng(5)
+    U, V = rng.standard_normal((50, 4)) * 1e3, rng.standard_normal((30, 4))
+    for size in (1.0, 1e-7):  # (a move of 1e-7 relative: what tol=1e-5 compares, no cancellation)
+        dU, dV = size * rng.standard_normal(U.shape), size * rng.standard_normal(V.shape)
+        expected = np.linalg.norm(dU @ V.T + U @ dV.T + dU @ dV.T) ** 2  # (U + dU)(V + dV)^T - U V^T, no big terms
+        np.testing.assert_allclose(_product_distance_squared(U + dU, V + dV, U, V), expected, rtol=1e-9)
+
+
+# -- item 2: rank='auto' with solver='als' steps the small ranks one at a time ------------------------------------
+def test_auto_rank_and_ridge_find_the_true_rank_between_ratio_steps():
+    # noisy rank-5 matrix plus offsets, 800 x 400 with 8 % observed: the ridge path at the largest rank leaves 9
+    # singular values above 1 % of the largest; stepping down by ratios of 1.5 (9, 6, 4, 3) skipped 5 and chose 6,
+    # whose final fit did not converge in 300 iterations (hidden RMSE 0.1268); one at a time below 10 it finds 5
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((800, 5)) @ rng.standard_normal((5, 400)) + rng.uniform(-5, 5, 400)
+    X += 0.1 * rng.standard_normal(X.shape)
+    hidden = rng.uniform(size=X.shape) >= 0.08
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        imputer = LowRankImputer(rank="auto", solver="als")
+        out = imputer.fit_transform(np.where(hidden, np.nan, X))
+    assert imputer.rank_ == 5
+    assert 5 in imputer.rank_validation_.ranks and 6 in imputer.rank_validation_.ranks
+    assert np.sqrt(np.mean((out - X)[hidden] ** 2)) < 0.125  # (noise 0.1)
+
+
+# -- item 2: the default imputer shrinks (solver='als') and beats the hard rank on a photograph ------------------
+def test_default_imputer_beats_the_hard_rank_on_a_photograph():
+    # china.jpg averaged over 4 x 4 blocks (106 x 160), half the pixels hidden. Measured: 20.72 (defaults, shrinkage)
+    # against 23.66 with solver='accelerated' (the default before, a hard rank chosen on held-out entries)
+    from sklearn.datasets import load_sample_image
+
+    image = load_sample_image("china.jpg").astype(float).mean(axis=2)
+    X = image[:424, :640].reshape(106, 4, 160, 4).mean(axis=(1, 3))
+    missing = np.random.default_rng(0).uniform(size=X.shape) < 0.5
+    X_missing = np.where(missing, np.nan, X)
+
+    def hidden_rmse(imputer):
+        return np.sqrt(np.mean((imputer.fit_transform(X_missing) - X)[missing] ** 2))
+
+    default = LowRankImputer()
+    assert default.solver == "als"
+    assert hidden_rmse(default) < 0.95 * hidden_rmse(LowRankImputer(solver="accelerated"))
+    assert default.alpha_ > 0

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from ._factored import CompletionResult, _column_sums, _frobenius_distance, _randomized_svd
+from ._factored import CompletionResult, _column_sums, _randomized_svd
 
 #: growth of the extrapolation weight while extrapolations are accepted (and its start)
 _EXTRAPOLATION_GROWTH = 1.5
@@ -44,6 +44,18 @@ def _ridge_solve(gram, rhs, alpha):
     except np.linalg.LinAlgError:
         c = scipy.linalg.cho_factor(a + jitter * np.eye(r), check_finite=False)
     return scipy.linalg.cho_solve(c, rhs.T, check_finite=False).T
+
+
+def _product_distance_squared(U, V, U0, V0):
+    """``||U V^T - U0 V0^T||_F^2`` from ``r x r`` Gram blocks (no QR).
+
+    ``U V^T - U0 V0^T = A B^T`` with ``A = [U - U0, U0]``, ``B = [V, V - V0]``;
+    every term of ``sum((A^T A) * (B^T B))`` is of the order of the result (a
+    product with a difference), so nothing large cancels.
+    """
+    A = np.hstack([U - U0, U0])
+    B = np.hstack([V, V - V0])
+    return max(float(np.sum((A.T @ A) * (B.T @ B))), 0.0)
 
 
 def _spectral_init(obs, r, mu, rng):
@@ -68,14 +80,15 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     vals, cols = obs.values, obs.cols
     counts = _column_sums(cols, n)
     inv_counts = np.divide(1.0, counts, out=np.zeros(n), where=counts > 0)
-    mu = _column_sums(cols, n, vals) * inv_counts if offsets else np.zeros(n)
+    vals_sums = _column_sums(cols, n, vals) if offsets else None
+    mu = vals_sums * inv_counts if offsets else np.zeros(n)
     U, V = _spectral_init(obs, r, mu, rng) if init is None else (init[0].copy(), init[1].copy())
 
     def evaluate(U, V):
         """Objective, the best offsets given ``U V^T``, and the residual (fit minus observed)."""
         res = obs.entries(U, np.ones(r), V.T)
         if offsets:
-            mu = (_column_sums(cols, n, vals) - _column_sums(cols, n, res)) * inv_counts
+            mu = (vals_sums - _column_sums(cols, n, res)) * inv_counts
             res += mu[cols]
         else:
             mu = np.zeros(n)
@@ -104,11 +117,10 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         f, mu, res = evaluate(U, V)
         # the stopping rule measures the sweep's own move (the fixed-point residual of the ALS map), not the
         # extrapolation's jump on top of it
-        ones = np.ones(r)
         dmu = mu - mu0
-        change = np.sqrt(_frobenius_distance((U, ones, V.T), (U0, ones, V0.T)) ** 2 + m * float(dmu @ dmu))
+        change = np.sqrt(_product_distance_squared(U, V, U0, V0) + m * float(dmu @ dmu))
         # relative to the low-rank part only (invariant to constants added to the data when centering)
-        size = _frobenius_distance((U, ones, V.T), (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n))))
+        size = np.sqrt(max(float(np.sum((U.T @ U) * (V.T @ V))), 0.0))
         if it > 1 and change > tol * size:  # a safeguarded extrapolation of both factors
             Ue, Ve = U + beta * (U - U0), V + beta * (V - V0)
             fe, mue, rese = evaluate(Ue, Ve)

@@ -103,14 +103,19 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         10, 12, 15, 19, 24, 30, ...`` (every rank to 10, then ratios of about
         1.25), stopped once two grid ranks above the best one validate worse
         than it, then refined on at most 6 ranks between the best one's grid
-        neighbours. An int above ``min(n_samples, n_features) - 1`` is
-        clipped, with a warning.
-    solver : {'accelerated', 'iht', 'regularized', 'als'}, default='accelerated'
+        neighbours (with the hard-rank solvers; with ``solver='als'``, the
+        default, the rank and ``alpha`` are chosen together: see Notes). An
+        int above ``min(n_samples, n_features) - 1`` is clipped, with a
+        warning.
+    solver : {'accelerated', 'iht', 'regularized', 'als'}, default='als'
         See :func:`complete_matrix` (``'regularized'``, Axiotis &
         Sviridenko's local search, is much slower and needs
         ``thresholding='hard'``; ``'als'``, a ridge ``alpha`` on the factors,
         shrinks the singular values like SoftImpute; with ``rank='auto'`` it
-        chooses the rank and ``alpha`` together).
+        chooses the rank and ``alpha`` together). The default was
+        ``'accelerated'`` (a hard rank) before version 0.1.0: on a photograph
+        and ``load_digits`` the shrinkage's hidden-entry error is 6 to 20 %
+        lower (:source:`doc/peers/completion.md`).
     thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
         The operator applied to the singular values.
     step_size : 'auto' or float, default='auto'
@@ -251,7 +256,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     instead (``_rank_choice._validate_rank_and_alpha``):
     the ridge path at the largest identifiable rank (at most 64), then
     smaller rank caps from the best fit's number of singular values above
-    1 % of the largest down by ratios of 1.5, each fit warm-started; the final fit starts from
+    1 % of the largest down by ratios of 1.5 (one at a time from 10 down), then the best ridge times
+    ``2^(+-1/2)``, each fit warm-started; the final fit starts from
     the best validation fit with ``alpha`` times ``sqrt(n / n_fit)``.
 
     Examples
@@ -269,7 +275,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, rank="auto", *, solver="accelerated", thresholding="hard", step_size="auto", max_iter=300,
+    def __init__(self, rank="auto", *, solver="als", thresholding="hard", step_size="auto", max_iter=300,
                  tol=1e-5, missing_values=np.nan, center=True, standardize=True, add_indicator=False,
                  keep_empty_features=False, copy=True, alpha=0.0, random_state=0, verbose=0):
         self.rank = rank

@@ -163,13 +163,16 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
 _ALS_TOP_RANK = 64
 _ALS_ALPHAS = tuple(0.5 * 0.5 ** k for k in range(12))
 _ALS_RANK_RATIO = 1.5
+_ALS_RANK_STEP_BELOW = 10
 #: a ridge path stops after this many fits in a row that do not lower the held-out error by a share _ALS_GAIN
-_ALS_PATIENCE = 2
+_ALS_PATIENCE = 1
 _ALS_GAIN = 1e-3
 #: the smaller rank caps start at the number of singular values of the best fit above this share of the largest,
 #: and stop after this many caps in a row without a gain
 _ALS_RANK_CUTOFF = 1e-2
 _ALS_RANK_PATIENCE = 2
+#: then the ridge of the best fit times these factors, at its rank and from its factors
+_ALS_REFINE = (2 ** 0.5, 2 ** -0.5)
 
 
 def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter, tol, holdout, seed):
@@ -179,14 +182,18 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     largest rank ``min(cap, 64)``: the ridge ``alpha`` runs down the path
     ``_ALS_ALPHAS`` (times the largest singular value of the zero-filled,
     centred observations), each fit warm-started from the previous one, until
-    the held-out error rises twice in a row (this is SoftImpute's choice of
+    a fit does not lower the held-out error (this is SoftImpute's choice of
     lambda, a nuclear norm with a rank cap). Then smaller rank caps, from the
     number ``k`` of singular values of the best fit above 1 % of the largest
-    down by ratios of 1.5, each with the ridge path from the best ridge so
-    far downwards (a rank cap does part of the shrinkage's work: the tail is
+    down by ratios of 1.5 (one at a time from 10 down), each with the ridge
+    path from the best ridge so far downwards, not below the first path's
+    smallest ridge (a rank cap does part of the shrinkage's work: the tail is
     cut instead of shrunk, so the head needs less), warm-started from the
     best fit's top singular triplets; they stop after two ranks in a row
-    that do not improve on the best error. Returns the :class:`RankValidation` of every (rank, alpha)
+    that do not improve on the best error. Last, the best ridge times
+    ``2^(1/2)`` and ``2^(-1/2)`` at the best rank (the halving grid is coarse:
+    on a photograph the hidden-entry error moves by about 1 % per factor
+    ``2^(1/2)``). Returns the :class:`RankValidation` of every (rank, alpha)
     tried (``alphas`` in the data's units) and the factors of the best fit,
     to warm-start the final fit.
     """
@@ -237,14 +244,17 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     r = int(np.count_nonzero(s > _ALS_RANK_CUTOFF * s[0])) if s.size and s[0] > 0 else 1
     tried, misses = {ranks[0]}, 0
     while True:
-        r = int(round(r / _ALS_RANK_RATIO)) if r in tried else r
+        if r in tried:  # (one at a time among small ranks, where one component is much of the model)
+            r = r - 1 if r <= _ALS_RANK_STEP_BELOW else int(round(r / _ALS_RANK_RATIO))
         if r < 1 or r in tried:
             break
         tried.add(r)
         fit = fits[best[1]][1]  # (warm start: the best fit's top r singular triplets)
         root = np.sqrt(fit.s[:r])
         start = alphas[best[1]]
-        here = path(r, [start * 0.5 ** k for k in range(len(_ALS_ALPHAS))],
+        # (not below the first path's smallest ridge: there the gains are the fits' convergence, not the ridge's)
+        levels = [start * 0.5 ** k for k in range(len(_ALS_ALPHAS)) if start * 0.5 ** k >= _ALS_ALPHAS[-1] * top]
+        here = path(r, levels or [start],
                     (fit.U[:, :r] * root, fit.Vt[:r].T * root))
         if here[0] >= best[0] * (1 - _ALS_GAIN):
             best = min(best, here)
@@ -253,6 +263,10 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
                 break
         else:
             best, misses = here, 0
+    # the ridge between the grid's halvings, at the best rank (the error moves by ~1 % per factor sqrt(2) on images)
+    center = best[1]
+    for factor in _ALS_REFINE:
+        best = min(best, path(ranks[center], [alphas[center] * factor], fits[center][0]))
     ranks, alphas, errors = np.asarray(ranks), np.asarray(alphas) / scale, np.asarray(errors)
     i = best[1]
     validation = RankValidation(ranks=ranks, errors=errors[:, None], mean_errors=errors, best_rank=int(ranks[i]),
