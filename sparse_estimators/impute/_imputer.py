@@ -21,7 +21,7 @@ from ._completion import _SOLVERS, _Observed, _power_of_two_scale, _solve
 from ._factored import _entries
 from ._imputer_rank import _AUTO_TOL, alpha_growth, auto_rank, auto_rank_and_alpha
 from ._observed import check_solver_thresholding
-from ._posterior import fill_missing, noise_variance, ridge_penalty
+from ._posterior import _BLOCK, fill_missing, noise_variance, ridge_penalty
 
 __all__ = ["LowRankImputer"]
 
@@ -40,6 +40,31 @@ def _warn(message, category=UserWarning):
     while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def _row_blocks(X, start=False):
+    """Blocks of rows of ``X`` (views) of about ``_posterior._BLOCK`` entries each; with ``start``, (start, block)."""
+    step = max(1, _BLOCK // max(X.shape[1], 1))
+    for i in range(0, X.shape[0], step):
+        yield (i, X[i:i + step]) if start else X[i:i + step]
+
+
+def _observed_entries(X, is_missing):
+    """Row indices, column indices (row-major order) and values of the entries of ``X`` that are not missing.
+
+    Two passes over row blocks (count, then fill): the only arrays of the
+    size of ``X`` are never formed, and the outputs are allocated once.
+    """
+    total = sum(int(np.count_nonzero(~is_missing(block))) for block in _row_blocks(X))
+    rows, cols, values = np.empty(total, dtype=np.intp), np.empty(total, dtype=np.intp), np.empty(total)
+    at = 0
+    for start, block in _row_blocks(X, start=True):
+        r, c = np.nonzero(~is_missing(block))
+        rows[at:at + r.size] = r + start
+        cols[at:at + r.size] = c
+        values[at:at + r.size] = block[r, c]
+        at += r.size
+    return rows, cols, values
 
 
 def _column_scale(values, cols, mean, counts):
@@ -376,29 +401,35 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                              f" it supports thresholding='hard' only, got thresholding={self.thresholding!r}.")
 
     def _validate_X(self, X, *, reset, copy):
+        """``X`` as float64 (never copied unless ``copy``), checked for infinity (and NaN) row block by row block.
+
+        No ``n_samples x n_features`` temporary: the missing entries are found per block (:meth:`_is_missing`).
+        """
         if sp.issparse(X):
             raise TypeError(f"{type(self).__name__} takes a dense X with missing entries marked by missing_values, "
                             f"got a scipy.sparse {type(X).__name__}. For a sparse matrix whose stored entries are the "
                             "observed ones, use sparse_estimators.impute.complete_matrix (it never forms the dense "
                             "matrix).")
-        nan = is_scalar_nan(self.missing_values)
         try:
-            X = validate_data(self, X, reset=reset, dtype=np.float64, copy=copy, ensure_all_finite="allow-nan")
+            X = validate_data(self, X, reset=reset, dtype=np.float64, copy=copy, ensure_all_finite=False)
         except ValueError as exc:
             if "could not convert" in str(exc):
                 raise ValueError(f"{type(self).__name__} needs numeric data (non-numeric entry or column): "
                                  f"{exc}") from exc
             raise
-        if np.isinf(X).any():  # (validate_data reports infinity only together with NaN checks)
-            raise ValueError("Input X contains infinity: LowRankImputer accepts finite values and missing values.")
-        if nan:
-            mask = np.isnan(X)
-        else:
-            if np.isnan(X).any():
+        nan = is_scalar_nan(self.missing_values)
+        for block in _row_blocks(X):
+            if np.isinf(block).any():
+                raise ValueError("Input X contains infinity: LowRankImputer accepts finite values and missing "
+                                 "values.")
+            if not nan and np.isnan(block).any():
                 raise ValueError(f"Input X contains NaN but missing_values={self.missing_values!r}: set "
                                  "missing_values=np.nan if NaN marks the missing entries.")
-            mask = X == self.missing_values
-        return X, mask
+        return X
+
+    def _is_missing(self, block):
+        """Where a block of rows is missing (``missing_values``)."""
+        return np.isnan(block) if is_scalar_nan(self.missing_values) else block == self.missing_values
 
     # -- fit -----------------------------------------------------------------------------------------------
     def fit(self, X, y=None):
@@ -444,29 +475,28 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
 
     def _fit(self, X):
         self._validate_params()
-        X, mask = self._validate_X(X, reset=True, copy=False)  # (read only: never a copy of X)
+        X = self._validate_X(X, reset=True, copy=False)  # (read only: never a copy of X)
         m, n = X.shape
-        if mask.all():
+        # the observed entries, gathered row block by row block (no m x n mask)
+        rows, cols, values = _observed_entries(X, self._is_missing)
+        if values.size == 0:
             raise ValueError(f"Every entry of X is missing (missing_values={self.missing_values!r}): "
                              "there is nothing to learn from.")
-        if not mask.any() and not is_scalar_nan(self.missing_values):
+        if values.size == m * n and not is_scalar_nan(self.missing_values):
             _warn(f"missing_values={self.missing_values!r} does not occur in X: nothing to impute in the training "
                   "data.")
-        X_full, valid = X, (~mask).any(axis=0)
+        valid = np.bincount(cols, minlength=n) > 0
         if not valid.all():
             what = ("they are imputed with 0" if self.keep_empty_features else
                     "they are dropped from the output (keep_empty_features=False), as in SimpleImputer")
             _warn(f"{int((~valid).sum())} column(s) of X have no observed entry (e.g. column "
                   f"{int(np.flatnonzero(~valid)[0])}): {what}.")
-            X, mask = X[:, valid], mask[:, valid]
-        n_valid = X.shape[1]
-        empty_rows = mask.all(axis=1)
+            cols = (np.cumsum(valid) - 1)[cols]  # (the model is fit on the columns with an observed entry)
+        n_valid = int(valid.sum())
+        empty_rows = np.bincount(rows, minlength=m) == 0
         if empty_rows.any():
             _warn(f"{int(empty_rows.sum())} row(s) of X have no observed entry: they are imputed with the column "
                   "means.")
-        rows, cols = np.nonzero(~mask)
-        values = X[rows, cols]
-        del mask
         counts = np.bincount(cols, minlength=n_valid)
         mean = np.bincount(cols, weights=values, minlength=n_valid) / counts
         # the model is fit to the standardized columns: the imputation does not depend on the columns' units
@@ -544,7 +574,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         self._valid_features = valid
         self.indicator_ = None
         if self.add_indicator:
-            self.indicator_ = MissingIndicator(missing_values=self.missing_values, error_on_new=False).fit(X_full)
+            self.indicator_ = MissingIndicator(missing_values=self.missing_values, error_on_new=False).fit(X)
 
     # -- transform -----------------------------------------------------------------------------------------
     def transform(self, X):
@@ -572,17 +602,26 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         return self._impute(X, warn_empty_rows=True)
 
     def _impute(self, X, warn_empty_rows):
-        X, mask = self._validate_X(X, reset=False, copy=self.copy)
-        indicator = None if self.indicator_ is None else self.indicator_.transform(X)
         valid = self._valid_features
-        if not (valid.all() or self.keep_empty_features):
-            X, mask = X[:, valid], mask[:, valid]
+        keep = slice(None) if self.keep_empty_features or valid.all() else valid
+        features = np.zeros(0, dtype=int) if self.indicator_ is None else self.indicator_.features_
+        in_place = not self.copy and isinstance(keep, slice) and features.size == 0
+        # one allocation: the output (the kept features, then the indicator columns), filled in place; with
+        # copy=False, X itself when nothing is dropped or added
+        X = self._validate_X(X, reset=False, copy=False)
+        if in_place:
+            out = X
+        else:
+            n_keep = X.shape[1] if isinstance(keep, slice) else int(valid.sum())
+            out = np.empty((X.shape[0], n_keep + features.size))
+            for start, block in _row_blocks(X, start=True):
+                out[start:start + block.shape[0], :n_keep] = block[:, keep]
+                if features.size:
+                    out[start:start + block.shape[0], n_keep:] = self._is_missing(block[:, features])
+        filled = out if features.size == 0 else out[:, :n_keep]
         # (a kept empty feature has mean 0 and no component: its missing entries get 0, its observed ones stay)
-        if warn_empty_rows:
-            empty = mask.all(axis=1)
-            if empty.any():
-                _warn(f"{int(empty.sum())} row(s) of X have no observed entry: they are imputed with the column "
-                      "means.")
-        keep = slice(None) if self.keep_empty_features else valid
-        fill_missing(X, mask, self.mean_[keep], self.scale_[keep], self.components_[:, keep], self._penalty)
-        return X if indicator is None else np.hstack([X, indicator])
+        n_empty = fill_missing(filled, self._is_missing, self.mean_[keep], self.scale_[keep],
+                               self.components_[:, keep], self._penalty)
+        if warn_empty_rows and n_empty:
+            _warn(f"{n_empty} row(s) of X have no observed entry: they are imputed with the column means.")
+        return out
