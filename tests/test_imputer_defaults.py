@@ -246,3 +246,15 @@ def test_transform_allocates_the_output_once():
     assert out.shape == (3000, 399 + 400)
     np.testing.assert_array_equal(out[:, 399:], np.isnan(X))
     assert peak < 1.5 * out.nbytes, peak / out.nbytes
+
+
+def test_empty_row_warning_of_a_pipeline_transform_points_at_the_users_line():
+    X_missing = _hide(_low_rank(40, 5, 2, seed=13) + 2.0, 0.2, 13)[0]
+    pipe = make_pipeline(LowRankImputer(rank=2), StandardScaler()).fit(X_missing)
+    new = X_missing[:5].copy()
+    new[2] = np.nan
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        pipe.transform(new)
+    assert [str(w.message).split(":")[0] for w in record] == ["1 row(s) of X have no observed entry"]
+    assert record[0].filename == __file__

@@ -20,8 +20,8 @@ from ..thresholding import get_operator
 from ._completion import _SOLVERS, _Observed, _power_of_two_scale, _solve
 from ._factored import _entries
 from ._imputer_rank import _AUTO_TOL, alpha_growth, auto_rank, auto_rank_and_alpha
-from ._observed import check_solver_thresholding
-from ._posterior import _BLOCK, fill_missing, noise_variance, ridge_penalty
+from ._observed import check_solver_thresholding, observed_entries, row_blocks
+from ._posterior import fill_missing, noise_variance, ridge_penalty
 
 __all__ = ["LowRankImputer"]
 
@@ -40,31 +40,6 @@ def _warn(message, category=UserWarning):
     while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
-
-
-def _row_blocks(X, start=False):
-    """Blocks of rows of ``X`` (views) of about ``_posterior._BLOCK`` entries each; with ``start``, (start, block)."""
-    step = max(1, _BLOCK // max(X.shape[1], 1))
-    for i in range(0, X.shape[0], step):
-        yield (i, X[i:i + step]) if start else X[i:i + step]
-
-
-def _observed_entries(X, is_missing):
-    """Row indices, column indices (row-major order) and values of the entries of ``X`` that are not missing.
-
-    Two passes over row blocks (count, then fill): the only arrays of the
-    size of ``X`` are never formed, and the outputs are allocated once.
-    """
-    total = sum(int(np.count_nonzero(~is_missing(block))) for block in _row_blocks(X))
-    rows, cols, values = np.empty(total, dtype=np.intp), np.empty(total, dtype=np.intp), np.empty(total)
-    at = 0
-    for start, block in _row_blocks(X, start=True):
-        r, c = np.nonzero(~is_missing(block))
-        rows[at:at + r.size] = r + start
-        cols[at:at + r.size] = c
-        values[at:at + r.size] = block[r, c]
-        at += r.size
-    return rows, cols, values
 
 
 def _column_scale(values, cols, mean, counts):
@@ -274,8 +249,11 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     iterations.
 
     Memory: ``fit`` reads ``X`` without copying it and keeps the observed
-    entries and the factors; ``transform`` fills a copy of ``X`` (``X``
-    itself with ``copy=False``) row block by row block. ``X`` must be dense:
+    entries and the factors; ``transform`` allocates its output once (the
+    kept features, then the indicator columns; ``X`` itself with
+    ``copy=False`` when nothing is dropped or added) and fills it row block
+    by row block; neither forms a mask of the size of ``X``
+    (:source:`doc/peers/imputer_memory.md`). ``X`` must be dense:
     for a scipy.sparse matrix whose stored entries are the observations, use
     :func:`complete_matrix`.
 
@@ -418,7 +396,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                                  f"{exc}") from exc
             raise
         nan = is_scalar_nan(self.missing_values)
-        for block in _row_blocks(X):
+        for block in row_blocks(X):
             if np.isinf(block).any():
                 raise ValueError("Input X contains infinity: LowRankImputer accepts finite values and missing "
                                  "values.")
@@ -478,7 +456,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         X = self._validate_X(X, reset=True, copy=False)  # (read only: never a copy of X)
         m, n = X.shape
         # the observed entries, gathered row block by row block (no m x n mask)
-        rows, cols, values = _observed_entries(X, self._is_missing)
+        rows, cols, values = observed_entries(X, self._is_missing)
         if values.size == 0:
             raise ValueError(f"Every entry of X is missing (missing_values={self.missing_values!r}): "
                              "there is nothing to learn from.")
@@ -614,7 +592,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         else:
             n_keep = X.shape[1] if isinstance(keep, slice) else int(valid.sum())
             out = np.empty((X.shape[0], n_keep + features.size))
-            for start, block in _row_blocks(X, start=True):
+            for start, block in row_blocks(X, start=True):
                 out[start:start + block.shape[0], :n_keep] = block[:, keep]
                 if features.size:
                     out[start:start + block.shape[0], n_keep:] = self._is_missing(block[:, features])

@@ -15,10 +15,10 @@ being extrapolated by an unregularised least-squares solve.
 
 import numpy as np
 
+from ._observed import _BLOCK  # (rows are processed in blocks of about this many entries: temporaries of ~1 MB)
+
 __all__ = ["fill_missing", "noise_variance", "ridge_penalty"]
 
-#: rows are processed in blocks of about this many entries (bounds the temporaries: a few blocks of 1 MB)
-_BLOCK = 1 << 17
 #: the noise variance is at least this share of the largest prior variance (keeps the ridge system definite)
 _NOISE_FLOOR = 1e-12
 
