@@ -172,6 +172,14 @@ def test_copy_matches_simple_imputer():
     X = X_missing.copy()
     LowRankImputer(rank=2, copy=False).fit(X)
     np.testing.assert_array_equal(X, X_missing)  # (fit never writes)
+    # copy=False with add_indicator: X filled in place, the output a new array of X and the indicator columns
+    for make in (lambda: LowRankImputer(rank=2, copy=False, add_indicator=True),
+                 lambda: SimpleImputer(copy=False, add_indicator=True)):
+        X = X_missing.copy()
+        out = make().fit(X).transform(X)
+        assert not np.isnan(X).any() and not np.shares_memory(out, X)
+        np.testing.assert_array_equal(out[:, :5], X)
+        np.testing.assert_array_equal(out[:, 5:], np.isnan(X_missing)[:, np.isnan(X_missing).any(axis=0)])
 
 
 def test_get_feature_names_out_with_pandas_output():

@@ -127,7 +127,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         ``IterativeImputer`` do); with True it is kept and imputed with 0.
     copy : bool, default=True
         If False, ``transform`` fills ``X`` in place when it is a float64
-        NumPy array (and no feature is dropped); otherwise a copy is filled.
+        NumPy array (and no feature is dropped; with ``add_indicator``, the
+        output is a new array of ``X`` filled and the indicator columns, as in
+        ``SimpleImputer``); otherwise a copy is filled.
     alpha : float >= 0, default=0.0
         The ridge on the factors of ``solver='als'`` (a nuclear-norm penalty
         in the data's units, standardized with ``standardize``); must be 0 with the other solvers. Ignored with
@@ -583,23 +585,23 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         valid = self._valid_features
         keep = slice(None) if self.keep_empty_features or valid.all() else valid
         features = np.zeros(0, dtype=int) if self.indicator_ is None else self.indicator_.features_
-        in_place = not self.copy and isinstance(keep, slice) and features.size == 0
-        # one allocation: the output (the kept features, then the indicator columns), filled in place; with
-        # copy=False, X itself when nothing is dropped or added
+        in_place = not self.copy and isinstance(keep, slice)
+        # one allocation at most: the output (the kept features, then the indicator columns), filled in place;
+        # with copy=False and no feature dropped, X itself is filled (and copied next to the indicator columns)
         X = self._validate_X(X, reset=False, copy=False)
-        if in_place:
-            out = X
-        else:
-            n_keep = X.shape[1] if isinstance(keep, slice) else int(valid.sum())
-            out = np.empty((X.shape[0], n_keep + features.size))
-            for start, block in row_blocks(X, start=True):
+        n_keep = X.shape[1] if isinstance(keep, slice) else int(valid.sum())
+        out = X if in_place and features.size == 0 else np.empty((X.shape[0], n_keep + features.size))
+        for start, block in row_blocks(X, start=True):
+            if features.size:  # (before the fill: the indicator marks the entries missing in X)
+                out[start:start + block.shape[0], n_keep:] = self._is_missing(block[:, features])
+            if not in_place:
                 out[start:start + block.shape[0], :n_keep] = block[:, keep]
-                if features.size:
-                    out[start:start + block.shape[0], n_keep:] = self._is_missing(block[:, features])
-        filled = out if features.size == 0 else out[:, :n_keep]
+        filled = X if in_place else out[:, :n_keep]
         # (a kept empty feature has mean 0 and no component: its missing entries get 0, its observed ones stay)
         n_empty = fill_missing(filled, self._is_missing, self.mean_[keep], self.scale_[keep],
                                self.components_[:, keep], self._penalty)
+        if in_place and features.size:
+            out[:, :n_keep] = X
         if warn_empty_rows and n_empty:
             _warn(f"{n_empty} row(s) of X have no observed entry: they are imputed with the column means.")
         return out
