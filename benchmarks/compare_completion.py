@@ -26,8 +26,8 @@ in [-5, 5]) with entries observed uniformly at random; a grayscale
 photograph (``load_sample_image('china.jpg')``, 427 x 640, RGB mean, 50 %
 observed); ``load_digits`` (1797 x 64, 70 % observed). The RMSE is over all
 hidden entries, against their true (noisy) values: 0.1 is the noise floor of
-the synthetic data. ``LowRankImputer`` (``max_iter=500``) runs with its
-defaults (``solver='als', rank='auto'``: rank and ridge on the factors chosen
+the synthetic data. ``LowRankImputer`` (``max_iter=500, tol=1e-5``) runs with
+``solver='als', rank='auto'`` (rank and ridge on the factors chosen
 on held-out entries, the time including the choice) and, as a hard rank, with
 ``solver='accelerated'`` at the true rank and with ``rank='auto'``;
 on the two real data sets, which have no sharp rank, a reference row gives the RMSE of the best
@@ -214,8 +214,8 @@ def run_dense(label, X, hidden, true_rank, python):
             lambda: LowRankImputer(rank=true_rank, solver="accelerated", max_iter=500), "true")
     auto = add("LowRankImputer, solver='accelerated', rank='auto' (chose {imputer.rank_})",
                lambda: LowRankImputer(rank="auto", solver="accelerated", max_iter=500), "auto")
-    add("LowRankImputer defaults: solver='als', rank='auto' (chose rank {imputer.rank_}, alpha {imputer.alpha_:.3g})",
-        lambda: LowRankImputer(max_iter=500), "als")
+    add("LowRankImputer, solver='als', rank='auto' (chose rank {imputer.rank_}, alpha {imputer.alpha_:.3g})",
+        lambda: LowRankImputer(rank="auto", solver="als", max_iter=500, tol=1e-5), "als")
     if true_rank is None:
         # how far a rank-k model itself is from the hidden entries: the best rank-k approximation of the
         # complete (centred) matrix, which sees the hidden entries (a bound on what rank k can do, not an imputer)
@@ -397,7 +397,7 @@ def report(all_rows, targets, versions, big):
              "Whether ours (true rank where there is one, and the chosen rank) has at most the best peer's RMSE, "
              "and whether ours at the true rank (else the chosen one, validation included) takes at most half "
              "SoftImpute's time at its best lambda, when at least as accurate.", "", *goal, "",
-             "Shrinkage: `LowRankImputer()` (defaults `rank='auto', solver='als'`: the rank and the ridge on the "
+             "Shrinkage: `LowRankImputer(rank='auto', solver='als')` (the rank and the ridge on the "
              "factors chosen on held-out observed entries; time includes the choice) against SoftImpute at its "
              "best lambda (chosen on the hidden entries: an oracle), and against the time of SoftImpute's whole "
              "grid of 9 lambdas (what choosing lambda costs it when there is no oracle).", "", *shrink, ""]

@@ -1,6 +1,8 @@
 """Checks of the input of the completion functions: the observed entries, indices to predict, solver options.
 
-Also the restriction of a completion to the rows and columns that have an
+Also the observed entries of a dense array with missing entries, read by
+blocks of rows (:func:`observed_entries`, :func:`row_blocks`), and the
+restriction of a completion to the rows and columns that have an
 observed entry (:func:`restrict`, :func:`expand`): a row or column without
 one contributes nothing but zeros to the factors, so a huge declared shape
 with few entries is solved at the size of its entries.
@@ -14,8 +16,11 @@ import scipy.sparse as sp
 
 from ..thresholding import get_operator
 
-__all__ = ["check_indices", "check_observed", "check_solver_thresholding", "expand", "restrict"]
+__all__ = ["check_indices", "check_observed", "check_solver_thresholding", "expand", "observed_entries", "restrict",
+           "row_blocks"]
 
+#: a dense X is read in blocks of rows of about this many entries (1 MB of float64: no temporary of its size)
+_BLOCK = 1 << 17
 #: restrict to the observed rows and columns when they are at most this share of m + n (else: bit-identical fits)
 _RESTRICT_SHARE = 0.5
 
@@ -179,3 +184,28 @@ def expand(result, row_index, col_index, shape):
     if result.column_offsets.size:
         offsets[col_index] = result.column_offsets
     return dataclasses.replace(result, U=U, Vt=Vt, column_offsets=offsets)
+
+
+def row_blocks(X, start=False):
+    """Blocks of rows of ``X`` (views) of about ``_BLOCK`` entries each; with ``start``, (start, block)."""
+    step = max(1, _BLOCK // max(X.shape[1], 1))
+    for i in range(0, X.shape[0], step):
+        yield (i, X[i:i + step]) if start else X[i:i + step]
+
+
+def observed_entries(X, is_missing):
+    """Row indices, column indices (row-major order) and values of the entries of ``X`` that are not missing.
+
+    Two passes over row blocks (count, then fill): no array of the size of
+    ``X`` is formed, and the outputs are allocated once.
+    """
+    total = sum(int(np.count_nonzero(~is_missing(block))) for block in row_blocks(X))
+    rows, cols, values = np.empty(total, dtype=np.intp), np.empty(total, dtype=np.intp), np.empty(total)
+    at = 0
+    for start, block in row_blocks(X, start=True):
+        r, c = np.nonzero(~is_missing(block))
+        rows[at:at + r.size] = r + start
+        cols[at:at + r.size] = c
+        values[at:at + r.size] = block[r, c]
+        at += r.size
+    return rows, cols, values

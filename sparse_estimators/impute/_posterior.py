@@ -15,10 +15,10 @@ being extrapolated by an unregularised least-squares solve.
 
 import numpy as np
 
+from ._observed import _BLOCK  # (rows are processed in blocks of about this many entries: temporaries of ~1 MB)
+
 __all__ = ["fill_missing", "noise_variance", "ridge_penalty"]
 
-#: rows are processed in blocks of about this many entries (bounds the temporaries: a few blocks of 1 MB)
-_BLOCK = 1 << 17
 #: the noise variance is at least this share of the largest prior variance (keeps the ridge system definite)
 _NOISE_FLOOR = 1e-12
 
@@ -49,15 +49,17 @@ def ridge_penalty(noise, prior):
         return noise / prior
 
 
-def fill_missing(X, missing, mean, scale, components, penalty):
-    """Fill ``X[missing]`` in place with the posterior mean of each row's missing entries (module docstring).
+def fill_missing(X, is_missing, mean, scale, components, penalty):
+    """Fill the missing entries of ``X`` in place with their posterior mean given each row (module docstring).
 
     Parameters
     ----------
     X : ndarray of shape (n_rows, n)
-        Float64 data; its missing entries are overwritten.
-    missing : ndarray of bool, same shape
-        Where ``X`` is missing.
+        Float64 data (a view is fine); its missing entries are overwritten.
+    is_missing : callable
+        ``is_missing(block)``: where a block of rows of ``X`` is missing (a
+        boolean array of its shape). Called per block of rows: no mask of the
+        size of ``X`` is formed.
     mean : ndarray of shape (n,)
     scale : ndarray of shape (n,)
         Column scales: the model holds for ``(x - mean) / scale``.
@@ -69,8 +71,8 @@ def fill_missing(X, missing, mean, scale, components, penalty):
 
     Returns
     -------
-    X : ndarray
-        The same array, filled.
+    n_empty : int
+        The number of rows with no observed entry (filled with ``mean``).
     """
     keep = np.isfinite(penalty)
     C, ridge = components[keep], penalty[keep]
@@ -80,8 +82,10 @@ def fill_missing(X, missing, mean, scale, components, penalty):
     batched = n * r * r <= 4 * _BLOCK
     outer = (C.T[:, :, None] * C.T[:, None, :]).reshape(n, r * r) if batched and r else None
     step = max(1, _BLOCK // max(n, r * r, 1))
+    n_empty = 0
     for start in range(0, X.shape[0], step):
-        block_missing = missing[start:start + step]
+        block_missing = is_missing(X[start:start + step])
+        n_empty += int(block_missing.all(axis=1).sum()) if n else 0
         todo = np.flatnonzero(block_missing.any(axis=1))
         if todo.size == 0:
             continue
@@ -117,4 +121,4 @@ def fill_missing(X, missing, mean, scale, components, penalty):
                 scores = np.linalg.solve(gram, C_obs @ target.T)  # (r, rows): symmetric positive definite
                 fill += (scores.T @ C[:, miss]) * scale[miss]
             X[np.ix_(rows, np.flatnonzero(miss))] = fill
-    return X
+    return n_empty

@@ -1,0 +1,163 @@
+"""``LowRankImputer(rank='auto')``: the rank (and the ridge of ``solver='als'``) chosen on held-out entries.
+
+Rank 0, the column means (what ``SimpleImputer`` fills with), is a candidate
+like any other: it is validated on the same held-out entries as the ranks,
+and wins ties. When the observed entries are too few to validate any rank
+(see :func:`identifiable_ranks`), the choice is rank 0: the safe one.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
+
+from ._completion import _BLAS_THREADS, complete_matrix
+from ._rank_choice import RankValidation, _validate_rank_and_alpha
+
+__all__ = ["auto_rank", "auto_rank_and_alpha", "alpha_growth", "identifiable_ranks", "rank_grid"]
+
+#: share of the observed entries held out, refinement points, rises before the doubling stops
+_AUTO_HOLDOUT = 0.1
+_AUTO_REFINE = 6
+_AUTO_PATIENCE = 2
+#: every rank up to this one is tried, then a geometric grid
+_AUTO_DENSE = 10
+#: the validation fits stop at this relative change at the latest (they only need to rank the ranks)
+_AUTO_TOL = 1e-3
+
+
+def rank_grid(cap):
+    """The ranks tried in turn: every rank up to 10, then ratios of about 1.25, up to ``cap``."""
+    grid = list(range(1, min(cap, _AUTO_DENSE) + 1))
+    while grid[-1] < cap:
+        grid.append(min(cap, max(grid[-1] + 1, int(round(1.25 * grid[-1])))))
+    return grid
+
+
+def _n_out(n_observed):
+    return max(1, int(round(_AUTO_HOLDOUT * n_observed)))
+
+
+def identifiable_ranks(n_observed, shape):
+    """The ranks ``r >= 1`` a hold-out can validate.
+
+    ``r (m + n - r)``, the free parameters of an ``m x n`` matrix of rank
+    ``r``, at most half the entries fit on, and ``r <= min(m, n) - 2``.
+    """
+    m, n = shape
+    n_fit = n_observed - _n_out(n_observed)
+    top = min(m, n) - 2  # (below min(m, n) - 1: complete_matrix's own clip, with a warning)
+    if n_fit < 2:
+        return []
+    return [r for r in range(1, max(top, 0) + 1) if r * (m + n - r) <= n_fit / 2]
+
+
+def alpha_growth(n_observed):
+    """The chosen ridge is validated on ``1 - holdout`` of the entries; the final fit sees them all.
+
+    The noise's share of the spectrum grows as the square root of the
+    entries (the spectral norm of a sparse noise matrix), so the ridge
+    grows by ``sqrt(n / n_fit)``.
+    """
+    n_fit = n_observed - _n_out(n_observed)
+    return float(np.sqrt(n_observed / max(n_fit, 1)))
+
+
+def _column_means_residuals(rows, cols, values, keep, out, n, center):
+    """Residuals on the held-out entries of rank 0: each column's mean over the kept entries (0 without ``center``)."""
+    if center:
+        counts = np.bincount(cols[keep], minlength=n)
+        sums = np.bincount(cols[keep], weights=values[keep], minlength=n)
+        means = np.divide(sums, counts, out=np.zeros(n), where=counts > 0)
+    else:
+        means = np.zeros(n)
+    return means[cols[out]] - values[out]
+
+
+def _beats_column_means(res_0, res_best):
+    """Whether the best rank's held-out squared errors are below rank 0's by more than one standard error.
+
+    The one-standard-error rule (Hastie, Tibshirani & Friedman, *The Elements
+    of Statistical Learning*, 2nd ed., §7.10), on the paired differences of
+    the squared errors of the same held-out entries: the column means are
+    kept unless the evidence against them is clear (on a 16 x 3 table, 4
+    held-out entries decide nothing).
+    """
+    diff = res_0**2 - res_best**2
+    if diff.size < 2:
+        return False
+    return float(diff.mean()) > float(diff.std(ddof=1)) / np.sqrt(diff.size)
+
+
+def auto_rank(rows, cols, values, shape, *, seed, center, **options):
+    """Hold-out validation of the rank over rank 0, the grid of :func:`rank_grid`, then a refinement.
+
+    A share ``_AUTO_HOLDOUT`` of the observed entries is hidden once (the same
+    entries for every rank; the split and the fits' seed are those of
+    :func:`choose_rank` with ``random_state=seed``); each rank is completed
+    from the rest with :func:`complete_matrix` (``options``; convergence
+    warnings of these fits are not shown: they stop at ``max(tol, 1e-3)``).
+    The grid stops once two ranks above the best one validate worse than it.
+    The best rank is chosen over rank 0 only if it beats it by more than one
+    standard error (:func:`_beats_column_means`). Returns the :class:`RankValidation` of every rank tried (in the order
+    tried, rank 0 first), or None when no rank ``>= 1`` can be validated.
+    """
+    m, n = shape
+    allowed = identifiable_ranks(values.size, shape)
+    if not allowed:
+        return None
+    rng = check_random_state(seed)
+    perm = rng.permutation(values.size)
+    n_out = _n_out(values.size)
+    out, keep = perm[:n_out], perm[n_out:]
+    fit_seed = int(rng.randint(np.iinfo(np.int32).max))
+    fit_on = (rows[keep], cols[keep], values[keep])
+    residuals = {0: _column_means_residuals(rows, cols, values, keep, out, n, center)}
+    tried = {0: float(np.sqrt(np.mean(residuals[0] ** 2)))}
+
+    def error(r):
+        if r not in tried:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                result = complete_matrix(fit_on, r, shape=shape, random_state=fit_seed, center=center, **options)
+            residuals[r] = result.predict(rows[out], cols[out]) - values[out]
+            tried[r] = float(np.sqrt(np.mean(residuals[r] ** 2)))
+        return tried[r]
+
+    grid = [0]
+    for r in rank_grid(allowed[-1]):
+        grid.append(r)
+        error(r)
+        best = min(grid, key=lambda q: (tried[q], q))
+        if sum(tried[q] > tried[best] for q in grid[grid.index(best) + 1:]) >= _AUTO_PATIENCE:
+            break
+    best = min(grid, key=lambda q: (tried[q], q))
+    i = grid.index(best)
+    lo = grid[i - 1] if i > 0 else best
+    hi = grid[i + 1] if i + 1 < len(grid) else best
+    inner = [q for q in range(lo + 1, hi) if q != best]
+    if len(inner) > _AUTO_REFINE:
+        inner = sorted({int(round(q)) for q in np.linspace(lo + 1, hi - 1, _AUTO_REFINE)} - {best})
+    for q in inner:
+        error(q)
+    ranks = np.asarray(list(tried), dtype=int)
+    errors = np.asarray([tried[q] for q in ranks])
+    best = int(ranks[np.lexsort((ranks, errors))[0]])
+    if best and not _beats_column_means(residuals[0], residuals[best]):
+        best = 0
+    return RankValidation(ranks=ranks, errors=errors[:, None], mean_errors=errors, best_rank=best)
+
+
+def auto_rank_and_alpha(rows, cols, values, shape, *, seed, center, max_iter, tol):
+    """``solver='als'``: the rank and the ridge chosen together on held-out entries (``_validate_rank_and_alpha``).
+
+    Returns ``(validation, init)``, or ``(None, None)`` when no rank ``>= 1`` can be validated.
+    """
+    allowed = identifiable_ranks(values.size, shape)
+    if not allowed:
+        return None, None
+    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+        return _validate_rank_and_alpha(rows, cols, values, shape, allowed[-1], center=center, max_iter=max_iter,
+                                        tol=max(tol, _AUTO_TOL), holdout=_AUTO_HOLDOUT, seed=seed)
