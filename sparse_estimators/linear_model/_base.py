@@ -33,6 +33,7 @@ from ..solvers import iht, splice
 from ..structures import Groups, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED, _NonNegative
+from ._dask import dask_regression_setup, lazy_method, lazy_score, uses_dask
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
 
@@ -119,8 +120,20 @@ def _power_of_two_scale(A, centred=False):
         ext = np.maximum(high, -low)
     elif ext is None:
         ext = np.array([top])
+    return _scale_of(ext)
+
+
+def _scale_of(ext):
+    """The power of two of :func:`_power_of_two_scale` from the columns' largest magnitudes ``ext`` (out of range)."""
     exponents = np.frexp(ext[ext > 0])[1]
     return float(np.ldexp(1.0, -int((exponents.min() + exponents.max()) // 2 - 1)))
+
+
+def _scale_from_extremes(high, low):
+    """:func:`_power_of_two_scale` (not ``centred``) of an array whose columns' extremes are ``high`` and ``low``."""
+    ext = np.maximum(high, -low)
+    top = float(ext.max(initial=0.0))
+    return 1.0 if top == 0.0 or _SCALE_RANGE[0] <= top <= _SCALE_RANGE[1] else _scale_of(ext)
 
 
 def _rescaled(A, centred=False):
@@ -447,15 +460,17 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         return _Fit(W, b, loss.intercept(W, b), support, result.n_iter,
                     np.asarray(result.objective, dtype=float), n_exchanges, gradient)
 
-    def _fit(self, X, y, sample_weight, coef_init):
+    def _fit(self, X, y, sample_weight, coef_init, setup=None):
         """Validate, set up the loss, solve, store: all or nothing.
 
         Any exception (including KeyboardInterrupt) restores the estimator's
         previous state, so an interrupted fit never leaves it half-fitted.
+        ``setup``: the ``(loss, info)`` of :meth:`_setup` on the same data,
+        already built (a search's refit on a dask ``X``: no second pass).
         """
         with all_or_nothing(self):
             operator = self._validate_params()
-            loss, info = self._setup(X, y, sample_weight)
+            loss, info = self._setup(X, y, sample_weight) if setup is None else setup
             operator = self._structure(operator, loss)
             k = self._effective_k(operator.n_units(loss.n_features), operator.unit_name)
             n_forced = 0 if operator.forced is None else operator.forced.size
@@ -469,6 +484,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 fit, selection = self._solve(loss, operator, k, W0, b0), {}
             self._store(fit, info)
             self._store_level(k, operator)
+            if hasattr(loss, "n_passes"):  # (a dask X: the passes over it)
+                self.n_passes_ = loss.n_passes
+            elif hasattr(self, "n_passes_"):
+                del self.n_passes_
             for name in ("k_path_", "criterion_path_", "k_criterion_"):
                 if name in selection:
                     setattr(self, name, selection[name])
@@ -566,6 +585,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
+        if uses_dask(X):  # (lazy: a dask array of the scores, block by block)
+            return lazy_method(self, "_decision", X, None if np.ndim(self.coef_) == 1 else len(self.coef_))
         return self._scores(validate_data(self, X, accept_sparse=["csr", "csc"], reset=False))
 
     def _scores(self, X):
@@ -677,6 +698,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
+        if uses_dask(X):  # (one pass over the chunks builds the Gram statistics; X is never gathered)
+            return dask_regression_setup(self, X, y, sample_weight)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C",
                              multi_output=True, y_numeric=True)
         y = _numeric_target(y)
@@ -744,6 +767,9 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         -------
         float
         """
+        if uses_dask(X) and self._loss_name() not in _LOG_LINK_POWER:  # (one pass, no vector of n in the client)
+            check_is_fitted(self)
+            return lazy_score(self, X, y, sample_weight, "r2")
         return self._score_linear(y, self._decision(X), sample_weight)
 
     def _score_linear(self, y, eta, sample_weight=None):
@@ -925,6 +951,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         """
         from scipy.special import expit, softmax
 
+        if uses_dask(X):
+            check_is_fitted(self)
+            return lazy_method(self, "predict_proba", X, len(self.classes_))
         scores = self._decision(X)
         if scores.shape[1] == 1:
             p1 = expit(scores[:, 0])
@@ -944,6 +973,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         """
         from scipy.special import log_expit, log_softmax
 
+        if uses_dask(X):
+            check_is_fitted(self)
+            return lazy_method(self, "predict_log_proba", X, len(self.classes_))
         scores = self._decision(X)
         if scores.shape[1] == 1:
             return np.column_stack([log_expit(-scores[:, 0]), log_expit(scores[:, 0])])
@@ -960,7 +992,28 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         -------
         ndarray of shape (n_samples,)
         """
+        if uses_dask(X):
+            check_is_fitted(self)
+            return lazy_method(self, "predict", X, dtype=self.classes_.dtype)
         return self._labels_from_scores(self._decision(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on ``(X, y)`` (weighted by ``sample_weight``), as :class:`~sklearn.base.ClassifierMixin`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        if uses_dask(X):  # (one pass: the weighted count of right predictions)
+            check_is_fitted(self)
+            return lazy_score(self, X, y, sample_weight, "accuracy")
+        return super().score(X, y, sample_weight)
 
     def _labels_from_scores(self, scores):
         if scores.shape[1] == 1:
