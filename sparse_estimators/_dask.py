@@ -81,7 +81,7 @@ def check_dask_X(X, n_features=None):
     return X
 
 
-def check_dask_fit_input(X, y, sample_weight):
+def check_dask_fit_input(X, y, sample_weight, numeric_y=True):
     """Validate dask ``X``, ``y`` and ``sample_weight`` for a fit, lazily.
 
     ``X`` must be chunked by rows only (one chunk spans all its columns:
@@ -90,6 +90,7 @@ def check_dask_fit_input(X, y, sample_weight):
     chunked like ``X``'s rows). Finite values, non-negative weights and the
     number of rows of positive weight are checked in the pass that builds
     the statistics (see :mod:`sparse_estimators.losses._dask_design`).
+    ``numeric_y=False`` (class labels) leaves ``y``'s type unchecked.
 
     Returns
     -------
@@ -128,9 +129,10 @@ def check_dask_fit_input(X, y, sample_weight):
     y = aligned(y, "y")
     if y.ndim not in (1, 2):
         raise ValueError(f"y must be 1-D or 2-D; got {y.ndim} dimensions.")
-    if y.dtype.kind not in "biuf":
+    if numeric_y and y.dtype.kind not in "biuf":
         raise ValueError(f"The target y must be numeric for a regressor; got a dask array of dtype {y.dtype}.")
-    Y = (y[:, None] if y.ndim == 1 else y).astype(np.float64)
+    Y = y[:, None] if y.ndim == 1 else y
+    Y = Y.astype(np.float64) if numeric_y else Y
     if sample_weight is not None:
         sample_weight = aligned(sample_weight, "sample_weight")
         if sample_weight.ndim != 1:

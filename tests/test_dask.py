@@ -13,7 +13,9 @@ from sparse_estimators import (  # noqa: E402
     AcceleratedIHTRegressor,
     IHTClassifier,
     IHTRegressor,
+    IOBSClassifier,
     IOBSRegressor,
+    RegularizedIHTClassifier,
     RegularizedIHTRegressor,
 )
 from sparse_estimators.model_selection import SparsityIC, sparsity_path  # noqa: E402
@@ -203,8 +205,6 @@ def test_input_errors_are_clear():
         IHTRegressor(k=3).fit(Xd, y[:-1])
     with pytest.raises(ValueError, match="precompute=False"):
         IHTRegressor(k=3, precompute=False).fit(Xd, yd)
-    with pytest.raises(ValueError, match="loss='poisson' is not fitted on dask arrays"):
-        IHTRegressor(k=3, loss="poisson").fit(Xd, da.exp(yd / 10))
     bad = X.copy()
     bad[400, 3] = np.nan
     with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Input X contains NaN"):
@@ -239,3 +239,55 @@ def test_distributed_local_cluster():
     _assert_same_fit(expected, got)
     assert got.n_passes_ == 1
     np.testing.assert_allclose(pred, expected.predict(X), rtol=1e-10)
+
+
+def _glm_targets(seed=0, n=503, p=20):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p)) + 3.0
+    coef = np.zeros(p)
+    coef[[1, 4, 9]] = [1.0, -1.5, 0.8]
+    eta = (X - 3.0) @ coef
+    targets = {
+        "logistic": np.array(["no", "yes"])[(rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(int)],
+        "multinomial": np.argmax(np.column_stack([eta, -eta, 0.5 * eta]) + rng.gumbel(size=(n, 3)), axis=1),
+        "poisson": rng.poisson(np.exp(0.3 * eta)).astype(float),
+        "gamma": rng.gamma(2.0, np.exp(0.3 * eta) / 2.0),
+        "huber": eta + rng.standard_t(2, n),
+    }
+    return X, targets, rng.uniform(0.5, 2.0, n)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # (the same on both: compared)
+@pytest.mark.parametrize("cls, family, params", [
+    (IHTClassifier, "logistic", {"k": 3}), (IOBSClassifier, "logistic", {"k": 3}),
+    (RegularizedIHTClassifier, "logistic", {"k": 3}), (IHTClassifier, "logistic", {"k": None}),
+    (IHTClassifier, "logistic", {"k": 2, "groups": np.arange(20) // 2}),
+    (IHTClassifier, "logistic", {"k": 3, "always_select": [0], "class_weight": "balanced"}),
+    (IHTClassifier, "multinomial", {"k": 3}), (IOBSClassifier, "multinomial", {"k": 2}),
+], ids=["iht", "iobs", "regularized", "auto_k", "groups", "always_select", "multinomial", "iobs_multinomial"])
+def test_classifier_on_dask_equals_numpy_fit(cls, family, params):
+    X, targets, sw = _glm_targets()
+    y = targets[family]
+    Xd = da.from_array(X, chunks=(CHUNKS, 20))
+    expected = cls(**params).fit(X, y, sample_weight=sw)
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = cls(**params).fit(Xd, da.from_array(y, chunks=(CHUNKS,)),
+                                sample_weight=da.from_array(sw, chunks=(CHUNKS,)))
+    _assert_same_fit(expected, got)
+    np.testing.assert_array_equal(got.classes_, expected.classes_)
+    assert got.n_passes_ == guard.calls - 2  # (the labels and the weights: computed into memory)
+
+
+@pytest.mark.parametrize("loss", ["poisson", "gamma", "huber"])
+@pytest.mark.parametrize("k", [3, None])
+def test_glm_regressor_on_dask_equals_numpy_fit(loss, k):
+    X, targets, sw = _glm_targets()
+    y = targets[loss]
+    Xd = da.from_array(X, chunks=(CHUNKS, 20))
+    expected = IHTRegressor(k=k, loss=loss).fit(X, y, sample_weight=sw)
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = IHTRegressor(k=k, loss=loss).fit(Xd, da.from_array(y, chunks=(CHUNKS,)), sample_weight=sw)
+    _assert_same_fit(expected, got)
+    assert got.n_passes_ == guard.calls - 1  # (-1: the targets, computed into memory)

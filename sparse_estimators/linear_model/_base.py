@@ -33,7 +33,7 @@ from ..solvers import iht, splice
 from ..structures import Groups, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED, _NonNegative
-from ._dask import dask_regression_setup, lazy_method, lazy_score, uses_dask
+from ._dask import dask_glm_setup, dask_regression_setup, lazy_method, lazy_score, uses_dask
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
 
@@ -129,9 +129,9 @@ def _scale_of(ext):
     return float(np.ldexp(1.0, -int((exponents.min() + exponents.max()) // 2 - 1)))
 
 
-def _scale_from_extremes(high, low):
-    """:func:`_power_of_two_scale` (not ``centred``) of an array whose columns' extremes are ``high`` and ``low``."""
-    ext = np.maximum(high, -low)
+def _scale_from_extremes(high, low, centred=False):
+    """:func:`_power_of_two_scale` of an array whose columns' extremes are ``high`` and ``low``."""
+    ext = high - low if centred else np.maximum(high, -low)
     top = float(ext.max(initial=0.0))
     return 1.0 if top == 0.0 or _SCALE_RANGE[0] <= top <= _SCALE_RANGE[1] else _scale_of(ext)
 
@@ -484,8 +484,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 fit, selection = self._solve(loss, operator, k, W0, b0), {}
             self._store(fit, info)
             self._store_level(k, operator)
-            if hasattr(loss, "n_passes"):  # (a dask X: the passes over it)
-                self.n_passes_ = loss.n_passes
+            if hasattr(loss.design, "n_passes"):  # (a dask X: the passes over it)
+                self.n_passes_ = loss.design.n_passes
             elif hasattr(self, "n_passes_"):
                 del self.n_passes_
             for name in ("k_path_", "criterion_path_", "k_criterion_"):
@@ -897,12 +897,29 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
+        if uses_dask(X):  # (X stays in its chunks: one pass per product; labels and weights in memory)
+            state = {}
+
+            def make(view, y, sample_weight):
+                check_classification_targets(y)
+                loss, state["classes"] = self._classification_loss(view, y, sample_weight)
+                return loss
+
+            loss, x_scale, _, _ = dask_glm_setup(self, X, y, sample_weight, make, centred_scale=self.fit_intercept)
+            return loss, {"attributes": {"classes_": state["classes"]}, "scale": (x_scale, 1.0),
+                          "dtype": np.dtype(np.float64)}
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
         check_classification_targets(y)
+        sample_weight = _checked_weights(sample_weight, X)
+        X, x_scale = _rescaled(X, centred=self.fit_intercept)
+        loss, classes = self._classification_loss(X, y, sample_weight)
+        return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0), "dtype": X.dtype}
+
+    def _classification_loss(self, X, y, sample_weight):
+        """The logistic or multinomial loss of the labels ``y`` (checked weights, rescaled ``X``), and the classes."""
         encoder = LabelEncoder()
         y_enc = encoder.fit_transform(y)
         classes = encoder.classes_
-        sample_weight = _checked_weights(sample_weight, X)
         if self.class_weight is not None:
             factors = compute_sample_weight(self.class_weight, y)
             if not np.all(np.isfinite(factors) & (factors >= 0)):
@@ -913,12 +930,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         if present.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with "
                              f"positive weight; got {present.size} class(es).")
-        X, x_scale = _rescaled(X, centred=self.fit_intercept)
         if classes.size == 2:
-            loss = LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha)
-        else:
-            loss = MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, self.alpha)
-        return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0), "dtype": X.dtype}
+            return LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha), classes
+        return MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, self.alpha), classes
 
     @staticmethod
     def _format_coef(W, intercept, info):

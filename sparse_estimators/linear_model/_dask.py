@@ -36,8 +36,7 @@ def dask_regression_setup(est, X, y, sample_weight):
 
     name = est._loss_name()
     if name != "squared_error":
-        raise ValueError(f"loss={name!r} is not fitted on dask arrays yet (only loss='squared_error', through the "
-                         "Gram matrix in one pass); pass a NumPy array (e.g. X.compute() if it fits in memory).")
+        return _glm_regression_setup(est, X, y, sample_weight, name)
     if est.precompute is False:
         raise ValueError("precompute=False would read a dask X at every iteration, which is not implemented: a dask "
                          "X is fitted through its Gram matrix (precompute='auto' or True).")
@@ -132,3 +131,108 @@ def lazy_score(est, X, y, sample_weight, kind):
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(total > 0, 1 - swrr / np.where(total > 0, total, 1), np.where(swrr == 0, 1.0, 0.0))
     return float(np.mean(r2))
+
+
+class _ConstructorView:
+    """Stands for a dask ``X`` in a loss's constructor: the products it takes there, computed blockwise.
+
+    The GLM losses' constructors read ``X`` for the weighted column means
+    (``X.T @ w``: one counted pass of ``design``) and the columns' extremes
+    (``X.max(axis=0)``, ``X.min(axis=0)``: from the validation pass); the
+    :class:`~sparse_estimators.losses._design.LinearDesign` they build around
+    it is then replaced by ``design`` with the same offset.
+    """
+
+    ndim = 2
+
+    def __init__(self, design, high, low):
+        self.design, self.high, self.low = design, high, low
+        self.shape, self.dtype = design.shape, np.dtype(np.float64)
+
+    @property
+    def T(self):  # noqa: N802 - the array attribute
+        return self
+
+    def __matmul__(self, v):
+        return self.design.rmatvec(np.asarray(v, dtype=float)[:, None])[:, 0]
+
+    def max(self, axis=None):
+        return self.high
+
+    def min(self, axis=None):
+        return self.low
+
+
+def _checked_extremes(X):
+    """One pass: the columns' extremes; a ValueError naming X if it holds NaN or infinity."""
+    import dask
+    import dask.array as da
+
+    bad, high, low = dask.compute(da.count_nonzero(~da.isfinite(X)), X.max(axis=0), X.min(axis=0))
+    if bad:
+        raise ValueError(f"Input X contains NaN or infinity ({int(bad)} values).")
+    return np.asarray(high, dtype=float), np.asarray(low, dtype=float)
+
+
+def _in_memory(v):
+    """A vector of ``n`` rows (targets, weights) computed into the client (never ``X``)."""
+    return None if v is None else np.asarray(v.compute() if is_dask_collection(v) else v)
+
+
+def dask_glm_setup(est, X, y, sample_weight, make_loss, *, centred_scale):
+    """The GLM losses and classifiers on a dask ``X``: one pass per product (:class:`DaskLinearDesign`).
+
+    ``y`` and ``sample_weight`` are brought into memory (``n`` rows); ``X``
+    stays where it is. ``make_loss(view, y, sample_weight)`` builds the loss
+    on a :class:`_ConstructorView`; its design is then the dask one.
+
+    Returns
+    -------
+    loss, x_scale, y, sample_weight
+    """
+    from ..losses._dask_design import DaskLinearDesign
+    from ._base import _checked_weights, _scale_from_extremes
+
+    set_feature_names(est, X)
+    X, _, _, _ = check_dask_fit_input(X, y, sample_weight, numeric_y=False)  # (shapes and chunks)
+    _check_n_features(est, X, reset=True)
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"Found array with shape {X.shape}; a minimum of 1 sample and 1 feature is required.")
+    y = _in_memory(y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y)
+    sample_weight = _in_memory(sample_weight.to_dask_array(lengths=True)
+                               if hasattr(sample_weight, "to_dask_array") else sample_weight)
+    high, low = _checked_extremes(X)
+    x_scale = _scale_from_extremes(high, low, centred=centred_scale)
+    if x_scale != 1.0:  # (an exact power of two, applied lazily)
+        X, high, low = X * x_scale, high * x_scale, low * x_scale
+    design = DaskLinearDesign(X, counter=[1])
+    view = _ConstructorView(design, high, low)
+    sample_weight = _checked_weights(sample_weight, view)
+    loss = make_loss(view, y, sample_weight)
+    loss.design = DaskLinearDesign(X, loss.design.offset, loss.design.constant, design.counter)
+    return loss, x_scale, y, sample_weight
+
+
+def _glm_regression_setup(est, X, y, sample_weight, name):
+    """``(loss, info)`` for ``loss='poisson'``, ``'gamma'`` or ``'huber'`` on a dask ``X`` (:func:`dask_glm_setup`)."""
+    from ._base import REGRESSION_LOSSES, _rescaled
+
+    state = {}
+
+    def make(view, y, sample_weight):
+        y = np.asarray(y)
+        if y.dtype.kind not in "biuf":
+            raise ValueError(f"The target y must be numeric for a regressor; got {y.dtype} values.")
+        y = y.astype(float)
+        if y.ndim == 2 and y.shape[1] != 1:
+            raise ValueError(f"loss={name!r} takes a single target; got y of shape {y.shape}.")
+        y = y.reshape(-1)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("Input y contains NaN or infinity.")
+        y, state["y_scale"] = _rescaled(y) if name == "huber" else (y, 1.0)
+        options = {"epsilon": est.epsilon} if name == "huber" else {}
+        return REGRESSION_LOSSES[name](view, y, sample_weight, est.fit_intercept, **options)
+
+    loss, x_scale, _, _ = dask_glm_setup(est, X, y, sample_weight, make, centred_scale=False)
+    loss.positive = bool(est.positive)
+    return loss, {"y_ndim": 1, "scale": (x_scale, state["y_scale"])}

@@ -8,6 +8,8 @@ merged pairwise in a tree. :class:`DaskDesign` counts its passes over ``X``.
 
 import numpy as np
 
+from ._design import LinearDesign
+
 
 def _block_statistics(x, y, w, centred):
     """Statistics of one block of rows: weight, means, centred cross-products, extremes, checks.
@@ -123,3 +125,115 @@ class DaskDesign:
         (result,) = dask.compute(_tree(parts, _merge))
         self.n_passes += 1
         return result
+
+
+class _Columns:
+    """``design.X`` of a :class:`DaskLinearDesign`: indexing computes the selected columns (a counted pass).
+
+    The refits of the GLM losses copy the few columns of a support into
+    memory (``X[:, support]``, ``n x k``); ``X`` as a whole is never
+    computed.
+    """
+
+    def __init__(self, design):
+        self._design = design
+        self.shape, self.dtype = design.dask.shape, design.dask.dtype
+
+    def __getitem__(self, index):
+        return self._design._compute(self._design.dask[index])
+
+
+class DaskLinearDesign(LinearDesign):
+    """:class:`~sparse_estimators.losses._design.LinearDesign` on a row-chunked dask array: one pass per product.
+
+    The losses whose curvature changes with the fit (logistic, multinomial,
+    Poisson, Gamma, Huber) need ``X W`` and ``X^T R`` at every iteration:
+    each is one ``dask.compute`` over the blocks (``R`` and the weights, of
+    ``n`` rows, are sent to the blocks in ``X``'s row chunks), and so are a
+    weighted Gram matrix and the columns' moments. A refit on a support
+    runs Newton's method on the lazy columns of the support (each step a
+    value, a gradient and ``X_S^T W X_S`` from the blocks). Vectors of
+    ``n`` rows (``X W``, the targets, the weights) live in the client;
+    ``X`` and its columns do not.
+    ``n_passes`` counts the computations, shared with the designs of column
+    subsets (:meth:`columns`).
+
+    Parameters
+    ----------
+    X : dask array of shape (n_samples, n_features), one chunk across the columns
+    offset, constant : as :class:`LinearDesign`
+    """
+
+    def __init__(self, X, offset=None, constant=None, counter=None):
+        self.dask = X
+        self.offset = offset
+        self.constant = constant
+        self.shape = X.shape
+        #: not an array in memory: the losses take their generic paths through this design's products
+        #: (refits by Newton on :meth:`columns`, each step a few passes), as for scipy.sparse input
+        self.is_sparse = True
+        self.dtype = X.dtype
+        self.counter = [0] if counter is None else counter
+        self.X = _Columns(self)
+
+    @property
+    def n_passes(self):
+        """Computations that read ``X`` (or some of its columns) so far."""
+        return self.counter[0]
+
+    def _compute(self, lazy):
+        import dask
+
+        self.counter[0] += 1
+        (out,) = dask.compute(lazy)
+        return np.asarray(out, dtype=float)
+
+    def _rows(self, A):
+        """An ``n``-row array of the client in ``X``'s row chunks."""
+        import dask.array as da
+
+        return da.from_array(A, chunks=(self.dask.chunks[0],) + A.shape[1:])
+
+    def _centred(self):
+        X = self.dask.astype(np.float64)
+        return X if self.offset is None else X - self.offset
+
+    def matvec(self, W, rows=None):  # noqa: D102 - see LinearDesign.matvec
+        if rows is None:
+            rows = np.flatnonzero(np.any(W != 0, axis=1))
+        if not rows.size:
+            return np.zeros((self.shape[0], W.shape[1]))
+        Z = self._compute(self.dask[:, rows].astype(np.float64) @ W[rows])
+        return Z if self.offset is None else Z - self.offset[rows] @ W[rows]
+
+    def rmatvec(self, R):  # noqa: D102 - see LinearDesign.rmatvec
+        G = self._compute(self.dask.T.astype(np.float64) @ self._rows(np.asarray(R, dtype=float)))
+        if self.offset is not None:
+            G -= self.offset[:, None] * R.sum(axis=0)
+        if self.constant is not None:
+            G[self.constant] = 0.0
+        return G
+
+    def columns(self, support, dtype=np.float64):
+        """The columns ``support`` as a lazy design (no copy; passes counted with this one's)."""
+        support = np.asarray(support)
+        offset = None if self.offset is None else self.offset[support]
+        constant = None if self.constant is None or not self.constant[support].any() else self.constant[support]
+        return DaskLinearDesign(self.dask[:, support], offset, constant, self.counter)
+
+    def dense(self):
+        """The centred columns in memory (only for small column subsets)."""
+        return self._compute(self._centred())
+
+    def column_moments(self, weights):  # noqa: D102 - see LinearDesign.column_moments
+        w = np.asarray(weights, dtype=float)
+        Xc = self._centred()
+        second = self._compute((Xc * Xc).T @ self._rows(w))
+        if self.constant is not None:
+            second[self.constant] = 0.0
+        return second
+
+    def weighted_gram(self, weights):  # noqa: D102 - see LinearDesign.weighted_gram
+        Xc = self._centred()
+        G = self._compute(Xc.T @ (Xc * self._rows(np.asarray(weights, dtype=float))[:, None]))
+        return self._zero_constant(G)

@@ -295,7 +295,7 @@ class _SparsitySearchBase(_SupportMixin, _DocLinkMixin, MetaEstimatorMixin, Base
                 if hasattr(template, name):
                     setattr(best, name, getattr(template, name))
             self.best_estimator_ = best._fit(X, y, sample_weight, None, setup=(loss, info))
-            self.n_passes_ = loss.n_passes
+            self.n_passes_ = loss.design.n_passes
         self.n_features_in_ = self.best_estimator_.n_features_in_
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
