@@ -18,7 +18,7 @@ from sparse_estimators import (  # noqa: E402
     RegularizedIHTClassifier,
     RegularizedIHTRegressor,
 )
-from sparse_estimators.model_selection import SparsityIC, sparsity_path  # noqa: E402
+from sparse_estimators.model_selection import SparsityCV, SparsityIC, sparsity_path  # noqa: E402
 
 CHUNKS = (100, 57, 200, 146)  # uneven row blocks of 503 rows
 
@@ -211,6 +211,8 @@ def test_input_errors_are_clear():
         IHTRegressor(k=3).fit(da.from_array(bad, chunks=(CHUNKS, 20)), yd)
     with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Negative values"):
         IHTRegressor(k=3).fit(Xd, yd, sample_weight=da.from_array(-sw, chunks=(CHUNKS,)))
+    with pytest.raises(ValueError, match="SparsityCV does not take dask arrays"):
+        SparsityCV(IHTRegressor()).fit(Xd, yd)
     est = IHTRegressor(k=3).fit(X, y)
     with pytest.raises(ValueError, match="X has 19 features"):
         est.predict(Xd[:, :19])
@@ -232,7 +234,7 @@ def test_distributed_local_cluster():
     distributed = pytest.importorskip("distributed")
     X, y, sw, Xd, yd, swd = _data(weights=True)
     expected = IHTRegressor(k=None).fit(X, y, sample_weight=sw)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") \
             as cluster, distributed.Client(cluster):
         got = IHTRegressor(k=None).fit(Xd, yd, sample_weight=swd)
         pred = got.predict(Xd).compute()
@@ -291,3 +293,21 @@ def test_glm_regressor_on_dask_equals_numpy_fit(loss, k):
         got = IHTRegressor(k=k, loss=loss).fit(Xd, da.from_array(y, chunks=(CHUNKS,)), sample_weight=sw)
     _assert_same_fit(expected, got)
     assert got.n_passes_ == guard.calls - 1  # (-1: the targets, computed into memory)
+
+
+def test_y_computed_from_X_reads_each_block_once():
+    # y built from X (as in a generated data set): the pass reads each block of X once, not once for X and once
+    # for y (optimising X's and y's graphs apart fused X's tasks into y's, and every block was generated twice)
+    generated = []
+
+    def block(block_id=None):
+        generated.append(block_id[0])
+        return np.random.default_rng(block_id[0]).standard_normal((50, 6))
+
+    X = da.map_blocks(block, chunks=((50,) * 4, (6,)), dtype=float, meta=np.empty((0, 0)))
+    y = X @ np.array([1.0, 0, 0, -2.0, 0, 0]) + 0.1 * da.ones(200, chunks=50)
+    with dask.config.set(scheduler="synchronous"):
+        est = IHTRegressor(k=2).fit(X, y)
+    assert sorted(generated) == [0, 1, 2, 3]
+    assert est.n_passes_ == 1
+    np.testing.assert_array_equal(est.support_, [0, 3])

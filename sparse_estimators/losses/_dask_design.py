@@ -117,9 +117,12 @@ class DaskDesign:
         """
         import dask
 
-        blocks = self.X.to_delayed().ravel()
-        ys = Y.to_delayed().ravel()
-        ws = [None] * len(blocks) if sample_weight is None else list(sample_weight.to_delayed().ravel())
+        # (unoptimised graphs: X's blocks keep their keys, so that a y computed from X shares them and each
+        # block is read or generated once; optimising each array alone would fuse X's tasks into y's)
+        blocks = self.X.to_delayed(optimize_graph=False).ravel()
+        ys = Y.to_delayed(optimize_graph=False).ravel()
+        ws = [None] * len(blocks) if sample_weight is None else \
+            list(sample_weight.to_delayed(optimize_graph=False).ravel())
         stats = dask.delayed(_block_statistics, pure=True)
         parts = [stats(x, y, w, centred) for x, y, w in zip(blocks, ys, ws, strict=True)]
         (result,) = dask.compute(_tree(parts, _merge))

@@ -604,6 +604,9 @@ class SparsityCV(_SparsitySearchBase):
 
     def _fit(self, X, y, sample_weight, params):
         self._check_estimator()
+        if is_dask_collection(X):  # (its folds' scoring would gather the test parts of X)
+            raise ValueError("SparsityCV does not take dask arrays yet: choose k with SparsityIC, whose path and "
+                             "criteria come from one pass over a dask X, or pass a NumPy array.")
         X, y = self._validate_input(X, y)
         scorer, names, _ = self._get_scorers()
         routed = self._routed_fit_params(sample_weight, params, splitter=True,
