@@ -806,6 +806,9 @@ class SparsityIC(_SparsitySearchBase):
         has more features than the criteria can judge, see above).
     k_grid_ : ndarray of shape (n_k,)
         The grid used.
+    n_passes_ : int
+        Only when ``X`` is a dask array: the passes over its chunks for the
+        path and the refit (1 for least squares).
     best_estimator_ : estimator
         ``estimator`` with ``k=k_`` refitted on all the data.
     classes_ : ndarray
