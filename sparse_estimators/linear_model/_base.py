@@ -33,6 +33,7 @@ from ..solvers import iht, splice
 from ..structures import Groups, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED, _NonNegative
+from ._dask import dask_glm_setup, dask_regression_setup, lazy_method, lazy_score, uses_dask
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
 
@@ -119,8 +120,20 @@ def _power_of_two_scale(A, centred=False):
         ext = np.maximum(high, -low)
     elif ext is None:
         ext = np.array([top])
+    return _scale_of(ext)
+
+
+def _scale_of(ext):
+    """The power of two of :func:`_power_of_two_scale` from the columns' largest magnitudes ``ext`` (out of range)."""
     exponents = np.frexp(ext[ext > 0])[1]
     return float(np.ldexp(1.0, -int((exponents.min() + exponents.max()) // 2 - 1)))
+
+
+def _scale_from_extremes(high, low, centred=False):
+    """:func:`_power_of_two_scale` of an array whose columns' extremes are ``high`` and ``low``."""
+    ext = high - low if centred else np.maximum(high, -low)
+    top = float(ext.max(initial=0.0))
+    return 1.0 if top == 0.0 or _SCALE_RANGE[0] <= top <= _SCALE_RANGE[1] else _scale_of(ext)
 
 
 def _rescaled(A, centred=False):
@@ -455,15 +468,17 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         return _Fit(W, b, loss.intercept(W, b), support, result.n_iter,
                     np.asarray(result.objective, dtype=float), n_exchanges, gradient)
 
-    def _fit(self, X, y, sample_weight, coef_init):
+    def _fit(self, X, y, sample_weight, coef_init, setup=None):
         """Validate, set up the loss, solve, store: all or nothing.
 
         Any exception (including KeyboardInterrupt) restores the estimator's
         previous state, so an interrupted fit never leaves it half-fitted.
+        ``setup``: the ``(loss, info)`` of :meth:`_setup` on the same data,
+        already built (a search's refit on a dask ``X``: no second pass).
         """
         with all_or_nothing(self):
             operator = self._validate_params()
-            loss, info = self._setup(X, y, sample_weight)
+            loss, info = self._setup(X, y, sample_weight) if setup is None else setup
             operator = self._structure(operator, loss)
             k = self._effective_k(operator.n_units(loss.n_features), operator.unit_name)
             n_forced = 0 if operator.forced is None else operator.forced.size
@@ -477,6 +492,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 fit, selection = self._solve(loss, operator, k, W0, b0), {}
             self._store(fit, info)
             self._store_level(k, operator)
+            if hasattr(loss.design, "n_passes"):  # (a dask X: the passes over it)
+                self.n_passes_ = loss.design.n_passes
+            elif hasattr(self, "n_passes_"):
+                del self.n_passes_
             for name in ("k_path_", "criterion_path_", "k_criterion_"):
                 if name in selection:
                     setattr(self, name, selection[name])
@@ -574,6 +593,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
+        if uses_dask(X):  # (lazy: a dask array of the scores, block by block)
+            return lazy_method(self, "_decision", X, None if np.ndim(self.coef_) == 1 else len(self.coef_))
         return self._scores(validate_data(self, X, accept_sparse=["csr", "csc"], reset=False))
 
     def _scores(self, X):
@@ -690,6 +711,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
+        if uses_dask(X):  # (one pass over the chunks builds the Gram statistics; X is never gathered)
+            return dask_regression_setup(self, X, y, sample_weight)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C",
                              multi_output=True, y_numeric=True)
         y = _numeric_target(y)
@@ -757,6 +780,9 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         -------
         float
         """
+        if uses_dask(X) and self._loss_name() not in _LOG_LINK_POWER:  # (one pass, no vector of n in the client)
+            check_is_fitted(self)
+            return lazy_score(self, X, y, sample_weight, "r2")
         return self._score_linear(y, self._decision(X), sample_weight)
 
     def _score_linear(self, y, eta, sample_weight=None):
@@ -884,12 +910,29 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
+        if uses_dask(X):  # (X stays in its chunks: one pass per product; labels and weights in memory)
+            state = {}
+
+            def make(view, y, sample_weight):
+                check_classification_targets(y)
+                loss, state["classes"] = self._classification_loss(view, y, sample_weight)
+                return loss
+
+            loss, x_scale, _, _ = dask_glm_setup(self, X, y, sample_weight, make, centred_scale=self.fit_intercept)
+            return loss, {"attributes": {"classes_": state["classes"]}, "scale": (x_scale, 1.0),
+                          "dtype": np.dtype(np.float64)}
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
         check_classification_targets(y)
+        sample_weight = _checked_weights(sample_weight, X)
+        X, x_scale = _rescaled(X, centred=self.fit_intercept)
+        loss, classes = self._classification_loss(X, y, sample_weight)
+        return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0), "dtype": X.dtype}
+
+    def _classification_loss(self, X, y, sample_weight):
+        """The logistic or multinomial loss of the labels ``y`` (checked weights, rescaled ``X``), and the classes."""
         encoder = LabelEncoder()
         y_enc = encoder.fit_transform(y)
         classes = encoder.classes_
-        sample_weight = _checked_weights(sample_weight, X)
         if self.class_weight is not None:
             factors = compute_sample_weight(self.class_weight, y)
             if not np.all(np.isfinite(factors) & (factors >= 0)):
@@ -900,12 +943,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         if present.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with "
                              f"positive weight; got {present.size} class(es).")
-        X, x_scale = _rescaled(X, centred=self.fit_intercept)
         if classes.size == 2:
-            loss = LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha)
-        else:
-            loss = MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, self.alpha)
-        return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0), "dtype": X.dtype}
+            return LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha), classes
+        return MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, self.alpha), classes
 
     @staticmethod
     def _format_coef(W, intercept, info):
@@ -938,6 +978,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         """
         from scipy.special import expit, softmax
 
+        if uses_dask(X):
+            check_is_fitted(self)
+            return lazy_method(self, "predict_proba", X, len(self.classes_))
         scores = self._decision(X)
         if scores.shape[1] == 1:
             p1 = expit(scores[:, 0])
@@ -957,6 +1000,9 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         """
         from scipy.special import log_expit, log_softmax
 
+        if uses_dask(X):
+            check_is_fitted(self)
+            return lazy_method(self, "predict_log_proba", X, len(self.classes_))
         scores = self._decision(X)
         if scores.shape[1] == 1:
             return np.column_stack([log_expit(-scores[:, 0]), log_expit(scores[:, 0])])
@@ -973,7 +1019,28 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         -------
         ndarray of shape (n_samples,)
         """
+        if uses_dask(X):
+            check_is_fitted(self)
+            return lazy_method(self, "predict", X, dtype=self.classes_.dtype)
         return self._labels_from_scores(self._decision(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on ``(X, y)`` (weighted by ``sample_weight``), as :class:`~sklearn.base.ClassifierMixin`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        if uses_dask(X):  # (one pass: the weighted count of right predictions)
+            check_is_fitted(self)
+            return lazy_score(self, X, y, sample_weight, "accuracy")
+        return super().score(X, y, sample_weight)
 
     def _labels_from_scores(self, scores):
         if scores.shape[1] == 1:

@@ -199,6 +199,10 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         (lower is better; its minimum is at ``k_``).
     k_criterion_ : str
         Only when ``k=None``: the criterion's name (``'ebic'``).
+    n_passes_ : int
+        Only when ``X`` is a dask array: the passes over its chunks (one
+        ``dask.compute`` each; 1 for least squares, see the user guide's
+        "Larger than memory").
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)

@@ -241,7 +241,9 @@ class BaseLoss:
         #: integer weights act as repeated rows), else that number of rows
         #: (weights of relative importance, e.g. normalised to sum to 1, which
         #: would otherwise make every sample count as a fraction of one)
-        self.n_observations = max(self.sw_sum, float(np.count_nonzero(sw > 0)))
+        #: rows of positive weight
+        self.n_positive = int(np.count_nonzero(sw > 0))
+        self.n_observations = max(self.sw_sum, float(self.n_positive))
         #: all weights equal: a weighted mean is a plain mean (cheaper products)
         self.uniform_weights = bool(sw.size == 0 or np.all(sw == sw[0]))
         self._lipschitz = None

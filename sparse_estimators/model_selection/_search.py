@@ -25,8 +25,15 @@ from sklearn.utils.metadata_routing import (
     process_routing,
 )
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_method_params,
+    _check_n_features,
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 
+from .._dask import is_dask_collection, set_feature_names
 from .._selection import _SupportMixin
 from .._utils import _DocLinkMixin, _numeric_target, all_or_nothing
 from ._criteria import CRITERIA, information_criterion
@@ -249,6 +256,10 @@ class _SparsitySearchBase(_SupportMixin, _DocLinkMixin, MetaEstimatorMixin, Base
             check_survival_target(y, X_valid.shape[0])
             return (X if hasattr(X, "columns") else X_valid), y
         regressor = is_regressor(self.estimator)
+        if is_dask_collection(X):  # (checked lazily by the estimator's set-up, in the pass that reads X)
+            set_feature_names(self, X)
+            _check_n_features(self, X, reset=True)
+            return X, y
         X_valid, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
                                    order="C", multi_output=regressor, y_numeric=regressor)
         if regressor:
@@ -282,9 +293,18 @@ class _SparsitySearchBase(_SupportMixin, _DocLinkMixin, MetaEstimatorMixin, Base
         return Bunch(estimator=Bunch(fit={} if sample_weight is None else {"sample_weight": sample_weight}),
                      splitter=Bunch(split={"groups": groups}), scorer=Bunch(score=score))
 
-    def _refit(self, X, y, sample_weight):
-        self.best_estimator_ = clone(self.estimator).set_params(k=int(self.k_)).fit(
-            X, y, sample_weight=sample_weight)
+    def _refit(self, X, y, sample_weight, setup=None):
+        """Fit the best estimator; ``setup``: ``(template, loss, info)`` of a path on the same data, reused."""
+        best = clone(self.estimator).set_params(k=int(self.k_))
+        if setup is None:
+            self.best_estimator_ = best.fit(X, y, sample_weight=sample_weight)
+        else:  # (a dask X: the path's statistics, not another pass)
+            template, loss, info = setup
+            for name in ("n_features_in_", "feature_names_in_"):
+                if hasattr(template, name):
+                    setattr(best, name, getattr(template, name))
+            self.best_estimator_ = best._fit(X, y, sample_weight, None, setup=(loss, info))
+            self.n_passes_ = loss.design.n_passes
         self.n_features_in_ = self.best_estimator_.n_features_in_
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
@@ -594,6 +614,9 @@ class SparsityCV(_SparsitySearchBase):
 
     def _fit(self, X, y, sample_weight, params):
         self._check_estimator()
+        if is_dask_collection(X):  # (its folds' scoring would gather the test parts of X)
+            raise ValueError("SparsityCV does not take dask arrays yet: choose k with SparsityIC, whose path and "
+                             "criteria come from one pass over a dask X, or pass a NumPy array.")
         X, y = self._validate_input(X, y)
         scorer, names, _ = self._get_scorers()
         routed = self._routed_fit_params(sample_weight, params, splitter=True,
@@ -794,6 +817,9 @@ class SparsityIC(_SparsitySearchBase):
         has more features than the criteria can judge, see above).
     k_grid_ : ndarray of shape (n_k,)
         The grid used.
+    n_passes_ : int
+        Only when ``X`` is a dask array: the passes over its chunks for the
+        path and the refit (1 for least squares).
     best_estimator_ : estimator
         ``estimator`` with ``k=k_`` refitted on all the data.
     classes_ : ndarray
@@ -883,7 +909,7 @@ class SparsityIC(_SparsitySearchBase):
         self.criterion_ = np.array(crit)
         self.k_grid_ = grid
         self.k_ = int(grid[int(np.argmin(self.criterion_))])
-        self._refit(X, y, sample_weight)
+        self._refit(X, y, sample_weight, (template, loss, info) if is_dask_collection(X) else None)
 
     def get_metadata_routing(self):
         """Get the metadata routing of this object: ``fit``'s metadata go to the estimator's fit.

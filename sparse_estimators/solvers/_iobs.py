@@ -101,7 +101,7 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
         return "cg" if hessian == "woodbury" else hessian
     if hessian != "auto":
         return hessian
-    n = int(np.count_nonzero(loss.sample_weight > 0))
+    n = loss.n_positive
     if not loss.intercept_is_variable:
         if n >= p:
             return "dense" if p <= DENSE_MAX_LS else "cg"

@@ -1,0 +1,242 @@
+"""A row-chunked dask array as the design: its statistics from blockwise reductions, one ``dask.compute`` each.
+
+The client never holds ``X``: each block of rows is reduced where it lives
+(threads, processes or a ``distributed`` cluster, whichever scheduler is
+active) to a few vectors and a ``p x p`` matrix, and the blocks' results are
+merged pairwise in a tree. :class:`DaskDesign` counts its passes over ``X``.
+"""
+
+import numpy as np
+
+from ._design import LinearDesign
+
+
+def _block_statistics(x, y, w, centred):
+    """Statistics of one block of rows: weight, means, centred cross-products, extremes, checks.
+
+    The block's own weighted means centre it (merged exactly later by
+    :func:`_merge`), so the cross-products never lose digits to large means.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n, p = x.shape
+    w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+    bad = int(np.count_nonzero(~np.isfinite(x))), int(np.count_nonzero(~np.isfinite(y))), \
+        int(np.count_nonzero(~np.isfinite(w)))
+    out = {
+        "rows": n, "nonfinite": np.array(bad), "w_min": float(w.min(initial=np.inf)),
+        "w_max": float(w.max(initial=-np.inf)), "positive": int(np.count_nonzero(w > 0)),
+        "x_high": x.max(axis=0, initial=-np.inf), "x_low": x.min(axis=0, initial=np.inf),
+        "y_high": y.max(axis=0, initial=-np.inf), "y_low": y.min(axis=0, initial=np.inf),
+    }
+    if any(bad):  # (reported by the caller; the products would be NaN anyway)
+        x, y, w = np.nan_to_num(x), np.nan_to_num(y), np.nan_to_num(w)
+    w = np.maximum(w, 0.0)  # (negative weights are reported from w_min)
+    total = float(w.sum())
+    if centred and total > 0:
+        mx, my = (w @ x) / total, (w @ y) / total
+        x, y = x - mx, y - my
+    else:
+        mx, my = np.zeros(p), np.zeros(y.shape[1])
+    root = np.sqrt(w)[:, None]
+    xs, ys = x * root, y * root
+    out.update(weight=total, x_mean=mx, y_mean=my, xx=xs.T @ xs, xy=xs.T @ ys, yy=np.einsum("ij,ij->j", ys, ys))
+    return out
+
+
+def _merge(a, b):
+    """Statistics of two sets of rows from theirs (Chan et al.'s pairwise update of centred moments)."""
+    total = a["weight"] + b["weight"]
+    share = b["weight"] / total if total > 0 else 0.0
+    dx, dy = b["x_mean"] - a["x_mean"], b["y_mean"] - a["y_mean"]
+    cross = a["weight"] * share  # (W_a W_b / W)
+    return {
+        "rows": a["rows"] + b["rows"], "nonfinite": a["nonfinite"] + b["nonfinite"],
+        "w_min": min(a["w_min"], b["w_min"]), "w_max": max(a["w_max"], b["w_max"]),
+        "positive": a["positive"] + b["positive"],
+        "x_high": np.maximum(a["x_high"], b["x_high"]), "x_low": np.minimum(a["x_low"], b["x_low"]),
+        "y_high": np.maximum(a["y_high"], b["y_high"]), "y_low": np.minimum(a["y_low"], b["y_low"]),
+        "weight": total, "x_mean": a["x_mean"] + share * dx, "y_mean": a["y_mean"] + share * dy,
+        "xx": a["xx"] + b["xx"] + cross * np.outer(dx, dx),
+        "xy": a["xy"] + b["xy"] + cross * np.outer(dx, dy),
+        "yy": a["yy"] + b["yy"] + cross * dy * dy,
+    }
+
+
+def _tree(parts, merge):
+    """The pairwise merge of delayed ``parts`` (depth log2 of their number)."""
+    import dask
+
+    merge = dask.delayed(merge, pure=True)
+    while len(parts) > 1:
+        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+class DaskDesign:
+    """A row-chunked dask array ``X`` (one chunk across its columns) minus an optional column offset.
+
+    The dask counterpart of :class:`~sparse_estimators.losses._design.LinearDesign`
+    for what the Gram path needs: :meth:`gram_statistics` reads ``X`` once;
+    afterwards the losses work on ``p x p`` statistics and ``X`` is not read
+    again. ``n_passes`` counts the ``dask.compute`` calls that read ``X``.
+
+    Parameters
+    ----------
+    X : dask array of shape (n_samples, n_features)
+    """
+
+    is_sparse = False
+
+    def __init__(self, X):
+        self.X = X
+        self.shape = X.shape
+        self.dtype = X.dtype
+        self.offset = None
+        self.constant = None
+        self.n_passes = 0
+
+    def gram_statistics(self, Y, sample_weight=None, centred=True):
+        """One pass: weights, means, centred (or raw) cross-products, extremes and finiteness of ``X`` and ``Y``.
+
+        Parameters
+        ----------
+        Y : dask array (n_samples, n_outputs) with the row chunks of ``X``
+        sample_weight : dask array (n_samples,) or None
+        centred : bool
+            Centre at the weighted means (an intercept), or use raw products.
+
+        Returns
+        -------
+        dict
+            ``weight`` (sum of weights), ``positive`` (rows of positive
+            weight), ``w_min``, ``w_max``, ``nonfinite`` (counts in X, y,
+            weights), ``x_mean`` (p,), ``y_mean`` (m,), ``xx`` (p, p),
+            ``xy`` (p, m), ``yy`` (m,), the extremes ``x_high``, ``x_low``
+            (p,), ``y_high``, ``y_low`` (m,).
+        """
+        import dask
+
+        # (unoptimised graphs: X's blocks keep their keys, so that a y computed from X shares them and each
+        # block is read or generated once; optimising each array alone would fuse X's tasks into y's)
+        blocks = self.X.to_delayed(optimize_graph=False).ravel()
+        ys = Y.to_delayed(optimize_graph=False).ravel()
+        ws = [None] * len(blocks) if sample_weight is None else \
+            list(sample_weight.to_delayed(optimize_graph=False).ravel())
+        stats = dask.delayed(_block_statistics, pure=True)
+        parts = [stats(x, y, w, centred) for x, y, w in zip(blocks, ys, ws, strict=True)]
+        (result,) = dask.compute(_tree(parts, _merge))
+        self.n_passes += 1
+        return result
+
+
+class _Columns:
+    """``design.X`` of a :class:`DaskLinearDesign`: indexing computes the selected columns (a counted pass).
+
+    The refits of the GLM losses copy the few columns of a support into
+    memory (``X[:, support]``, ``n x k``); ``X`` as a whole is never
+    computed.
+    """
+
+    def __init__(self, design):
+        self._design = design
+        self.shape, self.dtype = design.dask.shape, design.dask.dtype
+
+    def __getitem__(self, index):
+        return self._design._compute(self._design.dask[index])
+
+
+class DaskLinearDesign(LinearDesign):
+    """:class:`~sparse_estimators.losses._design.LinearDesign` on a row-chunked dask array: one pass per product.
+
+    The losses whose curvature changes with the fit (logistic, multinomial,
+    Poisson, Gamma, Huber) need ``X W`` and ``X^T R`` at every iteration:
+    each is one ``dask.compute`` over the blocks (``R`` and the weights, of
+    ``n`` rows, are sent to the blocks in ``X``'s row chunks), and so are a
+    weighted Gram matrix and the columns' moments. A refit on a support
+    runs Newton's method on the lazy columns of the support (each step a
+    value, a gradient and ``X_S^T W X_S`` from the blocks). Vectors of
+    ``n`` rows (``X W``, the targets, the weights) live in the client;
+    ``X`` and its columns do not.
+    ``n_passes`` counts the computations, shared with the designs of column
+    subsets (:meth:`columns`).
+
+    Parameters
+    ----------
+    X : dask array of shape (n_samples, n_features), one chunk across the columns
+    offset, constant : as :class:`LinearDesign`
+    """
+
+    def __init__(self, X, offset=None, constant=None, counter=None):
+        self.dask = X
+        self.offset = offset
+        self.constant = constant
+        self.shape = X.shape
+        #: not an array in memory: the losses take their generic paths through this design's products
+        #: (refits by Newton on :meth:`columns`, each step a few passes), as for scipy.sparse input
+        self.is_sparse = True
+        self.dtype = X.dtype
+        self.counter = [0] if counter is None else counter
+        self.X = _Columns(self)
+
+    @property
+    def n_passes(self):
+        """Computations that read ``X`` (or some of its columns) so far."""
+        return self.counter[0]
+
+    def _compute(self, lazy):
+        import dask
+
+        self.counter[0] += 1
+        (out,) = dask.compute(lazy)
+        return np.asarray(out, dtype=float)
+
+    def _rows(self, A):
+        """An ``n``-row array of the client in ``X``'s row chunks."""
+        import dask.array as da
+
+        return da.from_array(A, chunks=(self.dask.chunks[0],) + A.shape[1:])
+
+    def _centred(self):
+        X = self.dask.astype(np.float64)
+        return X if self.offset is None else X - self.offset
+
+    def matvec(self, W, rows=None):  # noqa: D102 - see LinearDesign.matvec
+        if rows is None:
+            rows = np.flatnonzero(np.any(W != 0, axis=1))
+        if not rows.size:
+            return np.zeros((self.shape[0], W.shape[1]))
+        Z = self._compute(self.dask[:, rows].astype(np.float64) @ W[rows])
+        return Z if self.offset is None else Z - self.offset[rows] @ W[rows]
+
+    def rmatvec(self, R):  # noqa: D102 - see LinearDesign.rmatvec
+        G = self._compute(self.dask.T.astype(np.float64) @ self._rows(np.asarray(R, dtype=float)))
+        if self.offset is not None:
+            G -= self.offset[:, None] * R.sum(axis=0)
+        if self.constant is not None:
+            G[self.constant] = 0.0
+        return G
+
+    def columns(self, support, dtype=np.float64):
+        """The columns ``support`` as a lazy design (no copy; passes counted with this one's)."""
+        support = np.asarray(support)
+        offset = None if self.offset is None else self.offset[support]
+        constant = None if self.constant is None or not self.constant[support].any() else self.constant[support]
+        return DaskLinearDesign(self.dask[:, support], offset, constant, self.counter)
+
+    def dense(self):
+        """The centred columns in memory (only for small column subsets)."""
+        return self._compute(self._centred())
+
+    def column_moments(self, weights):  # noqa: D102 - see LinearDesign.column_moments
+        w = np.asarray(weights, dtype=float)
+        Xc = self._centred()
+        second = self._compute((Xc * Xc).T @ self._rows(w))
+        if self.constant is not None:
+            second[self.constant] = 0.0
+        return second
+
+    def weighted_gram(self, weights):  # noqa: D102 - see LinearDesign.weighted_gram
+        Xc = self._centred()
+        G = self._compute(Xc.T @ (Xc * self._rows(np.asarray(weights, dtype=float))[:, None]))
+        return self._zero_constant(G)

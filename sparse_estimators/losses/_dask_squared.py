@@ -1,0 +1,152 @@
+"""Least squares on a dask array: :class:`GramSquaredLoss` from one pass, nothing of size ``n`` in the client."""
+
+import numpy as np
+import scipy.optimize
+
+from ._base import min_norm_solve
+from ._dask_design import DaskDesign
+from ._squared import GramSquaredLoss, _cholesky_solve
+
+
+class _Columns:
+    """The shape of a restricted design (the features of a support; no data: the Gram loss needs none)."""
+
+    is_sparse = False
+
+    def __init__(self, n_samples, n_features):
+        self.shape = (n_samples, n_features)
+
+
+class DaskGramSquaredLoss(GramSquaredLoss):
+    """:class:`GramSquaredLoss` whose statistics come from one pass over a dask ``X`` (see :class:`DaskDesign`).
+
+    The statistics are those of the NumPy path up to rounding: ``G = X_c^T S
+    X_c / sum(S)``, ``C = X_c^T S Y_c / sum(S)``, the weighted means and the
+    targets' centred sums of squares, merged from blocks of rows centred at
+    their own means. Everything after the pass (solvers, splicing, refits,
+    ``k=None`` and the information criteria) works on them in memory:
+
+    - the Gaussian likelihood of the criteria takes the residual sums of
+      squares from ``yy - 2 <C, W> + <W, G W>`` instead of the residuals;
+    - a refit on nearly collinear features (a Cholesky pivot below ``1e-4`` of
+      its diagonal entry) takes the minimum-norm solution of the normal
+      equations, and ``positive=True`` solves NNLS on a square root of ``G``;
+      the NumPy path uses the columns themselves there.
+
+    Use :meth:`from_dask`.
+    """
+
+    @classmethod
+    def from_dask(cls, X, Y, sample_weight=None, fit_intercept=True):
+        """Read ``X`` once and build the loss.
+
+        Parameters
+        ----------
+        X : dask array (n_samples, n_features), chunked by rows
+        Y : dask array (n_samples, n_outputs), chunked like ``X``'s rows
+        sample_weight : dask array (n_samples,) or None
+        fit_intercept : bool
+
+        Returns
+        -------
+        loss : DaskGramSquaredLoss
+        stats : dict
+            The pass's statistics (:meth:`DaskDesign.gram_statistics`), for
+            the caller's checks (finite values, weights) and rescaling.
+        """
+        design = DaskDesign(X)
+        stats = design.gram_statistics(Y, sample_weight, centred=fit_intercept)
+        loss = object.__new__(cls)
+        loss.design = design
+        loss.n_samples, loss.n_features = X.shape
+        loss.n_outputs = Y.shape[1]
+        loss.fit_intercept = fit_intercept
+        loss.alpha = 0.0
+        loss._lipschitz = None
+        if sample_weight is None:
+            import dask.array as da
+
+            sample_weight = da.ones(X.shape[0], chunks=(X.chunks[0],))
+        loss.sample_weight = sample_weight  # (lazy, for the interface: nothing computes it)
+        loss._sample_share = None
+        loss.sw_sum = float(stats["weight"])
+        loss.n_positive = int(stats["positive"])
+        loss.n_observations = max(loss.sw_sum, float(loss.n_positive))
+        loss.uniform_weights = sample_weight is None or stats["w_min"] == stats["w_max"]
+        loss.Y = None
+        return loss, stats
+
+    def set_statistics(self, stats, x_scale=1.0, y_scale=1.0):
+        """The loss's ``G``, ``C``, ``yy`` and means from the pass's ``stats``, rescaled by exact powers of two.
+
+        Constant columns (equal extremes, with an intercept) get their exact
+        value as mean and zero rows in ``G`` and ``C``, as in the NumPy path.
+        """
+        total = self.sw_sum
+        self.gram = stats["xx"] * (x_scale * x_scale / total)
+        self.C = stats["xy"] * (x_scale * y_scale / total)
+        self.yy_targets = stats["yy"] * (y_scale * y_scale / total)
+        self.yy = float(self.yy_targets.sum())
+        if self.fit_intercept:
+            self.x_mean = stats["x_mean"] * x_scale
+            self.y_mean = stats["y_mean"] * y_scale
+            constant = stats["x_high"] == stats["x_low"]
+            if constant.any():
+                self.x_mean[constant] = stats["x_high"][constant] * x_scale
+                self.gram[constant] = 0.0
+                self.gram[:, constant] = 0.0
+                self.C[constant] = 0.0
+        else:
+            self.x_mean, self.y_mean = np.zeros(self.n_features), np.zeros(self.n_outputs)
+
+    @property
+    def n_passes(self):
+        """Passes over ``X`` so far."""
+        return self.design.n_passes
+
+    def minus_two_log_likelihood(self, W, b):
+        """``N sum_j log(RSS_j / N)`` with ``RSS_j / N = yy_j - 2 C_j^T W_j + W_j^T G W_j`` (see the class)."""
+        N = self.n_observations
+        rss = N * np.maximum(self.yy_targets - 2 * np.einsum("pm,pm->m", self.C, W)
+                             + np.einsum("pm,pm->m", W, self.gram @ W), 0.0)
+        with np.errstate(divide="ignore"):
+            return N * float(np.sum(np.log(rss / N)))
+
+    def restrict(self, support, dtype=np.float64):
+        """The loss on the features in ``support``: the blocks of ``G`` and ``C``."""
+        support = np.asarray(support)
+        sub = object.__new__(type(self))
+        sub.__dict__.update(self.__dict__)
+        sub.design = _Columns(self.n_samples, support.size)
+        sub.n_features = support.size
+        sub._lipschitz = None
+        sub._coordinate_curvatures = None
+        sub._coordinate_lipschitz = None
+        sub.x_mean = self.x_mean[support]
+        sub.gram, sub.C = self.gram[np.ix_(support, support)], self.C[support]
+        return sub
+
+    def refit(self, support, W, b, *, precise=True):
+        """Least squares on ``support`` from ``G`` and ``C`` (minimum-norm when nearly collinear)."""
+        support = np.asarray(support)
+        if self.positive:
+            return self._nonnegative_refit(support, W, b)
+        W_full = np.zeros_like(W)
+        if support.size:
+            G, C = self.gram[np.ix_(support, support)], self.C[support]
+            coef = _cholesky_solve(G, C, 1e-4)
+            W_full[support] = min_norm_solve(G, C) if coef is None else coef
+        return W_full, b
+
+    def _nonnegative_refit(self, support, W, b):
+        """NNLS on ``support``: ``||A w - r||`` with ``A^T A = G_S`` and ``A^T r = C_S`` (an eigen square root)."""
+        W_full = np.zeros_like(W)
+        if support.size:
+            values, vectors = np.linalg.eigh(self.gram[np.ix_(support, support)])
+            keep = values > values.max(initial=0.0) * support.size * np.finfo(float).eps
+            root = np.sqrt(values[keep])
+            A = root[:, None] * vectors[:, keep].T
+            R = (vectors[:, keep].T @ self.C[support]) / root[:, None]
+            for j in range(W.shape[1]):
+                W_full[support, j] = scipy.optimize.nnls(A, R[:, j])[0]
+        return W_full, b

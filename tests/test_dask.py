@@ -1,0 +1,313 @@
+"""Dask input: fits from one pass over the chunks equal the NumPy fits; X is never gathered in the client."""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+from dask.core import flatten  # noqa: E402
+from dask.local import get_sync  # noqa: E402
+
+from sparse_estimators import (  # noqa: E402
+    AcceleratedIHTRegressor,
+    IHTClassifier,
+    IHTRegressor,
+    IOBSClassifier,
+    IOBSRegressor,
+    RegularizedIHTClassifier,
+    RegularizedIHTRegressor,
+)
+from sparse_estimators.model_selection import SparsityCV, SparsityIC, sparsity_path  # noqa: E402
+
+CHUNKS = (100, 57, 200, 146)  # uneven row blocks of 503 rows
+
+
+class _Guard:
+    """A synchronous scheduler that counts its calls and fails when asked for ``X`` as a whole.
+
+    It refuses any computation whose requested keys are blocks of ``X`` (as
+    ``np.asarray(X)`` or ``X.compute()`` ask) and any whose results total
+    more than half of ``X``'s bytes (``X`` gathered under another name).
+    """
+
+    def __init__(self, X):
+        self.name, self.limit, self.calls = X.name, X.nbytes / 2, 0
+
+    def __call__(self, dsk, keys, **kwargs):
+        for key in flatten(keys):
+            name = key[0] if isinstance(key, tuple) else key
+            assert name != self.name, "X was computed as a whole in the client"
+        self.calls += 1
+        result = get_sync(dsk, keys, **kwargs)
+        size = sum(getattr(r, "nbytes", 0) for r in flatten(result, container=(list, tuple)))
+        assert size <= self.limit, f"a computation returned {size} bytes (X has {2 * self.limit:g})"
+        return result
+
+
+def _data(n=503, p=20, seed=0, weights=False, targets=1):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p)) + 3.0
+    coef = np.zeros((p, targets))
+    coef[[1, 4, 9]] = rng.uniform(1.5, 3.0, (3, targets)) * np.array([[1], [-1], [1]])
+    y = X @ coef + 0.5 * rng.standard_normal((n, targets)) + 1.0
+    y = y[:, 0] if targets == 1 else y
+    sw = rng.uniform(0.5, 2.0, n) if weights else None
+    Xd = da.from_array(X, chunks=(CHUNKS, p))
+    yd = da.from_array(y, chunks=(CHUNKS,) + y.shape[1:])
+    swd = None if sw is None else da.from_array(sw, chunks=(CHUNKS,))
+    return X, y, sw, Xd, yd, swd
+
+
+def _assert_same_fit(a, b):
+    np.testing.assert_array_equal(a.support_, b.support_)
+    scale = np.abs(a.coef_).max()
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-8 * scale)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-8, atol=1e-8 * scale)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # (the same on both: compared)
+@pytest.mark.parametrize("cls", [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor])
+@pytest.mark.parametrize("params", [{"k": 3}, {"k": None}, {"k": 3, "positive": True},
+                                   {"k": 3, "fit_intercept": False}, {"k": 2, "groups": np.arange(20) // 2},
+                                   {"k": 3, "always_select": [0]}],
+                         ids=["k3", "auto_k", "positive", "no_intercept", "groups", "always_select"])
+@pytest.mark.parametrize("weights", [False, True], ids=["unweighted", "weighted"])
+def test_one_pass_fit_equals_numpy_fit(cls, params, weights):
+    X, y, sw, Xd, yd, swd = _data(weights=weights)
+    expected = cls(**params).fit(X, y, sample_weight=sw)
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = cls(**params).fit(Xd, yd, sample_weight=swd)
+    _assert_same_fit(expected, got)
+    assert got.n_passes_ == 1 and guard.calls == 1
+    assert got.n_features_in_ == 20
+    assert not hasattr(expected, "n_passes_")
+
+
+def test_multi_target_and_numpy_targets():
+    X, Y, _, Xd, Yd, _ = _data(targets=2)
+    expected = IHTRegressor(k=3).fit(X, Y)
+    with dask.config.set(scheduler=_Guard(Xd)):
+        got = IHTRegressor(k=3).fit(Xd, Yd)
+        got_np_y = IHTRegressor(k=3).fit(Xd, Y)  # (y in memory: chunked like X's rows)
+    _assert_same_fit(expected, got)
+    _assert_same_fit(expected, got_np_y)
+
+
+def test_large_means_and_constant_column():
+    # columns whose mean is 1e4 times their spread, and a constant column: blocks centred at their own means
+    X, y, _, _, _, _ = _data()
+    X = X * 1e-3 + 10.0
+    X[:, 5] = 7.0
+    Xd = da.from_array(X, chunks=(CHUNKS, 20))
+    yd = da.from_array(y, chunks=(CHUNKS,))
+    expected = IHTRegressor(k=3).fit(X, y)
+    with dask.config.set(scheduler=_Guard(Xd)):
+        got = IHTRegressor(k=3).fit(Xd, yd)
+    _assert_same_fit(expected, got)
+    assert 5 not in got.support_
+
+
+def test_extreme_scale_is_rescaled_as_numpy():
+    X, y, _, _, _, _ = _data()
+    X, y = X * 1e-30, y * 1e30
+    Xd, yd = da.from_array(X, chunks=(CHUNKS, 20)), da.from_array(y, chunks=(CHUNKS,))
+    expected = IHTRegressor(k=3).fit(X, y)
+    with dask.config.set(scheduler="synchronous"):
+        got = IHTRegressor(k=3).fit(Xd, yd)
+    _assert_same_fit(expected, got)
+
+
+def test_path_and_ic_from_one_pass():
+    X, y, _, Xd, yd, _ = _data()
+    expected = sparsity_path(IHTRegressor(), X, y, k_grid=[1, 2, 3, 4, 5])
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = sparsity_path(IHTRegressor(), Xd, yd, k_grid=[1, 2, 3, 4, 5])
+    assert guard.calls == 1
+    assert [s.tolist() for s in got.supports] == [s.tolist() for s in expected.supports]
+    np.testing.assert_allclose(got.coefs, expected.coefs, rtol=0, atol=1e-8 * np.abs(expected.coefs).max())
+
+    ic = SparsityIC(IHTRegressor()).fit(X, y)
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        ic_dask = SparsityIC(IHTRegressor()).fit(Xd, yd)
+    assert guard.calls == 1 and ic_dask.n_passes_ == 1
+    assert ic_dask.k_ == ic.k_ == 3
+    # the criteria differ by the rounding of RSS from the Gram statistics (1e-16 of ||y||^2 / RSS)
+    np.testing.assert_allclose(ic_dask.criterion_, ic.criterion_, rtol=1e-9)
+    _assert_same_fit(ic.best_estimator_, ic_dask.best_estimator_)
+
+
+def test_predictions_are_lazy():
+    X, y, _, Xd, yd, _ = _data()
+    with dask.config.set(scheduler="synchronous"):
+        est = IHTRegressor(k=3).fit(Xd, yd)
+        guard = _Guard(Xd)
+        with dask.config.set(scheduler=guard):
+            pred = est.predict(Xd)
+            assert isinstance(pred, da.Array) and guard.calls == 0  # (nothing computed yet)
+            assert pred.chunks == (CHUNKS,)
+            np.testing.assert_allclose(pred.compute(), est.predict(X), rtol=1e-12)
+            score = est.score(Xd, yd)
+        assert guard.calls == 2  # (the predictions, then the score's one pass)
+        assert score == pytest.approx(est.score(X, y), rel=1e-10)
+        # column-chunked X for prediction: rechunked lazily
+        wide = da.from_array(X, chunks=(CHUNKS, 7))
+        np.testing.assert_allclose(est.predict(wide).compute(), est.predict(X), rtol=1e-12)
+
+
+def test_classifier_predictions_are_lazy():
+    rng = np.random.RandomState(1)
+    X = rng.standard_normal((300, 6))
+    y = np.array(["a", "b", "c"])[np.argmax(X[:, :3] + 0.3 * rng.standard_normal((300, 3)), axis=1)]
+    clf = IHTClassifier(k=3).fit(X, y)
+    Xd = da.from_array(X, chunks=((100, 50, 150), 6))
+    yd = da.from_array(y, chunks=((100, 50, 150),))
+    with dask.config.set(scheduler="synchronous"):
+        for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
+            lazy = getattr(clf, method)(Xd)
+            assert isinstance(lazy, da.Array), method
+            np.testing.assert_array_equal(lazy.compute(), getattr(clf, method)(X))
+        assert clf.score(Xd, yd) == pytest.approx(clf.score(X, y), rel=1e-12)
+
+
+def test_dask_dataframe_through_to_dask_array():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, _, _, _, _ = _data()
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(20)])
+    ddf = dd.from_pandas(frame, npartitions=4)
+    ys = dd.from_pandas(pd.Series(y), npartitions=4)
+    with dask.config.set(scheduler="synchronous"):
+        got = IHTRegressor(k=3).fit(ddf, ys)
+        pred = got.predict(ddf)
+        assert isinstance(pred, da.Array)
+        np.testing.assert_allclose(pred.compute(), got.predict(frame), rtol=1e-12)
+    expected = IHTRegressor(k=3).fit(frame, y)
+    _assert_same_fit(expected, got)
+    np.testing.assert_array_equal(got.feature_names_in_, frame.columns)
+
+
+def test_input_errors_are_clear():
+    X, y, sw, Xd, yd, _ = _data(weights=True)
+    with pytest.raises(ValueError, match="chunked by rows only"):
+        IHTRegressor(k=3).fit(da.from_array(X, chunks=(CHUNKS, 7)), yd)
+    with pytest.raises(ValueError, match="y must be chunked by rows like X"):
+        IHTRegressor(k=3).fit(Xd, da.from_array(y, chunks=100))
+    with pytest.raises(ValueError, match="sample_weight must be chunked by rows like X"):
+        IHTRegressor(k=3).fit(Xd, yd, sample_weight=da.from_array(sw, chunks=100))
+    unknown = Xd[da.from_array(y, chunks=(CHUNKS,)) > -np.inf]  # (a boolean mask: NaN chunk sizes)
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        IHTRegressor(k=3).fit(unknown, yd)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        IHTRegressor(k=3).fit(Xd, y[:-1])
+    with pytest.raises(ValueError, match="precompute=False"):
+        IHTRegressor(k=3, precompute=False).fit(Xd, yd)
+    bad = X.copy()
+    bad[400, 3] = np.nan
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Input X contains NaN"):
+        IHTRegressor(k=3).fit(da.from_array(bad, chunks=(CHUNKS, 20)), yd)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Negative values"):
+        IHTRegressor(k=3).fit(Xd, yd, sample_weight=da.from_array(-sw, chunks=(CHUNKS,)))
+    with pytest.raises(ValueError, match="SparsityCV does not take dask arrays"):
+        SparsityCV(IHTRegressor()).fit(Xd, yd)
+    est = IHTRegressor(k=3).fit(X, y)
+    with pytest.raises(ValueError, match="X has 19 features"):
+        est.predict(Xd[:, :19])
+
+
+def test_wide_dask_X_needs_precompute_true(monkeypatch):
+    from sparse_estimators.linear_model import _dask
+
+    monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)
+    X, y, _, Xd, yd, _ = _data()
+    with pytest.raises(ValueError, match="precompute=True"):
+        IHTRegressor(k=3).fit(Xd, yd)
+    with dask.config.set(scheduler="synchronous"):
+        got = IHTRegressor(k=3, precompute=True).fit(Xd, yd)
+    _assert_same_fit(IHTRegressor(k=3).fit(X, y), got)
+
+
+def test_distributed_local_cluster():
+    distributed = pytest.importorskip("distributed")
+    X, y, sw, Xd, yd, swd = _data(weights=True)
+    expected = IHTRegressor(k=None).fit(X, y, sample_weight=sw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") \
+            as cluster, distributed.Client(cluster):
+        got = IHTRegressor(k=None).fit(Xd, yd, sample_weight=swd)
+        pred = got.predict(Xd).compute()
+    _assert_same_fit(expected, got)
+    assert got.n_passes_ == 1
+    np.testing.assert_allclose(pred, expected.predict(X), rtol=1e-10)
+
+
+def _glm_targets(seed=0, n=503, p=20):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p)) + 3.0
+    coef = np.zeros(p)
+    coef[[1, 4, 9]] = [1.0, -1.5, 0.8]
+    eta = (X - 3.0) @ coef
+    targets = {
+        "logistic": np.array(["no", "yes"])[(rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(int)],
+        "multinomial": np.argmax(np.column_stack([eta, -eta, 0.5 * eta]) + rng.gumbel(size=(n, 3)), axis=1),
+        "poisson": rng.poisson(np.exp(0.3 * eta)).astype(float),
+        "gamma": rng.gamma(2.0, np.exp(0.3 * eta) / 2.0),
+        "huber": eta + rng.standard_t(2, n),
+    }
+    return X, targets, rng.uniform(0.5, 2.0, n)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # (the same on both: compared)
+@pytest.mark.parametrize("cls, family, params", [
+    (IHTClassifier, "logistic", {"k": 3}), (IOBSClassifier, "logistic", {"k": 3}),
+    (RegularizedIHTClassifier, "logistic", {"k": 3}), (IHTClassifier, "logistic", {"k": None}),
+    (IHTClassifier, "logistic", {"k": 2, "groups": np.arange(20) // 2}),
+    (IHTClassifier, "logistic", {"k": 3, "always_select": [0], "class_weight": "balanced"}),
+    (IHTClassifier, "multinomial", {"k": 3}), (IOBSClassifier, "multinomial", {"k": 2}),
+], ids=["iht", "iobs", "regularized", "auto_k", "groups", "always_select", "multinomial", "iobs_multinomial"])
+def test_classifier_on_dask_equals_numpy_fit(cls, family, params):
+    X, targets, sw = _glm_targets()
+    y = targets[family]
+    Xd = da.from_array(X, chunks=(CHUNKS, 20))
+    expected = cls(**params).fit(X, y, sample_weight=sw)
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = cls(**params).fit(Xd, da.from_array(y, chunks=(CHUNKS,)),
+                                sample_weight=da.from_array(sw, chunks=(CHUNKS,)))
+    _assert_same_fit(expected, got)
+    np.testing.assert_array_equal(got.classes_, expected.classes_)
+    assert got.n_passes_ == guard.calls - 2  # (the labels and the weights: computed into memory)
+
+
+@pytest.mark.parametrize("loss", ["poisson", "gamma", "huber"])
+@pytest.mark.parametrize("k", [3, None])
+def test_glm_regressor_on_dask_equals_numpy_fit(loss, k):
+    X, targets, sw = _glm_targets()
+    y = targets[loss]
+    Xd = da.from_array(X, chunks=(CHUNKS, 20))
+    expected = IHTRegressor(k=k, loss=loss).fit(X, y, sample_weight=sw)
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = IHTRegressor(k=k, loss=loss).fit(Xd, da.from_array(y, chunks=(CHUNKS,)), sample_weight=sw)
+    _assert_same_fit(expected, got)
+    assert got.n_passes_ == guard.calls - 1  # (-1: the targets, computed into memory)
+
+
+def test_y_computed_from_X_reads_each_block_once():
+    # y built from X (as in a generated data set): the pass reads each block of X once, not once for X and once
+    # for y (optimising X's and y's graphs apart fused X's tasks into y's, and every block was generated twice)
+    generated = []
+
+    def block(block_id=None):
+        generated.append(block_id[0])
+        return np.random.default_rng(block_id[0]).standard_normal((50, 6))
+
+    X = da.map_blocks(block, chunks=((50,) * 4, (6,)), dtype=float, meta=np.empty((0, 0)))
+    y = X @ np.array([1.0, 0, 0, -2.0, 0, 0]) + 0.1 * da.ones(200, chunks=50)
+    with dask.config.set(scheduler="synchronous"):
+        est = IHTRegressor(k=2).fit(X, y)
+    assert sorted(generated) == [0, 1, 2, 3]
+    assert est.n_passes_ == 1
+    np.testing.assert_array_equal(est.support_, [0, 3])
