@@ -210,7 +210,7 @@ class _GLMLoss(BaseLoss):
         """The dense refit's ``n x (k + 1)`` block: the support's centred columns, then ones (intercept)."""
         k = support.size
         A = np.empty((self.n_samples, k + int(self.fit_intercept)))
-        A[:, :k] = self.design.X[:, support]
+        A[:, :k] = self.design._copy(support, None)
         if self.design.offset is not None:
             A[:, :k] -= self.design.offset[support]
         if self.fit_intercept:
