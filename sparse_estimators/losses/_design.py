@@ -89,11 +89,12 @@ class LinearDesign:
         support = np.asarray(support)
         if support.dtype == bool:
             support = np.flatnonzero(support)
-        key = (support.tobytes(), None if dtype is None else np.dtype(dtype))
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
+        key = (support.tobytes(), dtype.str)
         if self._last_copy is not None and self._last_copy[0] == key:
             return self._last_copy[1]
         Xs = self.X[:, support] if self.is_sparse else np.take(self.X, support, axis=1)
-        if dtype is not None and Xs.dtype != dtype:
+        if Xs.dtype != dtype:
             Xs = Xs.astype(dtype)
         if not self.is_sparse and support.size <= self.shape[1] // 4:
             self._last_copy = (key, Xs)
