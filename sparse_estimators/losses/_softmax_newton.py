@@ -169,8 +169,9 @@ class FrozenNewtonSolver:
             x += t * d
             r -= t * Hd
             if np.linalg.norm(r) <= tol:
-                # a preconditioner that needed over a third of the share is formed anew at the next step
-                self.stale = 3 * (it + 1) > most
+                # a preconditioner that needed over a third of the share (and over 3 iterations) is formed anew
+                # at the next step
+                self.stale = it + 1 > max(3, most / 3)
                 self.project(x)
                 return x
             z = self.factor(r)
