@@ -54,10 +54,15 @@ GRID = [(n, p) for n in (1000, 5000, 20000, 100000) for p in (20, 50, 100, 200, 
 QUICK = [(5000, 50), (20000, 100), (20000, 400)]
 
 
+#: fewest fits per median (``--fits``)
+FEWEST = [3]
+
+
 def best_time(fit, budget=0.5, most=7):
-    """Median of ``most`` fits, or of those that fit in ``budget`` seconds (at least 3)."""
+    """Median of ``most`` fits, or of those that fit in ``budget`` seconds (at least ``FEWEST[0]``)."""
     times, start = [], time.perf_counter()
-    while len(times) < most and (len(times) < 3 or time.perf_counter() - start < budget):
+    most = max(most, FEWEST[0])
+    while len(times) < most and (len(times) < FEWEST[0] or time.perf_counter() - start < budget):
         t = time.perf_counter()
         fit()
         times.append(time.perf_counter() - t)
@@ -137,7 +142,9 @@ def main():
     parser.add_argument("--sizes", nargs="+", metavar="N,P", help="these sizes instead of the grid")
     parser.add_argument("--omp", action="store_true", help="add scikit-learn's OMP and 'auto' against it")
     parser.add_argument("--calibrate", action="store_true", help="measure the constants of the cost model")
+    parser.add_argument("--fits", type=int, default=3, help="fewest fits per timing (1 for the largest sizes)")
     args = parser.parse_args()
+    FEWEST[0] = args.fits
     sizes = [tuple(int(v) for v in size.split(",")) for size in args.sizes] if args.sizes else None
     if args.calibrate:
         with threadpool_limits(1):
