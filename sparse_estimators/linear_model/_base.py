@@ -52,7 +52,7 @@ _GRAM_AUTO_MAX_FEATURES = 150
 #: forming the Gram matrix costs _GRAM_PRODUCTS_PER_FEATURE * p of them (n p^2 / 2 multiply-adds in
 #: BLAS-3 blocks), a fit through X about _X_FIT_PRODUCTS (iterations, refits, the splicing's column copies
 #: and products), i.e. up to p = 420. Measured by benchmarks/gram_precompute.py --calibrate (medians; a fit
-#: through X made 8 products at 20000 x 200, hence the sample limit; doc/changelog.rst, issue 33 item 3)
+#: through X made 8 products at 20000 x 200, hence the sample limit; doc/changelog.rst)
 _GRAM_MODEL_MIN_SAMPLES = 50000
 _GRAM_PRODUCTS_PER_FEATURE = 0.05
 _X_FIT_PRODUCTS = 21

@@ -81,7 +81,7 @@ class LinearDesign:
 
         Copies of at most a quarter of the columns are kept for the next request (callers never
         write to them), so a fit copies its support once rather than at
-        every iteration and refit (issue 33, cost (b)).
+        every iteration and refit.
         """
         support = np.asarray(support)
         if support.dtype == bool:

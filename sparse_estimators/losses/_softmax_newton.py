@@ -5,13 +5,13 @@ intercept) and ``m`` classes has a ``(q m)^2`` Hessian that costs
 ``n (q m)^2 / 2`` multiply-adds to form: at ``n = 2e4``, ``q = 21``,
 ``m = 10`` about 50 times a Hessian-vector product, and 77 % of a fit when it
 was formed at every Newton step of every candidate refit of the splicing
-search (issue 33). Here a step solves ``H x = g`` by conjugate gradients with
+search. Here a step solves ``H x = g`` by conjugate gradients with
 the exact Hessian-vector product, preconditioned by the Cholesky factor of a
 Hessian formed earlier (at the refit's first step, or the Hessian of the
 candidates' union at the current fit, see :meth:`MultinomialLoss.refit_candidates`):
 the Hessian changes little between Newton steps, so a few iterations reach
 ``1e-10`` of ``g``; when they do not, the Hessian is formed again at the
-current point (doc/changelog.rst, issue 33 item 1).
+current point (doc/changelog.rst, multinomial refits).
 """
 
 import numpy as np
