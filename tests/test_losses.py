@@ -1031,3 +1031,115 @@ def test_newton_solves_have_no_shift_component(alpha, seed):
     for x in (loss._solve_newton(H, g), min_norm_solve(H, g)):
         np.testing.assert_allclose(H @ x, g, atol=1e-10 * np.linalg.norm(g))
         assert np.linalg.norm(shifts.T @ x) <= 1e-12 * np.linalg.norm(x)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_multinomial_curvature_operator_matches_the_generic_hessian(alpha, fit_intercept):
+    """Issue 33 item 1: the Hessian-vector product (and the operator's dense form) of the dense multinomial refit
+    against the generic per-class-pair Hessian of :meth:`MultinomialLoss.hessian`."""
+    from scipy.special import softmax
+
+    from sparse_estimators.losses._softmax_newton import SoftmaxCurvature
+
+    rng = np.random.RandomState(5)
+    n, p, m = 90, 5, 4
+    X = rng.standard_normal((n, p)) + rng.uniform(-2, 2, p)
+    sw = rng.uniform(0.5, 2.0, n)
+    loss = MultinomialLoss(X, rng.randint(0, m, n), m, sample_weight=sw, fit_intercept=fit_intercept, alpha=alpha)
+    W, b = 0.3 * rng.standard_normal((p, m)), 0.2 * rng.standard_normal(m)
+    H_ref = loss.hessian(W, b)
+    A = np.hstack([X - loss.design.offset, np.ones((n, 1))]) if fit_intercept else X
+    op = SoftmaxCurvature(A, softmax(loss.linear_predictor(W, b), axis=1), sw / sw.sum(), alpha, p)
+    assert_allclose(op.dense(), H_ref, rtol=1e-12, atol=1e-14)
+    for _ in range(3):
+        v = rng.standard_normal(H_ref.shape[0])
+        assert_allclose(op.dot(v), H_ref @ v, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3])
+def test_frozen_newton_step_solves_the_system_with_an_old_preconditioner(alpha):
+    """Issue 33 item 1: a Newton step by conjugate gradients preconditioned with the factor of the Hessian at
+    another point solves ``H x = g`` to the forcing tolerance, with no component along the softmax shifts."""
+    from scipy.special import softmax
+
+    from sparse_estimators.losses._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature
+
+    rng = np.random.RandomState(7)
+    n, p, m = 200, 6, 5
+    X = rng.standard_normal((n, p))
+    loss = MultinomialLoss(X, rng.randint(0, m, n), m, alpha=alpha)
+    A = np.hstack([X - loss.design.offset, np.ones((n, 1))])
+    sw = np.full(n, 1.0 / n)
+    W0 = 0.3 * rng.standard_normal((p + 1, m))
+    W1 = W0 + 0.1 * rng.standard_normal((p + 1, m))  # (a Newton step away)
+    old = SoftmaxCurvature(A, softmax(A @ W0, axis=1), sw, alpha, p).dense()
+    op = SoftmaxCurvature(A, softmax(A @ W1, axis=1), sw, alpha, p)
+    H = op.dense()
+    g = H @ rng.standard_normal(H.shape[0])
+    solver = FrozenNewtonSolver(loss._factorize_newton, loss._solve_newton, loss._project_shifts,
+                                loss._factorize_newton(old))
+    solver.first = np.linalg.norm(g) * 1e3  # (the forcing term then asks 1e-3 of |g|)
+    x = solver(op, g)
+    assert solver.n_hessians == 0  # (conjugate gradients, not a new Hessian)
+    assert np.linalg.norm(H @ x - g) <= 1e-3 * np.linalg.norm(g)
+    shifts = _softmax_shifts(p + 1, m, alpha, True)
+    assert np.linalg.norm(shifts.T @ x) <= 1e-12 * np.linalg.norm(x)
+    assert np.linalg.norm(H @ x - g) > 0  # (inexact: the dense solve gives rounding)
+
+
+def test_multinomial_candidate_refits_form_one_hessian_per_round(monkeypatch):
+    """Issue 33 item 1: the splicing search's candidate refits formed the (q m)^2 Hessian at every Newton step of
+    every candidate (77 % of a 10-class fit); now one Hessian over the candidates' union per round. The values
+    are those of precise refits one by one (to the 1e-12 the candidates' comparison needs)."""
+    from sparse_estimators.losses import _softmax_newton
+
+    rng = np.random.RandomState(11)
+    n, p, m, k = 2000, 16, 8, 8
+    X = rng.standard_normal((n, p))
+    W_true = np.zeros((p, m))
+    W_true[:k] = rng.standard_normal((k, m))
+    y = np.argmax(X @ W_true + rng.gumbel(size=(n, m)), axis=1)
+    loss = MultinomialLoss(X, y, m)
+    W, b = loss.refit(np.arange(k), *loss.zeros())
+    supports = [np.sort(np.concatenate([np.arange(c, k), np.arange(k, k + c)])) for c in range(1, 5)]
+    calls = []
+    original = _softmax_newton.block_hessian
+    monkeypatch.setattr(_softmax_newton, "block_hessian", lambda *a: calls.append(1) or original(*a))
+    import sparse_estimators.losses._logistic as logistic_module
+    monkeypatch.setattr(logistic_module, "block_hessian", _softmax_newton.block_hessian)
+    results = loss.refit_candidates(supports, W, b)
+    assert len(calls) <= 2  # (one for the union; at most one candidate forming its own)
+    for support, (W_c, b_c, f_c, Z_c) in zip(supports, results, strict=True):
+        W_ref, b_ref = loss.refit(support, W, b)
+        f_ref = loss.value(W_ref, b_ref)
+        assert f_ref <= f_c <= f_ref + 1e-12 * (1 + f_ref)
+        assert_allclose(Z_c, loss.linear_predictor(W_c, b_c), rtol=1e-12, atol=1e-12)
+
+
+def test_design_shares_the_last_copy_of_a_few_columns():
+    """Issue 33 cost (b): copying the support's columns out of a C-ordered X was 28-31 % of a fit at n = 1e5,
+    repeated at every iteration and refit on the same support; the last copy of at most p / 4 columns is now
+    shared (the same array, equal to X[:, support]), and a copy of more columns is not kept."""
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((50, 40))
+    design = LinearDesign(X, X.mean(axis=0))
+    support = np.array([3, 7, 21])
+    first = design.columns(support)
+    assert_array_equal(first.X, X[:, support])
+    assert design.columns(support).X is first.X
+    mask = np.zeros(40, dtype=bool)
+    mask[support] = True
+    assert design.columns(mask).X is first.X  # (a boolean mask names the same columns)
+    W = np.zeros((40, 2))
+    W[support] = rng.standard_normal((3, 2))
+    assert_allclose(design.matvec(W), (X - X.mean(axis=0)) @ W, rtol=1e-12, atol=1e-12)
+    assert design.columns(support, dtype=None).X is first.X  # (float64 X: the same columns in X's dtype)
+    other = design.columns(np.array([1, 2]))
+    assert other.X is not first.X and design.columns(support).X is not first.X  # (one copy kept)
+    wide = np.arange(11)
+    assert design.columns(wide).X is not design.columns(wide).X  # (more than p / 4 columns: not kept)
+    single = LinearDesign(X.astype(np.float32))
+    assert single.columns(support, dtype=None).X.dtype == np.float32
+    assert single.columns(support).X.dtype == np.float64  # (not the float32 copy kept before)
+    assert single.columns(support, dtype=None).X.dtype == np.float32

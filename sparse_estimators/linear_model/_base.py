@@ -48,6 +48,15 @@ __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
 #: 1.1 through X)
 _GRAM_AUTO_RATIO = 10
 _GRAM_AUTO_MAX_FEATURES = 150
+#: from _GRAM_MODEL_MIN_SAMPLES samples, precompute='auto' also takes the Gram path above
+#: _GRAM_AUTO_MAX_FEATURES when it is cheaper, costs in units of one product with X (n p multiply-adds):
+#: forming the Gram matrix costs _GRAM_PRODUCTS_PER_FEATURE * p of them (n p^2 / 2 multiply-adds in
+#: BLAS-3 blocks), a fit through X about _X_FIT_PRODUCTS (iterations, refits, the splicing's column copies
+#: and products), i.e. up to p = 420. Measured by benchmarks/gram_precompute.py --calibrate (medians; a fit
+#: through X made 8 products at 20000 x 200, hence the sample limit; doc/changelog.rst)
+_GRAM_MODEL_MIN_SAMPLES = 50000
+_GRAM_PRODUCTS_PER_FEATURE = 0.05
+_X_FIT_PRODUCTS = 21
 
 #: the regressors' ``loss`` names and their classes (squared error also has its Gram form, see
 #: ``precompute``); the losses' own modules hold their logic (sparse_estimators/losses/_glm.py, _robust.py)
@@ -677,7 +686,9 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         """Whether the fit works through the Gram matrix (``precompute`` resolved)."""
         if isinstance(self.precompute, str):  # 'auto'
             n, p = X.shape
-            return not sp.issparse(X) and n >= _GRAM_AUTO_RATIO * p and p <= _GRAM_AUTO_MAX_FEATURES
+            cheaper = p <= _GRAM_AUTO_MAX_FEATURES or (
+                n >= _GRAM_MODEL_MIN_SAMPLES and _GRAM_PRODUCTS_PER_FEATURE * p <= _X_FIT_PRODUCTS)
+            return not sp.issparse(X) and n >= _GRAM_AUTO_RATIO * p and cheaper
         return bool(self.precompute)
 
     def fit(self, X, y, sample_weight=None, coef_init=None):

@@ -104,10 +104,13 @@ default='hard'
         when ``n_samples`` is much larger than ``n_features`` and
         ``n_features`` is small (forming it costs as much as ``n_features / 15``
         to ``n_features / 4`` products with ``X``). ``'auto'`` precomputes for dense ``X`` with at
-        most 150 features and at least 10 samples per feature
+        least 10 samples per feature and at most 150 features
         (:source:`benchmarks/gram_precompute.py`: 0.4 to 0.8 times the time with
         ``n_samples >= 10000`` or ``n_features <= 50``, about the same time
-        with a few thousand samples and 100 to 150 features). The fit
+        with a few thousand samples and 100 to 150 features), or, from 50000
+        samples, when a cost model measured by that script says the Gram
+        matrix costs fewer products with ``X`` than a fit through ``X`` (up to
+        about 420 features). The fit
         is the same up to rounding (values are then precise to about
         ``1e-16`` times the variance of ``y``, not of the residuals: for
         noiseless data use ``False``).""",

@@ -72,6 +72,30 @@ class LinearDesign:
         #: products are computed in X's dtype (float32 X is never upcast or
         #: copied); their results, and everything else, are float64
         self.dtype = X.dtype
+        #: the last copy of a few columns, ``(key, array)``: the iterations of a fit whose support has settled,
+        #: its refit and the splicing search's final refit ask for the same columns (see :meth:`_copy`)
+        self._last_copy = None
+
+    def _copy(self, support, dtype):
+        """``X[:, support]`` in ``dtype`` (None: X's), shared with the last request for the same columns.
+
+        Copies of at most a quarter of the columns are kept for the next request (callers never
+        write to them), so a fit copies its support once rather than at
+        every iteration and refit.
+        """
+        support = np.asarray(support)
+        if support.dtype == bool:
+            support = np.flatnonzero(support)
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
+        key = (support.tobytes(), dtype.str)
+        if self._last_copy is not None and self._last_copy[0] == key:
+            return self._last_copy[1]
+        Xs = self.X[:, support]  # (Fortran-ordered: np.take's C-ordered copy changes the products' rounding)
+        if Xs.dtype != dtype:
+            Xs = Xs.astype(dtype)
+        if not self.is_sparse and support.size <= self.shape[1] // 4:
+            self._last_copy = (key, Xs)
+        return Xs
 
     def _cast(self, A):
         return A if A.dtype == self.dtype else A.astype(self.dtype)
@@ -106,7 +130,7 @@ class LinearDesign:
         if not rows.size:
             return np.zeros((self.shape[0], W.shape[1]))
         W_rows = W[rows]
-        Z = np.asarray(self.X[:, rows] @ self._cast(W_rows), dtype=float)
+        Z = np.asarray(self._copy(rows, None) @ self._cast(W_rows), dtype=float)
         if self.offset is not None:
             Z = Z - self.offset[rows] @ W_rows
         return Z
@@ -127,9 +151,7 @@ class LinearDesign:
         keeps ``X``'s, so that products with the copy equal those with ``X``
         and a float32 ``X`` is not copied at twice its width.
         """
-        Xs = self.X[:, support]
-        if dtype is not None and Xs.dtype != dtype:
-            Xs = Xs.astype(dtype)
+        Xs = self._copy(support, dtype)
         offset = None if self.offset is None else self.offset[support]
         constant = None if self.constant is None or not self.constant[support].any() else self.constant[support]
         return LinearDesign(Xs, offset, constant)

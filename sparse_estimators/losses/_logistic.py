@@ -6,6 +6,7 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._base import BaseLoss, cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
 from ._design import LinearDesign, column_values, constant_columns
+from ._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature, block_hessian, softmax_parts
 
 
 class _GLMLoss(BaseLoss):
@@ -144,47 +145,56 @@ class _GLMLoss(BaseLoss):
             return super()._refit_evaluated(support, W, b)
         return self._dense_refit(support, W, b, 100, precise=False)
 
-    def _dense_refit(self, support, W, b, max_iter, precise=True):
-        """:meth:`refit` on a dense ``X``; returns ``(W, b, value, Z)`` like :meth:`refit_candidates`."""
+    def _dense_refit(self, support, W, b, max_iter, precise=True, A=None, factor=None):
+        """:meth:`refit` on a dense ``X``; returns ``(W, b, value, Z)`` like :meth:`refit_candidates`.
+
+        ``A``, when given, holds the support's centred columns (and one of
+        ones with an intercept), and ``factor`` a preconditioner of the
+        multinomial Newton steps (see :meth:`MultinomialLoss.refit_candidates`).
+        """
         support = np.asarray(support)
         k, m, has_b = support.size, self.n_outputs, self.fit_intercept
         q = k + int(has_b)
-        A = np.empty((self.n_samples, q))
-        A[:, :k] = self.design.X[:, support]
-        if self.design.offset is not None:
-            A[:, :k] -= self.design.offset[support]
+        if A is None:
+            A = self._refit_columns(support)
         b = np.asarray(b, dtype=float)
-        if has_b:
-            A[:, k] = 1.0
         sw = self.sample_weight / self.sw_sum
         diag = np.arange(k * m)
         last = {}
+        multi = m > 1
 
         def evaluate(theta):
             T = theta.reshape(q, m)
             Z = A @ T  # without an intercept, b is not part of the model
-            f = float(sw @ self._pointwise(Z)) + 0.5 * self.alpha * float(np.vdot(T[:k], T[:k]))
+            if multi:  # (the value and the probabilities in one pass)
+                pointwise, P = softmax_parts(Z, self.Y)
+                last.update(P=P)
+            else:
+                pointwise = self._pointwise(Z)
+            f = float(sw @ pointwise) + 0.5 * self.alpha * float(np.vdot(T[:k], T[:k]))
             last.update(theta=theta, Z=Z, f=f)
             return T, Z, f
 
         def fun(theta):
             T, Z, f = evaluate(theta)
-            G = A.T @ (self._dz(Z) * sw[:, None])
+            D = last["P"] - self.Y if multi else self._dz(Z)
+            G = A.T @ (D * sw[:, None])
             G[:k] += self.alpha * T[:k]
             return f, G.ravel()
 
         def hessian(theta):
             Z = last["Z"] if np.array_equal(theta, last["theta"]) else evaluate(theta)[1]
-            if m == 1:
-                H = (A * (self._hess_diag(Z)[:, 0] * sw)[:, None]).T @ A
-            else:
-                H = self._block_hessian(A, Z, sw)
+            if multi:  # (an operator: the solver forms it only when its preconditioner is stale)
+                return SoftmaxCurvature(A, last["P"], sw, self.alpha, k)
+            H = (A * (self._hess_diag(Z)[:, 0] * sw)[:, None]).T @ A
             H[diag, diag] += self.alpha
             return H
 
+        solve = self._solve_newton
+        if multi:
+            solve = FrozenNewtonSolver(self._factorize_newton, self._solve_newton, self._project_shifts, factor)
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
-        theta = newton_minimise(fun, hessian, theta, max_iter=max_iter, solve=self._solve_newton,
-                                precise=precise)
+        theta = newton_minimise(fun, hessian, theta, max_iter=max_iter, solve=solve, precise=precise)
         T = theta.reshape(q, m)
         W_full = np.zeros_like(W)
         W_full[support] = T[:k]
@@ -195,6 +205,17 @@ class _GLMLoss(BaseLoss):
         T = np.vstack([canonical[support], b_out[None]]) if has_b else canonical[support]
         _, Z, f = evaluate(T.ravel())
         return canonical, b_out, f, Z
+
+    def _refit_columns(self, support):
+        """The dense refit's ``n x (k + 1)`` block: the support's centred columns, then ones (intercept)."""
+        k = support.size
+        A = np.empty((self.n_samples, k + int(self.fit_intercept)))
+        A[:, :k] = self.design._copy(support, None)
+        if self.design.offset is not None:
+            A[:, :k] -= self.design.offset[support]
+        if self.fit_intercept:
+            A[:, k] = 1.0
+        return A
 
     def restrict(self, support, dtype=np.float64):  # noqa: D102
         sub = object.__new__(type(self))
@@ -301,45 +322,99 @@ class MultinomialLoss(_GLMLoss):
 
     @staticmethod
     def _block_hessian(A, Z, sw):
-        """``sum_i sw_i (a_i a_i^T) kron (diag(p_i) - p_i p_i^T)`` over the columns of ``A``, in two products.
+        """The dense refit's ``(q m)^2`` Hessian at ``Z`` (``j * m + a`` for column ``j``, class ``a``).
 
-        The ``(q m)^2`` Hessian of a dense refit (``j * m + a`` for column
-        ``j``, class ``a``): the diagonal part from one ``q x (q m)`` product,
-        the rank-one part as ``B^T B`` with ``B_i = sqrt(sw_i) a_i kron p_i``,
-        instead of an einsum over the ``n x m x m`` pointwise Hessians.
+        See :func:`~sparse_estimators.losses._softmax_newton.block_hessian`.
         """
-        n, q = A.shape
-        P = softmax(Z, axis=1)
-        m = P.shape[1]
-        B = (A[:, :, None] * (P * np.sqrt(sw)[:, None])[:, None, :]).reshape(n, q * m)
-        H = -(B.T @ B)
-        D = A.T @ (A[:, :, None] * (P * sw[:, None])[:, None, :]).reshape(n, q * m)  # (j, l, a)
-        H.reshape(q, m, q, m)[:, np.arange(m), :, np.arange(m)] += D.reshape(q, q, m).transpose(2, 0, 1)
-        return H
+        return block_hessian(A, softmax(Z, axis=1), sw)
 
-    def _solve_newton(self, H, g):
-        # the Hessian is singular along the softmax shifts (a constant added to
-        # a row of coefficients over the classes: every row without the l2
-        # term, the intercept's with it); g is orthogonal to them, so adding
-        # the projector onto them gives the minimum-norm solution by Cholesky,
-        # far cheaper than the SVD-based solve it falls back to on other
-        # (near-)singularities (collinear columns, separable classes)
+    def _shift_rows(self, q):
+        """The rows of the ``(q, m)`` variables along which the Hessian is singular (softmax shifts)."""
+        return np.arange(q) if self.alpha == 0 else np.arange(q - 1, q) if self.fit_intercept else np.arange(0)
+
+    def _project_shifts(self, x):
+        """Remove, in place, the component of the step ``x`` along the softmax shifts.
+
+        That component is ``g``'s rounding over the Hessian's, which depends on
+        the BLAS kernel: removed exactly, so that the step (and the fitted
+        intercepts) is the minimum-norm one.
+        """
         m = self.n_outputs
-        q = H.shape[0] // m
-        rows = np.arange(q) if self.alpha == 0 else np.arange(q - 1, q) if self.fit_intercept else np.arange(0)
-        if rows.size == 0:
-            return cholesky_newton_solve(H, g)
-        scale = max(float(np.trace(H)) / H.shape[0], np.finfo(float).tiny)
-        shifted = H.copy()
-        view = shifted.reshape(q, m, q, m)
-        view[rows, :, rows, :] += scale / m  # scale times the projector onto (e_j kron 1_m) / sqrt(m)
-        L = well_conditioned_cholesky(shifted, 1e-10)
-        x = min_norm_solve(H, g) if L is None else scipy.linalg.cho_solve((L, True), g, check_finite=False)
-        # the component along the shifts is g's rounding over the Hessian's, which depends on the BLAS
-        # kernel: removed exactly, so that the step (and the fitted intercepts) is the minimum-norm one
-        steps = x.reshape(q, m)
+        steps = x.reshape(-1, m)
+        rows = self._shift_rows(steps.shape[0])
         steps[rows] -= steps[rows].mean(axis=1, keepdims=True)
         return x
+
+    def _factorize_newton(self, H):
+        """``g -> H^+ g`` (the minimum-norm solution) by Cholesky, or None when ``H`` is singular beyond the shifts.
+
+        The Hessian is singular along the softmax shifts (a constant added to
+        a row of coefficients over the classes: every row without the l2
+        term, the intercept's with it); ``g`` is orthogonal to them, so adding
+        the projector onto them gives the minimum-norm solution by Cholesky,
+        far cheaper than the SVD-based solve used on other
+        (near-)singularities (collinear columns, separable classes).
+        """
+        m = self.n_outputs
+        q = H.shape[0] // m
+        rows = self._shift_rows(q)
+        if rows.size == 0:
+            L = well_conditioned_cholesky(H, 1e-10)
+        else:
+            scale = max(float(np.trace(H)) / H.shape[0], np.finfo(float).tiny)
+            shifted = H.copy()
+            view = shifted.reshape(q, m, q, m)
+            view[rows, :, rows, :] += scale / m  # scale times the projector onto (e_j kron 1_m) / sqrt(m)
+            L = well_conditioned_cholesky(shifted, 1e-10)
+        if L is None:
+            return None
+        return lambda g: self._project_shifts(scipy.linalg.cho_solve((L, True), g, check_finite=False))
+
+    def _solve_newton(self, H, g):
+        # the minimum-norm Newton step on a dense Hessian: by Cholesky (see _factorize_newton), by the SVD
+        # when H is singular beyond the softmax shifts
+        solve = self._factorize_newton(H)
+        if solve is None:
+            return self._project_shifts(min_norm_solve(H, g))
+        return solve(g)
+
+    def refit_candidates(self, supports, W, b):
+        """Refit on each of several supports (see :meth:`BaseLoss.refit_candidates`), sharing one Hessian.
+
+        On a dense ``X``, the Hessian over the union of the candidates' (and
+        the current support's) columns is formed once, at the current point;
+        each candidate's Newton steps run conjugate gradients preconditioned
+        by the factor of its block (see
+        :class:`~sparse_estimators.losses._softmax_newton.FrozenNewtonSolver`),
+        on its columns taken from the union's ``n x |U|`` copy rather than
+        from ``X``.
+        """
+        supports = [np.asarray(s) for s in supports]
+        if self.design.is_sparse or len(supports) < 2 or not all(s.size for s in supports):
+            return super().refit_candidates(supports, W, b)
+        m, has_b = self.n_outputs, self.fit_intercept
+        current = np.flatnonzero(np.any(W != 0, axis=1))
+        union = np.array(sorted(set(current.tolist()).union(*(s.tolist() for s in supports))), dtype=np.intp)
+        u = union.size
+        A_union = self._refit_columns(union)
+        b = np.asarray(b, dtype=float)
+        sw = self.sample_weight / self.sw_sum
+        P = softmax(A_union @ (np.vstack([W[union], b[None]]) if has_b else W[union]), axis=1)
+        H = block_hessian(A_union, P, sw)
+        if self.alpha:
+            diag = np.arange(u * m)
+            H[diag, diag] += self.alpha
+        out = []
+        for support in supports:
+            cols = np.searchsorted(union, support)
+            if has_b:
+                cols = np.append(cols, u)
+            rows = (cols[:, None] * m + np.arange(m)).ravel()
+            start = np.zeros_like(W)
+            start[support] = W[support]
+            factor = self._factorize_newton(H[np.ix_(rows, rows)])
+            out.append(self._dense_refit(support, start, b, 100, precise=False, A=A_union[:, cols], factor=factor))
+        return out
 
     @property
     def coefficients_per_feature(self):
