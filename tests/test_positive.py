@@ -188,3 +188,31 @@ def test_positive_groups_keep_their_features_at_zero(cls, debias):
         model = cls(k=2, positive=True, groups=groups, debias=debias).fit(X, y)
     np.testing.assert_array_equal(model.groups_support_, [1])
     np.testing.assert_array_equal(model.support_, [2, 3])
+
+
+@pytest.mark.parametrize("seed", [13, 16, 25, 27, 28])
+def test_accelerated_positive_expands_by_admissible_gradients(seed):
+    # accelerated IHT expands the support by the k largest gradients; with positive=True those pointing out of the
+    # feasible set (a coefficient that wants to go negative) were chosen too, the step projected back to zero and
+    # the fit stopped at W = 0 after one iteration on these data (support_ []). Reference: brute-force NNLS pairs.
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((60, 8))
+    y = X @ rng.standard_normal(8) + 0.5 * rng.standard_normal(60)
+    best = max(LinearRegression(positive=True).fit(X[:, list(c)], y).score(X[:, list(c)], y)
+               for c in itertools.combinations(range(8), 2))
+    model = AcceleratedIHTRegressor(k=2, positive=True).fit(X, y)
+    assert model.support_.size == 2
+    assert model.score(X, y) >= best - 1e-6
+
+
+def test_accelerated_positive_groups_is_not_stuck_at_zero():
+    rng = np.random.RandomState(1)
+    X = rng.standard_normal((60, 8))
+    X[:, 4] = X[:, 0] + 0.3 * rng.standard_normal(60)
+    y = X @ rng.standard_normal(8) + 0.5 * rng.standard_normal(60)
+    groups = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    best = max(LinearRegression(positive=True).fit(X[:, np.isin(groups, c)], y).score(X[:, np.isin(groups, c)], y)
+               for c in itertools.combinations(range(4), 2))
+    model = AcceleratedIHTRegressor(k=2, positive=True, groups=groups).fit(X, y)
+    assert model.groups_support_.size == 2
+    assert model.score(X, y) >= best - 1e-6

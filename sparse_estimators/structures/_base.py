@@ -152,13 +152,23 @@ class Structure:
         """
         return loss.refit(support, W, b)
 
+    def _expansion_scores(self, G):
+        """Unit scores of the descent direction ``-G`` a projected step can follow from zero.
+
+        With a constraint (``positive=True``: the operator's ``admissible`` part),
+        only its admissible part: a unit whose gradient points out of the
+        feasible set would be projected back to zero, so expanding by it adds nothing.
+        """
+        admissible = getattr(self.operator, "admissible", None)
+        return self.unit_scores(G if admissible is None else admissible(-np.asarray(G)))
+
     def expand(self, G, mask, k):
         """A feature mask: ``mask`` plus the features of the ``k`` units of largest ``G`` norm outside it.
 
         The support expansion of accelerated IHT (Khanna & Kyrillidis,
         Algorithm 1) and of the warm-started path. Forced units are always in it.
         """
-        scores = self.unit_scores(G)
+        scores = self._expansion_scores(G)
         current = np.zeros(scores.size, dtype=bool)
         current[self.units(np.flatnonzero(mask))] = True
         out = mask.copy()
@@ -213,7 +223,7 @@ class Rows(Structure):
         # the base class's result without its unit bookkeeping (accelerated IHT calls it every iteration)
         if self.forced is not None or self.excluded is not None:
             return super().expand(G, mask, k)
-        mags = self.unit_scores(G)
+        mags = self._expansion_scores(G)
         out = mask.copy()
         outside = np.flatnonzero(~mask)
         if outside.size:
