@@ -180,3 +180,48 @@ def test_als_imputer_beats_the_hard_rank_on_a_photograph():
     als = LowRankImputer(solver="als")
     assert hidden_rmse(als) < 0.95 * hidden_rmse(LowRankImputer(solver="accelerated"))
     assert als.alpha_ > 0
+
+
+# -- item 1: a hard rank whose best fit is not attained (no solver can meet the tolerance) ----------------------
+# Rank 1 from the entries (0, 0) = 0, (0, 1) = (1, 0) = 1 of a 2 x 2 matrix: a rank-1 M with M_01 = M_10 = 1
+# has M_00 M_11 = 1, so the objective's infimum 0 is approached by M_00 -> 0, M_11 = 1 / M_00 -> infinity and
+# attained by no matrix. (The photograph of issue 31 at rank 30 with 35 % observed behaved alike:
+# benchmarks/bench_fixed_rank.py --long.)
+DEGENERATE = (np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([0.0, 1.0, 1.0]))
+
+
+def fit_degenerate(solver, max_iter, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = complete_matrix(DEGENERATE, 1, shape=(2, 2), solver=solver, max_iter=max_iter, **kwargs)
+    return result, [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+
+
+@pytest.mark.parametrize("solver", ["iht", "accelerated", "als", "regularized"])
+def test_hard_rank_without_a_best_fit_warns_why_more_iterations_do_not_help(solver):
+    short, _ = fit_degenerate(solver, 100)
+    long, messages = fit_degenerate(solver, 1000)
+    assert not long.converged
+    # what the warning says happens: the objective falls while the completed matrix grows
+    assert long.loss_curve[-1] < short.loss_curve[-1]
+    assert short.to_dense()[1, 1] > 4  # (four times the largest observed value)
+    assert long.to_dense()[1, 1] > 1.3 * short.to_dense()[1, 1]
+    assert len(messages) == 1
+    assert "3 free parameters for 3 observed entries" in messages[0]
+    assert "no bounded best fit" in messages[0] and "alpha > 0" in messages[0]
+
+
+def test_a_ridge_makes_the_degenerate_fit_converge():
+    result, messages = fit_degenerate("als", 1000, alpha=0.1)
+    assert result.converged and not messages
+    assert np.abs(result.to_dense()).max() < 2  # (bounded: M_11 = 1 / M_00 is no longer forced)
+
+
+def test_the_warning_of_a_well_posed_fit_stopped_early_has_no_such_hint():
+    M = low_rank(60, 40, 2, seed=3)
+    rng = np.random.default_rng(4)
+    rows, cols = np.nonzero(rng.uniform(size=M.shape) < 0.8)  # 1920 entries for 2 * 98 + 40 = 236 parameters
+    with pytest.warns(ConvergenceWarning) as caught:
+        complete_matrix((rows, cols, M[rows, cols]), 2, shape=M.shape, center=True, max_iter=2)
+    message = str(caught[0].message)
+    assert "did not converge in max_iter=2" in message and "bounded" not in message

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from ._factored import CompletionResult, _column_sums, _randomized_svd
+from ._factored import CompletionResult, _column_sums, _not_converged_message, _randomized_svd
 
 #: growth of the extrapolation weight while extrapolations are accepted (and its start)
 _EXTRAPOLATION_GROWTH = 1.5
@@ -138,8 +138,8 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
             converged = True
             break
     if warn and not converged:
-        warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
-                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
+        warnings.warn(_not_converged_message(max_iter, tol, obs.shape, vals.size, r, offsets, hard=alpha == 0),
+                      ConvergenceWarning, stacklevel=4)
     # the product as an SVD: U V^T = Qu (Ru Rv^T) Qv^T
     Qu, Ru = scipy.linalg.qr(U, mode="economic", check_finite=False)
     Qv, Rv = scipy.linalg.qr(V, mode="economic", check_finite=False)

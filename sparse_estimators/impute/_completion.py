@@ -28,6 +28,7 @@ from ._factored import (
     _arpack_svd,
     _column_sums,
     _frobenius_distance,
+    _not_converged_message,
     _Observed,
     _orth,
     _randomized_svd,
@@ -411,8 +412,8 @@ def _solve_thresholding(obs, r, operator, solver, auto, step_size, max_iter, tol
         warnings.warn("complete_matrix diverged (the objective blew up): the step size is too large; returning "
                       "the best iterate. Use step_size='auto' or a step <= 1.", ConvergenceWarning, stacklevel=4)
     elif not converged:
-        warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
-                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
+        warnings.warn(_not_converged_message(max_iter, tol, obs.shape, vals.size, r, offsets, operator.is_hard),
+                      ConvergenceWarning, stacklevel=4)
     U, s, Vt = x
     if s.size < r:  # (soft thresholding can return fewer; pad so the shapes are always (m, r), (r,), (r, n))
         U = np.hstack([U, np.zeros((m, r - s.size))])

@@ -7,7 +7,15 @@ from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.exceptions import ConvergenceWarning
 
 from ..solvers import LowRankProblem, regularized_local_search
-from ._factored import _OVERSAMPLE, CompletionResult, _add_gathered, _column_sums, _entries, _randomized_svd
+from ._factored import (
+    _OVERSAMPLE,
+    CompletionResult,
+    _add_gathered,
+    _column_sums,
+    _entries,
+    _not_converged_message,
+    _randomized_svd,
+)
 
 
 class _CompletionProblem(LowRankProblem):
@@ -82,8 +90,8 @@ def _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale
     out = regularized_local_search(problem, r, max_iter=max_iter, tol=tol, verbose=2 * verbose,
                                    name="complete_matrix")
     if not out["converged"]:
-        warnings.warn(f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); "
-                      "increase max_iter or tol.", ConvergenceWarning, stacklevel=4)
+        warnings.warn(_not_converged_message(max_iter, tol, obs.shape, obs.values.size, r, offsets),
+                      ConvergenceWarning, stacklevel=4)
     U, s, Vt = out["U"], out["s"], out["Vt"]
     m, n = obs.shape
     if offsets:  # the profiled offsets: each column's mean residual of the low-rank part

@@ -20,6 +20,9 @@ _CHUNK = 1 << 16
 _DENSE_SHARE = 0.05
 #: extra columns of the randomized range finder beyond the r + 1 singular vectors needed
 _OVERSAMPLE = 10
+#: below this many observed entries per free parameter, a hard rank's ConvergenceWarning says that the fit may
+#: have no bounded minimiser (doc/changelog.rst, "fixed-rank convergence", has the measurements)
+_FEW_ENTRIES_PER_PARAMETER = 6.0
 
 
 @dataclass
@@ -271,6 +274,31 @@ def _arpack_svd(U, s, Vt, S, coef, k, start, rng):
 
 
 # -- small helpers ---------------------------------------------------------------------------------------
+def _not_converged_message(max_iter, tol, shape, n_observed, r, offsets, hard=True):
+    """The ConvergenceWarning of a completion that reached ``max_iter``.
+
+    For a hard rank with few observed entries per free parameter it says why
+    more iterations may not help: a rank-``r`` fit of data that are not of
+    rank ``r`` can have no bounded minimiser when the entries are few for its
+    ``r (m + n - r)`` parameters (the set of the fitted values on the
+    observed entries need not be closed; e.g. rank 1 with three entries of a
+    2 x 2 matrix), and the objective then keeps falling while the completed
+    matrix grows.
+    """
+    message = (f"complete_matrix did not converge in max_iter={max_iter} iterations (tol={tol}); increase max_iter "
+               "or tol.")
+    m, n = shape
+    parameters = r * (m + n - r) + (n if offsets else 0)
+    per_parameter = n_observed / max(parameters, 1)
+    if hard and per_parameter < _FEW_ENTRIES_PER_PARAMETER:
+        message += (f" At rank {r} the fit has {parameters} free parameters for {n_observed} observed entries "
+                    f"({per_parameter:.1f} per parameter): unless the data are close to rank {r}, a hard rank this "
+                    "large may converge slowly or have no bounded best fit, and more iterations then lower the "
+                    "objective while the completed matrix grows and its error on the missing entries rises. A lower "
+                    "rank, rank='auto' (LowRankImputer, choose_rank), or solver='als' with alpha > 0 is better posed.")
+    return message
+
+
 def _frobenius_distance(a, b):
     """``||A - B||_F`` for two factored matrices, through QR of the stacked factors (no cancellation)."""
     Ua, sa, Vta = a
