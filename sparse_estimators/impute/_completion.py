@@ -209,7 +209,12 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     ConvergenceWarning
         When ``max_iter`` is reached before the stopping rule, or the
         iteration diverged (a fixed ``step_size`` too large); the best iterate
-        is returned.
+        is returned. A hard rank (``alpha=0``) with fewer than 6 observed
+        entries per free parameter (``rank (m + n - rank)``, plus ``n`` with
+        ``center``) may have no best fit at all (the objective's infimum
+        approached by matrices growing without bound): the message then says
+        so, and more iterations would only raise the error on the missing
+        entries; lower the rank or use ``solver='als'`` with ``alpha > 0``.
 
     Notes
     -----
