@@ -436,6 +436,28 @@ class SparsityCV(_SparsitySearchBase):
     noise features; where the CV curve is flat, the two searches can then
     pick neighbouring values of ``k`` with scores within noise of each other.
 
+    **Dask input.** For a least-squares regressor (``loss='squared_error'``)
+    and a dask ``X`` chunked by rows, the whole search reads ``X`` once
+    (``n_passes_ == 1``): one pass accumulates each fold's Gram statistics
+    (weights, means, centred ``X^T X``, ``X^T y``, ``y^T y``, extremes);
+    a fold's training loss merges the other folds' statistics, and its
+    validation score is a quadratic form in its own, so the paths, the
+    full fits, the scores and the refit run in memory and equal, up to
+    rounding, the search on NumPy data with the same folds. Fold
+    membership follows each row's index, whatever the chunks: ``cv=int``
+    and ``KFold(n)`` give scikit-learn's contiguous ``KFold`` folds (the
+    NumPy search's folds for a regressor); ``KFold(n, shuffle=True,
+    random_state=seed)`` puts row ``i`` in fold ``splitmix64(i, seed) mod
+    n`` (a seeded hash: folds of about ``n_samples / n`` rows, not the
+    NumPy ``KFold``'s permutation); ``PredefinedSplit(test_fold)`` takes the
+    given labels. Other splitters, scorers other than ``None`` (R^2),
+    ``'r2'``, ``'neg_mean_squared_error'`` and
+    ``'neg_root_mean_squared_error'``, classifiers and the other losses
+    (which would read ``X`` once per fold and iteration) are refused with a
+    ValueError: choose their ``k`` with :class:`SparsityIC` or ``k=None``.
+    The partial results in flight hold one ``p x p`` matrix per fold:
+    above 4096 features the estimator needs ``precompute=True``.
+
     Parameters
     ----------
     estimator : estimator of this package
@@ -452,7 +474,8 @@ class SparsityCV(_SparsitySearchBase):
     cv : int, cross-validation generator or iterable, default=5
         As in :class:`~sklearn.model_selection.GridSearchCV` (stratified
         folds for classifiers when an int). Group-aware splitters
-        (``GroupKFold``) get the ``groups`` passed to :meth:`fit`.
+        (``GroupKFold``) get the ``groups`` passed to :meth:`fit`. On a dask
+        ``X``: an int, ``KFold`` or ``PredefinedSplit`` (see above).
     scoring : str, callable, list, tuple or dict, default=None
         As in ``GridSearchCV``; ``None`` uses the estimator's ``score``
         (R^2, D^2, accuracy, or the concordance index of the survival
@@ -470,7 +493,9 @@ class SparsityCV(_SparsitySearchBase):
     n_jobs : int, default=None
         Folds run in parallel through joblib; any joblib backend works,
         including Dask's (``with joblib.parallel_config(backend="dask"):``
-        after creating a ``distributed.Client``).
+        after creating a ``distributed.Client``). Not used for a dask ``X``
+        (its folds run in memory on ``p x p`` statistics, one after the
+        other).
     verbose : int, default=0
         Print one line per fold.
     return_train_score : bool, default=False
@@ -505,6 +530,9 @@ class SparsityCV(_SparsitySearchBase):
         Whether several metrics were scored.
     n_splits_ : int
         Number of folds.
+    n_passes_ : int
+        Only when ``X`` is a dask array: the passes over its chunks for the
+        whole search and the refit (1).
     classes_ : ndarray
         Class labels (classifiers).
     n_features_in_ : int
@@ -564,7 +592,8 @@ class SparsityCV(_SparsitySearchBase):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A dask array chunked by rows is read once (see above).
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             A classifier's column vector ``(n_samples, 1)`` is raveled with
             a DataConversionWarning.
