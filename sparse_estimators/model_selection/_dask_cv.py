@@ -127,7 +127,13 @@ def _squared_errors(stats, W, b):
 
 
 def _score(stats, est, scoring):
-    """``scoring`` (R^2, averaged over targets, or minus the mean squared error) of ``est`` on ``stats``' rows."""
+    """``scoring`` (R^2, averaged over targets, or minus the mean squared error) of ``est`` on ``stats``' rows.
+
+    NaN where scikit-learn's metric is undefined on those rows: a zero total
+    weight, and R^2 on fewer than two rows.
+    """
+    if not stats["weight"] > 0 or (scoring in (None, "r2") and stats["rows"] < 2):
+        return np.nan
     coef = np.asarray(est.coef_, dtype=float)
     W = coef[:, None] if coef.ndim == 1 else coef.T
     rss = _squared_errors(stats, W, np.atleast_1d(np.asarray(est.intercept_, dtype=float)))
