@@ -330,6 +330,27 @@ def test_sparsity_cv_folds_do_not_depend_on_the_chunks():
     assert not np.array_equal(hash_folds(50, 5, 0), hash_folds(50, 5, 1))
 
 
+def test_sparsity_cv_on_dask_scores_nan_where_the_metric_is_undefined():
+    # a test fold of zero weight has no R^2 (NaN on NumPy data, so every mean score is NaN); a one-row fold has no
+    # R^2 but a mean squared error (the dask search gave 1.0 for the former)
+    X, y, sw, Xd, yd, _ = _data(weights=True)
+    sw[:101] = 0.0  # (the first of 5 contiguous folds)
+    for data, weights in (((X, y), sw), ((Xd, yd), da.from_array(sw, chunks=(CHUNKS,)))):
+        with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Every cross-validated score"):
+            SparsityCV(IHTRegressor(), k_grid=[2, 3]).fit(*data, sample_weight=weights)
+    labels = np.repeat([0, 1, 2], [200, 200, 103])
+    labels[300] = 3  # (a one-row test fold)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Every cross-validated score"):
+        SparsityCV(IHTRegressor(), k_grid=[2, 3], cv=PredefinedSplit(labels)).fit(Xd, yd)
+    search = SparsityCV(IHTRegressor(), k_grid=[2, 3], cv=PredefinedSplit(labels), scoring="neg_mean_squared_error")
+    expected = clone(search).fit(X, y)
+    with dask.config.set(scheduler="synchronous"):
+        got = clone(search).fit(Xd, yd)
+    assert got.k_ == expected.k_
+    np.testing.assert_allclose(got.cv_results_["split3_test_score"], expected.cv_results_["split3_test_score"],
+                               rtol=1e-9)
+
+
 def test_sparsity_cv_on_dask_refuses_what_one_pass_cannot_do(monkeypatch):
     X, y, _, Xd, yd, _ = _data()
     with pytest.raises(ValueError, match="least-squares regressors"):
