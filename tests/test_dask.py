@@ -363,6 +363,8 @@ def test_sparsity_cv_on_dask_refuses_what_one_pass_cannot_do(monkeypatch):
         SparsityCV(IHTRegressor(), scoring="explained_variance").fit(Xd, yd)
     with pytest.raises(ValueError, match="PredefinedSplit has 10 labels"):
         SparsityCV(IHTRegressor(), cv=PredefinedSplit(np.arange(10) % 2)).fit(Xd, yd)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match=r"test folds \[2\] hold no rows"):
+        SparsityCV(IHTRegressor(), k_grid=[1], cv=KFold(3, shuffle=True, random_state=0)).fit(Xd[:3], yd[:3])
     from sparse_estimators.linear_model import _dask
 
     monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)

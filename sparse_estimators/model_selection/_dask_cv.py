@@ -39,7 +39,12 @@ def _kfold_labels(start, n, n_samples, n_splits):
 
 
 def _hash_labels(start, n, n_splits, seed):
-    """Folds of rows ``start .. start + n``: a seeded hash (splitmix64) of the row index, modulo ``n_splits``."""
+    """Folds of rows ``start .. start + n``: a seeded hash of the row index, modulo ``n_splits``.
+
+    The hash is splitmix64's output function of ``i + seed * 0x9E3779B97F4A7C15``
+    (mod ``2**64``): neighbouring rows land in unrelated folds, and a row's
+    fold depends on its index and the seed only, not on the chunks.
+    """
     z = np.arange(start, start + n, dtype=np.uint64) + np.uint64(seed * 0x9E3779B97F4A7C15 % 2**64)
     with np.errstate(over="ignore"):
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -65,9 +70,10 @@ def _fold_plan(cv, rows):
     """``(labelling, folds)``: one ``(function, args)`` per block of rows (``rows``: the row chunks), the test folds.
 
     ``cv``: an int or ``KFold`` without shuffling (the folds scikit-learn
-    draws on NumPy data), ``KFold(shuffle=True)`` (a seeded hash of the row
-    index, seeded by its ``random_state``, an int, or an int drawn from it), or ``PredefinedSplit`` (its
-    labels, ``-1`` for rows never in a test fold).
+    draws on NumPy data), ``KFold(shuffle=True)`` (:func:`_hash_labels`,
+    seeded by its ``random_state`` when an int, else by an int drawn from
+    it), or ``PredefinedSplit`` (its labels, ``-1`` for rows never in a test
+    fold).
     """
     n_samples = int(sum(rows))
     starts = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(int)
@@ -159,7 +165,7 @@ class _Folds:
         order = sorted(parts)
         self.total = merged([parts[g] for g in order])
         self.test = [parts[f] for f in labels]  # (train: the merge of the other labels, -1 included)
-        self.train = [merged([parts[g] for g in order if g != f]) for f in labels]
+        self.train = [merged([parts[g] for g in order if g != f]) if len(order) > 1 else None for f in labels]
 
     def setup(self, stats):
         """``setup(est)`` for :func:`_path_fits`: the loss of the rows of ``stats``, no pass."""
@@ -168,6 +174,10 @@ class _Folds:
         from ..losses._dask_squared import DaskGramSquaredLoss
 
         def setup(est):
+            if stats is None:  # (a fold holding every row: fails, and scores error_score, as on NumPy data)
+                raise ValueError("Found array with 0 sample(s) (shape=(0, "
+                                 f"{self.design.shape[1]})) while a minimum of 1 is required: the training set "
+                                 "of a test fold holding every row.")
             set_feature_names(est, self.X)
             est.n_features_in_ = self.design.shape[1]
             check_statistics(stats, self.weighted, (int(stats["rows"]), self.design.shape[1]))
@@ -217,6 +227,7 @@ def dask_cv_fit(search, X, y, sample_weight, params):
     """:meth:`SparsityCV.fit <sparse_estimators.model_selection.SparsityCV.fit>` on a dask ``X``: one pass."""
     from sklearn.metrics import check_scoring
 
+    from ..linear_model._dask import check_statistics
     from ..losses._dask_design import DaskDesign
     from ._search import _guarded
 
@@ -236,13 +247,11 @@ def dask_cv_fit(search, X, y, sample_weight, params):
     design = DaskDesign(Xa)
     start = time.perf_counter()
     parts = design.gram_statistics(Y, sw, centred=True, folds=labelling)
-    folds = _Folds(search, X, design, parts, labels, Y.shape[1], y_ndim, sw is not None, Xa.dtype)
-    from ..linear_model._dask import check_statistics
-
-    check_statistics(folds.total, sw is not None, Xa.shape)
     empty = [f for f in labels if f not in parts]
-    if empty:
-        raise ValueError(f"The test folds {empty} hold no rows of X.")
+    if empty:  # (hashed folds of very few rows)
+        raise ValueError(f"The test folds {empty} hold no rows of X ({Xa.shape[0]} rows): use fewer folds.")
+    folds = _Folds(search, X, design, parts, labels, Y.shape[1], y_ndim, sw is not None, Xa.dtype)
+    check_statistics(folds.total, sw is not None, Xa.shape)
     out = [_guarded(folds.path, search.error_score, grid, i, search.verbose) for i in range(len(labels))]
 
     def rescore(todo):
