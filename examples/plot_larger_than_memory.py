@@ -7,8 +7,9 @@ A :class:`dask.array.Array` chunked by rows can be passed to ``fit`` as it is:
 the estimators never gather it into the client. Least squares needs a single
 pass over the chunks, which builds the centred Gram statistics
 (``X^T X``, ``X^T y`` and the means, a ``p x p`` matrix and a few vectors);
-the solver, the splicing search, ``k=None`` and
-:class:`~sparse_estimators.model_selection.SparsityIC` then run in memory on
+the solver, the splicing search, ``k=None``,
+:class:`~sparse_estimators.model_selection.SparsityIC` and
+:class:`~sparse_estimators.model_selection.SparsityCV` then run in memory on
 them. ``n_passes_`` counts the passes; predictions on a dask array are lazy.
 
 Here a small array on a :class:`distributed.LocalCluster` (threads, so that
@@ -24,7 +25,7 @@ import numpy as np
 from distributed import Client, LocalCluster
 
 from sparse_estimators import IHTClassifier, IHTRegressor
-from sparse_estimators.model_selection import SparsityIC
+from sparse_estimators.model_selection import SparsityCV, SparsityIC
 
 cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
 client = Client(cluster)
@@ -62,6 +63,16 @@ ax.set_xlabel("k")
 ax.set_ylabel("extended BIC")
 ax.set_title("SparsityIC on a dask array (one pass)")
 fig.tight_layout()
+
+# %%
+# Cross-validation in the same single pass
+# ----------------------------------------
+# :class:`~sparse_estimators.model_selection.SparsityCV` accumulates each
+# fold's statistics in the one pass (folds by row index: ``cv=5`` gives
+# scikit-learn's ``KFold(5)``); every fold's training loss and validation
+# R^2 then come from them, in memory.
+cv_search = SparsityCV(IHTRegressor(), k_grid=range(1, 13), cv=5).fit(X, y)
+print("chosen k:", cv_search.k_, "passes over X:", cv_search.n_passes_)
 
 # %%
 # Lazy predictions

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GroupKFold, KFold, PredefinedSplit
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -203,31 +205,174 @@ def test_input_errors_are_clear():
         IHTRegressor(k=3).fit(unknown, yd)
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         IHTRegressor(k=3).fit(Xd, y[:-1])
-    with pytest.raises(ValueError, match="precompute=False"):
-        IHTRegressor(k=3, precompute=False).fit(Xd, yd)
     bad = X.copy()
     bad[400, 3] = np.nan
     with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Input X contains NaN"):
         IHTRegressor(k=3).fit(da.from_array(bad, chunks=(CHUNKS, 20)), yd)
     with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Negative values"):
         IHTRegressor(k=3).fit(Xd, yd, sample_weight=da.from_array(-sw, chunks=(CHUNKS,)))
-    with pytest.raises(ValueError, match="SparsityCV does not take dask arrays"):
-        SparsityCV(IHTRegressor()).fit(Xd, yd)
     est = IHTRegressor(k=3).fit(X, y)
     with pytest.raises(ValueError, match="X has 19 features"):
         est.predict(Xd[:, :19])
 
 
-def test_wide_dask_X_needs_precompute_true(monkeypatch):
+@pytest.mark.parametrize("params", [{"k": 3}, {"k": None}, {"k": 3, "positive": True},
+                                    {"k": 3, "fit_intercept": False}, {"k": 3, "precompute": False}],
+                         ids=["k3", "auto_k", "positive", "no_intercept", "precompute_false"])
+@pytest.mark.parametrize("cls", [IHTRegressor, IOBSRegressor])
+def test_wide_dask_X_is_read_at_every_iteration(monkeypatch, cls, params):
+    # above DASK_GRAM_MAX_FEATURES (here 10 of 20 features) least squares reads X at every iteration, as the GLM
+    # losses do, instead of refusing to fit (before: a ValueError pointing at precompute=True)
+    from sparse_estimators.linear_model import _dask
+
+    monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)
+    X, y, sw, Xd, yd, swd = _data(weights=True, p=60)  # (refits copy a few columns into memory)
+    expected = cls(**params).fit(X, y, sample_weight=sw)
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = cls(**params).fit(Xd, yd, sample_weight=swd)
+    _assert_same_fit(expected, got)
+    assert got.n_passes_ == guard.calls - 2 > 2  # (-2: the targets and the weights, computed into memory)
+
+
+def test_wide_dask_X_with_precompute_true_takes_one_pass(monkeypatch):
     from sparse_estimators.linear_model import _dask
 
     monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)
     X, y, _, Xd, yd, _ = _data()
-    with pytest.raises(ValueError, match="precompute=True"):
-        IHTRegressor(k=3).fit(Xd, yd)
     with dask.config.set(scheduler="synchronous"):
         got = IHTRegressor(k=3, precompute=True).fit(Xd, yd)
     _assert_same_fit(IHTRegressor(k=3).fit(X, y), got)
+    assert got.n_passes_ == 1
+
+
+def test_float32_dask_input_keeps_float32_coefficients():
+    # as on NumPy data, float32 X gives float32 coef_ and intercept_ (the classifiers gave float64 on dask before);
+    # the statistics are float64 on both, the dask blocks' products too: the fit is the float64 fit, rounded
+    X, y, _, _, _, _ = _data()
+    X32 = X.astype(np.float32)
+    X32d = da.from_array(X32, chunks=(CHUNKS, 20))
+    yd = da.from_array(y, chunks=(CHUNKS,))
+    labels = y > np.median(y)
+    with dask.config.set(scheduler="synchronous"):
+        cases = [(IHTRegressor(k=3), y, yd), (IHTClassifier(k=3), labels, da.from_array(labels, chunks=(CHUNKS,))),
+                 (SparsityCV(IHTRegressor(), k_grid=[2, 3, 4]), y, yd)]
+        for est, target, target_d in cases:
+            numpy32 = clone(est).fit(X32, target)
+            got = clone(est).fit(X32d, target_d)
+            float64 = clone(est).fit(X32.astype(np.float64), target)
+            assert numpy32.coef_.dtype == got.coef_.dtype == np.float32
+            assert np.asarray(numpy32.intercept_).dtype == np.asarray(got.intercept_).dtype == np.float32
+            np.testing.assert_array_equal(np.flatnonzero(got.coef_), np.flatnonzero(numpy32.coef_))
+            np.testing.assert_allclose(got.coef_, float64.coef_, rtol=2.4e-7)  # (two float32 roundings at most)
+            np.testing.assert_allclose(got.coef_, numpy32.coef_, rtol=1e-4)
+
+
+def _hash_cv(n_splits, seed):
+    from sparse_estimators.model_selection._dask_cv import hash_folds
+
+    return PredefinedSplit(hash_folds(503, n_splits, seed))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # (the same on both: compared)
+@pytest.mark.parametrize("cls, params, search, cv_dask, cv_numpy, weights, targets", [
+    (IHTRegressor, {}, {}, 5, 5, False, 1),
+    (IHTRegressor, {}, {"return_train_score": True}, KFold(4), KFold(4), True, 1),
+    (IHTRegressor, {"fit_intercept": False}, {}, KFold(4, shuffle=True, random_state=3), "hash", False, 1),
+    (IHTRegressor, {"positive": True}, {"scoring": "neg_mean_squared_error"}, 3, 3, True, 1),
+    (IOBSRegressor, {"groups": np.arange(20) // 2}, {"k_grid": [1, 2, 3]}, 4, 4, False, 1),
+    (AcceleratedIHTRegressor, {"always_select": [0]}, {"scoring": "neg_root_mean_squared_error"}, 5, 5, True, 1),
+    (IHTRegressor, {}, {"return_train_score": True}, "predefined", "predefined", True, 2),
+], ids=["kfold", "weighted_train_score", "hash_no_intercept", "positive_mse", "groups", "always_select_rmse",
+        "predefined_two_targets"])
+def test_sparsity_cv_from_one_pass_equals_numpy_cv(cls, params, search, cv_dask, cv_numpy, weights, targets):
+    # the folds' Gram statistics from one pass, the train losses merged from the other folds' and the validation
+    # scores from the fold's own: the same choice, scores and refit as the NumPy search on the same folds
+    X, y, sw, Xd, yd, swd = _data(weights=weights, targets=targets)
+    if cv_dask == "predefined":  # (rows labelled -1 are in every training fold, no test fold)
+        labels = np.random.RandomState(5).randint(-1, 3, 503)
+        cv_dask = cv_numpy = PredefinedSplit(labels)
+    if cv_numpy == "hash":  # (the folds of KFold(shuffle=True) on a dask X: a seeded hash of the row index)
+        cv_numpy = _hash_cv(cv_dask.n_splits, cv_dask.random_state)
+    search = {"k_grid": range(1, 8), **search}
+    expected = SparsityCV(cls(**params), cv=cv_numpy, **search).fit(X, y, sample_weight=sw)
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = SparsityCV(cls(**params), cv=cv_dask, **search).fit(Xd, yd, sample_weight=swd)
+    assert guard.calls == 1 and got.n_passes_ == 1 and got.best_estimator_.n_passes_ == 1
+    assert got.k_ == expected.k_ and got.n_splits_ == expected.n_splits_
+    _assert_same_fit(expected.best_estimator_, got.best_estimator_)
+    for key, value in expected.cv_results_.items():
+        if key.startswith(("split", "mean_t", "std_t")):  # (scores: quadratic forms against residuals)
+            np.testing.assert_allclose(got.cv_results_[key], value, rtol=0, atol=1e-9 * max(1, np.abs(value).max()))
+        elif key in ("rank_test_score", "full_search"):
+            np.testing.assert_array_equal(got.cv_results_[key], value)
+    assert ("mean_train_score" in got.cv_results_) == bool(search.get("return_train_score"))
+
+
+def test_sparsity_cv_folds_do_not_depend_on_the_chunks():
+    # the folds come from the rows' indices, not from the blocks: other chunks, the same search
+    X, y, _, Xd, yd, _ = _data()
+    searches = []
+    for chunks in (CHUNKS, (250, 253), (503,)):
+        Xc, yc = da.from_array(X, chunks=(chunks, 20)), da.from_array(y, chunks=(chunks,))
+        with dask.config.set(scheduler="synchronous"):
+            searches.append(SparsityCV(IHTRegressor(), k_grid=range(1, 8), cv=KFold(5, shuffle=True,
+                                                                                      random_state=0)).fit(Xc, yc))
+    for other in searches[1:]:
+        assert other.k_ == searches[0].k_
+        np.testing.assert_allclose(other.cv_results_["mean_test_score"], searches[0].cv_results_["mean_test_score"],
+                                   rtol=1e-12)
+    from sparse_estimators.model_selection._dask_cv import hash_folds
+
+    sizes = np.bincount(hash_folds(100_000, 5, 0), minlength=5)
+    assert np.all(np.abs(sizes - 20_000) < 600)  # (about 4.2 standard deviations of a binomial count)
+    assert not np.array_equal(hash_folds(50, 5, 0), hash_folds(50, 5, 1))
+
+
+def test_sparsity_cv_on_dask_scores_nan_where_the_metric_is_undefined():
+    # a test fold of zero weight has no R^2 (NaN on NumPy data, so every mean score is NaN); a one-row fold has no
+    # R^2 but a mean squared error (the dask search gave 1.0 for the former)
+    X, y, sw, Xd, yd, _ = _data(weights=True)
+    sw[:101] = 0.0  # (the first of 5 contiguous folds)
+    for data, weights in (((X, y), sw), ((Xd, yd), da.from_array(sw, chunks=(CHUNKS,)))):
+        with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Every cross-validated score"):
+            SparsityCV(IHTRegressor(), k_grid=[2, 3]).fit(*data, sample_weight=weights)
+    labels = np.repeat([0, 1, 2], [200, 200, 103])
+    labels[300] = 3  # (a one-row test fold)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="Every cross-validated score"):
+        SparsityCV(IHTRegressor(), k_grid=[2, 3], cv=PredefinedSplit(labels)).fit(Xd, yd)
+    search = SparsityCV(IHTRegressor(), k_grid=[2, 3], cv=PredefinedSplit(labels), scoring="neg_mean_squared_error")
+    expected = clone(search).fit(X, y)
+    with dask.config.set(scheduler="synchronous"):
+        got = clone(search).fit(Xd, yd)
+    assert got.k_ == expected.k_
+    np.testing.assert_allclose(got.cv_results_["split3_test_score"], expected.cv_results_["split3_test_score"],
+                               rtol=1e-9)
+
+
+def test_sparsity_cv_on_dask_refuses_what_one_pass_cannot_do(monkeypatch):
+    X, y, _, Xd, yd, _ = _data()
+    with pytest.raises(ValueError, match="least-squares regressors"):
+        SparsityCV(IHTClassifier()).fit(Xd, da.from_array(y > 4, chunks=(CHUNKS,)))
+    with pytest.raises(ValueError, match="least-squares regressors.*loss='huber'"):
+        SparsityCV(IHTRegressor(loss="huber")).fit(Xd, yd)
+    with pytest.raises(ValueError, match="cv must be an int, a KFold or a PredefinedSplit"):
+        SparsityCV(IHTRegressor(), cv=GroupKFold(3)).fit(Xd, yd, groups=np.arange(503) % 3)
+    with pytest.raises(ValueError, match="scoring must be one of"):
+        SparsityCV(IHTRegressor(), scoring="explained_variance").fit(Xd, yd)
+    with pytest.raises(ValueError, match="PredefinedSplit has 10 labels"):
+        SparsityCV(IHTRegressor(), cv=PredefinedSplit(np.arange(10) % 2)).fit(Xd, yd)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match=r"test folds \[2\] hold no rows"):
+        SparsityCV(IHTRegressor(), k_grid=[1], cv=KFold(3, shuffle=True, random_state=0)).fit(Xd[:3], yd[:3])
+    from sparse_estimators.linear_model import _dask
+
+    monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)
+    with pytest.raises(ValueError, match="pass precompute=True"):
+        SparsityCV(IHTRegressor()).fit(Xd, yd)
+    with dask.config.set(scheduler="synchronous"):
+        got = SparsityCV(IHTRegressor(precompute=True), k_grid=range(1, 6)).fit(Xd, yd)
+    assert got.k_ == SparsityCV(IHTRegressor(), k_grid=range(1, 6)).fit(X, y).k_
 
 
 def test_distributed_local_cluster():
@@ -238,6 +383,9 @@ def test_distributed_local_cluster():
             as cluster, distributed.Client(cluster):
         got = IHTRegressor(k=None).fit(Xd, yd, sample_weight=swd)
         pred = got.predict(Xd).compute()
+        search = SparsityCV(IHTRegressor(), k_grid=range(1, 6)).fit(Xd, yd, sample_weight=swd)
+    assert search.n_passes_ == 1
+    assert search.k_ == SparsityCV(IHTRegressor(), k_grid=range(1, 6)).fit(X, y, sample_weight=sw).k_
     _assert_same_fit(expected, got)
     assert got.n_passes_ == 1
     np.testing.assert_allclose(pred, expected.predict(X), rtol=1e-10)

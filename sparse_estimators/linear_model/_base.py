@@ -931,7 +931,7 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
 
             loss, x_scale, _, _ = dask_glm_setup(self, X, y, sample_weight, make, centred_scale=self.fit_intercept)
             return loss, {"attributes": {"classes_": state["classes"]}, "scale": (x_scale, 1.0),
-                          "dtype": np.dtype(np.float64)}
+                          "dtype": loss.design.dtype}  # (float32 X: float32 coef_, as on NumPy data)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
         check_classification_targets(y)
         sample_weight = _checked_weights(sample_weight, X)

@@ -14,9 +14,9 @@ from sklearn.utils.validation import _check_n_features
 from .._dask import check_dask_fit_input, check_dask_X, is_dask_collection, set_feature_names
 from ..losses._dask_squared import DaskGramSquaredLoss
 
-#: a dask X is fitted through its Gram matrix (one pass) up to this many features with precompute='auto':
-#: the p x p partial sums of the blocks (8 p^2 bytes each, 134 MB at 4096) travel between the workers and
-#: the client; above it, precompute=True asks for the Gram path anyway (doc/changelog.rst, issue 35)
+#: least squares on a dask X is fitted through its Gram matrix (one pass) up to this many features with
+#: precompute='auto': the p x p partial sums of the blocks (8 p^2 bytes each, 134 MB at 4096) travel between the
+#: workers and the client; above it, one pass per product (precompute=True forces the Gram path; doc/changelog.rst)
 DASK_GRAM_MAX_FEATURES = 4096
 
 
@@ -32,41 +32,49 @@ def dask_regression_setup(est, X, y, sample_weight):
     DataFrame) as ``validate_data`` does.
     """
     from .._dask import as_dask_array
-    from ._base import _scale_from_extremes
 
     name = est._loss_name()
     if name != "squared_error":
         return _glm_regression_setup(est, X, y, sample_weight, name)
-    if est.precompute is False:
-        raise ValueError("precompute=False would read a dask X at every iteration, which is not implemented: a dask "
-                         "X is fitted through its Gram matrix (precompute='auto' or True).")
     set_feature_names(est, X)
     X = as_dask_array(X, "X")
     X = check_dask_X(X)
     _check_n_features(est, X, reset=True)
-    p = X.shape[1]
-    if est.precompute == "auto" and p > DASK_GRAM_MAX_FEATURES:
-        raise ValueError(f"X has {p} features: a dask X is fitted through its {p} x {p} Gram matrix, chosen "
-                         f"automatically up to {DASK_GRAM_MAX_FEATURES} features; pass precompute=True to build it "
-                         f"anyway (8 p^2 = {8 * p * p / 1e9:.2g} GB per partial sum), or select features first.")
+    if est.precompute is False or (est.precompute == "auto" and X.shape[1] > DASK_GRAM_MAX_FEATURES):
+        return _squared_passes_setup(est, X, y, sample_weight)
     X, Y, y_ndim, sample_weight = check_dask_fit_input(X, y, sample_weight)
     loss, stats = DaskGramSquaredLoss.from_dask(X, Y, sample_weight, est.fit_intercept)
-    bad = stats["nonfinite"]
-    for count, what in zip(bad, ("Input X", "Input y", "Sample weights"), strict=True):
+    check_statistics(stats, sample_weight is not None, X.shape)
+    return gram_loss(est, loss, stats, y_ndim, X.dtype)
+
+
+def check_statistics(stats, weighted, shape):
+    """ValueErrors for non-finite values, negative or all-zero weights and empty data seen by a pass."""
+    for count, what in zip(stats["nonfinite"], ("Input X", "Input y", "Sample weights"), strict=True):
         if count:
             raise ValueError(f"{what} contains NaN or infinity ({count} values).")
-    if sample_weight is not None and stats["w_min"] < 0:
+    if weighted and stats["w_min"] < 0:
         raise ValueError("Negative values in data passed to `sample_weight`")
     if not stats["weight"] > 0:
         raise ValueError("Sample weights must have a positive sum; got all zeros.")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"Found array with shape {X.shape}; a minimum of 1 sample and 1 feature is required.")
+    if shape[0] == 0 or shape[1] == 0:
+        raise ValueError(f"Found array with shape {shape}; a minimum of 1 sample and 1 feature is required.")
+
+
+def gram_loss(est, loss, stats, y_ndim, dtype):
+    """``(loss, info)`` of ``_setup`` from a :class:`DaskGramSquaredLoss` and its rows' statistics (no pass).
+
+    The scale factors come from the rows' extremes, as the NumPy path's
+    :func:`~sparse_estimators.linear_model._base._rescaled` on those rows.
+    """
+    from ._base import _scale_from_extremes
+
     x_scale = _scale_from_extremes(stats["x_high"], stats["x_low"])
     y_scale = _scale_from_extremes(stats["y_high"], stats["y_low"])
     loss.set_statistics(stats, x_scale, y_scale)
     if est.positive:
         loss.positive = True
-    return loss, {"y_ndim": y_ndim, "scale": (x_scale, y_scale), "dtype": X.dtype}
+    return loss, {"y_ndim": y_ndim, "scale": (x_scale, y_scale), "dtype": dtype}
 
 
 def _rows(X, n_features):
@@ -211,6 +219,38 @@ def dask_glm_setup(est, X, y, sample_weight, make_loss, *, centred_scale):
     loss = make_loss(view, y, sample_weight)
     loss.design = DaskLinearDesign(X, loss.design.offset, loss.design.constant, design.counter)
     return loss, x_scale, y, sample_weight
+
+
+def _squared_passes_setup(est, X, y, sample_weight):
+    """``(loss, info)`` for least squares read at every iteration (:class:`SquaredLoss` on :func:`dask_glm_setup`).
+
+    Above :data:`DASK_GRAM_MAX_FEATURES` features (or with
+    ``precompute=False``): each gradient is one pass over ``X``, as for the
+    GLM losses; the targets and the linear predictor (``n`` rows) live in
+    the client, and a refit copies its support's columns (``n x k``).
+    """
+    from .._utils import _numeric_target
+    from ..losses._squared import SquaredLoss
+    from ._base import _rescaled
+
+    state = {}
+
+    def make(view, y, sample_weight):
+        y = _numeric_target(np.asarray(y))
+        if y.dtype.kind not in "biuf":
+            raise ValueError(f"The target y must be numeric for a regressor; got {y.dtype} values.")
+        y = y.astype(float)
+        if y.ndim not in (1, 2):
+            raise ValueError(f"y must be 1-D or 2-D; got {y.ndim} dimensions.")
+        if not np.all(np.isfinite(y)):
+            raise ValueError("Input y contains NaN or infinity.")
+        state["y_ndim"] = y.ndim
+        y, state["y_scale"] = _rescaled(y)
+        return SquaredLoss(view, y, sample_weight, est.fit_intercept)
+
+    loss, x_scale, _, _ = dask_glm_setup(est, X, y, sample_weight, make, centred_scale=False)
+    loss.positive = bool(est.positive)
+    return loss, {"y_ndim": state["y_ndim"], "scale": (x_scale, state["y_scale"]), "dtype": X.dtype}
 
 
 def _glm_regression_setup(est, X, y, sample_weight, name):

@@ -113,7 +113,12 @@ default='hard'
         about 420 features). The fit
         is the same up to rounding (values are then precise to about
         ``1e-16`` times the variance of ``y``, not of the residuals: for
-        noiseless data use ``False``).""",
+        noiseless data use ``False``). On a dask ``X`` (see the user guide's
+        "Larger than memory"), ``'auto'`` takes the Gram path, one pass over
+        ``X``, up to 4096 features, and above that reads ``X`` at every
+        iteration (one pass per product with ``X``, as the GLM losses do,
+        counted in ``n_passes_``); ``True`` forces the Gram path and
+        ``False`` the passes per iteration.""",
     "positive": """positive : bool, default=False
         Constrain the coefficients to be non-negative (as
         ``LinearRegression(positive=True)``): the projection keeps the ``k``
@@ -204,8 +209,8 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         Only when ``k=None``: the criterion's name (``'ebic'``).
     n_passes_ : int
         Only when ``X`` is a dask array: the passes over its chunks (one
-        ``dask.compute`` each; 1 for least squares, see the user guide's
-        "Larger than memory").
+        ``dask.compute`` each; 1 for least squares through the Gram matrix,
+        see ``precompute`` and the user guide's "Larger than memory").
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)

@@ -63,6 +63,43 @@ def _merge(a, b):
     }
 
 
+def _block_fold_statistics(x, y, w, centred, labelling):
+    """:func:`_block_statistics` of each fold's rows in one block: ``{label: statistics}``.
+
+    ``labelling`` is ``(function, args)``; ``function(*args)`` gives the
+    fold label of each of the block's rows (computed where the block lives).
+    """
+    function, args = labelling
+    labels = np.asarray(function(*args))
+    x, y = np.asarray(x), np.asarray(y)
+    w = None if w is None else np.asarray(w)
+    return {int(f): _block_statistics(x[labels == f], y[labels == f], None if w is None else w[labels == f], centred)
+            for f in np.unique(labels)}
+
+
+def _merge_folds(a, b):
+    """:func:`_merge` label by label of two ``{label: statistics}``."""
+    out = dict(a)
+    for label, stats in b.items():
+        out[label] = _merge(out[label], stats) if label in out else stats
+    return out
+
+
+def merged(parts):
+    """The statistics of the union of the row sets of ``parts`` (a sequence of statistics, merged in order)."""
+    out = parts[0]
+    for part in parts[1:]:
+        out = _merge(out, part)
+    return out
+
+
+def uncentred(stats):
+    """Centred statistics as raw ones (products of ``X`` and ``Y`` themselves: a fit without intercept)."""
+    w, mx, my = stats["weight"], stats["x_mean"], stats["y_mean"]
+    return dict(stats, x_mean=np.zeros_like(mx), y_mean=np.zeros_like(my), xx=stats["xx"] + w * np.outer(mx, mx),
+                xy=stats["xy"] + w * np.outer(mx, my), yy=stats["yy"] + w * my * my)
+
+
 def _tree(parts, merge):
     """The pairwise merge of delayed ``parts`` (depth log2 of their number)."""
     import dask
@@ -96,7 +133,7 @@ class DaskDesign:
         self.constant = None
         self.n_passes = 0
 
-    def gram_statistics(self, Y, sample_weight=None, centred=True):
+    def gram_statistics(self, Y, sample_weight=None, centred=True, folds=None):
         """One pass: weights, means, centred (or raw) cross-products, extremes and finiteness of ``X`` and ``Y``.
 
         Parameters
@@ -105,6 +142,11 @@ class DaskDesign:
         sample_weight : dask array (n_samples,) or None
         centred : bool
             Centre at the weighted means (an intercept), or use raw products.
+        folds : list or None
+            One ``(function, args)`` per block of rows: ``function(*args)``
+            labels the block's rows (cross-validation folds); the result is
+            then ``{label: statistics}``, the statistics of each label's rows
+            (in the same single pass).
 
         Returns
         -------
@@ -123,9 +165,13 @@ class DaskDesign:
         ys = Y.to_delayed(optimize_graph=False).ravel()
         ws = [None] * len(blocks) if sample_weight is None else \
             list(sample_weight.to_delayed(optimize_graph=False).ravel())
-        stats = dask.delayed(_block_statistics, pure=True)
-        parts = [stats(x, y, w, centred) for x, y, w in zip(blocks, ys, ws, strict=True)]
-        (result,) = dask.compute(_tree(parts, _merge))
+        if folds is None:
+            stats = dask.delayed(_block_statistics, pure=True)
+            parts = [stats(x, y, w, centred) for x, y, w in zip(blocks, ys, ws, strict=True)]
+        else:
+            stats = dask.delayed(_block_fold_statistics, pure=True)
+            parts = [stats(x, y, w, centred, f) for x, y, w, f in zip(blocks, ys, ws, folds, strict=True)]
+        (result,) = dask.compute(_tree(parts, _merge if folds is None else _merge_folds))
         self.n_passes += 1
         return result
 

@@ -56,25 +56,45 @@ class DaskGramSquaredLoss(GramSquaredLoss):
         """
         design = DaskDesign(X)
         stats = design.gram_statistics(Y, sample_weight, centred=fit_intercept)
+        return cls.from_statistics(design, stats, Y.shape[1], fit_intercept, sample_weight is not None), stats
+
+    @classmethod
+    def from_statistics(cls, design, stats, n_outputs, fit_intercept, weighted):
+        """The loss of the rows that ``stats`` (of :meth:`DaskDesign.gram_statistics`) describe; no pass.
+
+        Parameters
+        ----------
+        design : DaskDesign
+            The pass's design (its counter of passes).
+        stats : dict
+            Statistics of the rows (all of them, or a cross-validation fold's).
+        n_outputs : int
+        fit_intercept : bool
+        weighted : bool
+            Whether the rows have sample weights.
+
+        Returns
+        -------
+        loss : DaskGramSquaredLoss
+            Call :meth:`set_statistics` before use.
+        """
         loss = object.__new__(cls)
         loss.design = design
-        loss.n_samples, loss.n_features = X.shape
-        loss.n_outputs = Y.shape[1]
+        loss.n_samples, loss.n_features = int(stats["rows"]), design.shape[1]
+        loss.n_outputs = n_outputs
         loss.fit_intercept = fit_intercept
         loss.alpha = 0.0
         loss._lipschitz = None
-        if sample_weight is None:
-            import dask.array as da
+        import dask.array as da
 
-            sample_weight = da.ones(X.shape[0], chunks=(X.chunks[0],))
-        loss.sample_weight = sample_weight  # (lazy, for the interface: nothing computes it)
+        loss.sample_weight = da.ones(loss.n_samples)  # (lazy, for the interface: nothing computes it)
         loss._sample_share = None
         loss.sw_sum = float(stats["weight"])
         loss.n_positive = int(stats["positive"])
         loss.n_observations = max(loss.sw_sum, float(loss.n_positive))
-        loss.uniform_weights = sample_weight is None or stats["w_min"] == stats["w_max"]
+        loss.uniform_weights = not weighted or stats["w_min"] == stats["w_max"]
         loss.Y = None
-        return loss, stats
+        return loss
 
     def set_statistics(self, stats, x_scale=1.0, y_scale=1.0):
         """The loss's ``G``, ``C``, ``yy`` and means from the pass's ``stats``, rescaled by exact powers of two.

@@ -82,7 +82,7 @@ def _check_has_k(estimator, caller):
                         "GridSearchCV(ReducedRankRegressor(), {'rank': range(1, 6)})).")
 
 
-def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False, second_search=True):
+def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False, second_search=True, setup=None):
     """Fit ``estimator`` at every k of ``k_grid`` (ascending), warm-starting each from the last.
 
     The loss (centering, smoothness constant) is built once. Returns the
@@ -92,12 +92,15 @@ def _path_fits(estimator, X, y, sample_weight, k_grid, *, criterion_limit=False,
     defined (:func:`~sparse_estimators.model_selection._criteria.criterion_levels`):
     the default grid is ``1 .. top`` and larger values are dropped with a
     warning; ``info['criterion_bound']`` is the most features of a judged
-    model. ``second_search`` is passed to :func:`solve_path`.
+    model. ``second_search`` is passed to :func:`solve_path`. ``setup``, if
+    given, replaces the estimator's ``_setup``: ``setup(est)`` returns the
+    ``(loss, info)`` of the validated clone ``est`` (a fold of a dask ``X``,
+    from its statistics).
     """
     _check_has_k(estimator, "sparsity_path")
     est = clone(estimator)
     operator = est._validate_params()
-    loss, info = est._setup(X, y, sample_weight)
+    loss, info = est._setup(X, y, sample_weight) if setup is None else setup(est)
     structure = est._structure(operator, loss)
     grid = _level_grid(k_grid, structure, loss.n_features, stacklevel=4)
     info = dict(info, structure=structure)  # (the fitted estimators' k_ and groups_support_)

@@ -436,6 +436,28 @@ class SparsityCV(_SparsitySearchBase):
     noise features; where the CV curve is flat, the two searches can then
     pick neighbouring values of ``k`` with scores within noise of each other.
 
+    **Dask input.** For a least-squares regressor (``loss='squared_error'``)
+    and a dask ``X`` chunked by rows, the whole search reads ``X`` once
+    (``n_passes_ == 1``): one pass accumulates each fold's Gram statistics
+    (weights, means, centred ``X^T X``, ``X^T y``, ``y^T y``, extremes);
+    a fold's training loss merges the other folds' statistics, and its
+    validation score is a quadratic form in its own, so the paths, the
+    full fits, the scores and the refit run in memory and equal, up to
+    rounding, the search on NumPy data with the same folds. Fold
+    membership follows each row's index, whatever the chunks: ``cv=int``
+    and ``KFold(n)`` give scikit-learn's contiguous ``KFold`` folds (the
+    NumPy search's folds for a regressor); ``KFold(n, shuffle=True,
+    random_state=seed)`` puts row ``i`` in fold ``splitmix64(i, seed) mod
+    n`` (a seeded hash: folds of about ``n_samples / n`` rows, not the
+    NumPy ``KFold``'s permutation); ``PredefinedSplit(test_fold)`` takes the
+    given labels. Other splitters, scorers other than ``None`` (R^2),
+    ``'r2'``, ``'neg_mean_squared_error'`` and
+    ``'neg_root_mean_squared_error'``, classifiers and the other losses
+    (which would read ``X`` once per fold and iteration) are refused with a
+    ValueError: choose their ``k`` with :class:`SparsityIC` or ``k=None``.
+    The partial results in flight hold one ``p x p`` matrix per fold:
+    above 4096 features the estimator needs ``precompute=True``.
+
     Parameters
     ----------
     estimator : estimator of this package
@@ -452,7 +474,8 @@ class SparsityCV(_SparsitySearchBase):
     cv : int, cross-validation generator or iterable, default=5
         As in :class:`~sklearn.model_selection.GridSearchCV` (stratified
         folds for classifiers when an int). Group-aware splitters
-        (``GroupKFold``) get the ``groups`` passed to :meth:`fit`.
+        (``GroupKFold``) get the ``groups`` passed to :meth:`fit`. On a dask
+        ``X``: an int, ``KFold`` or ``PredefinedSplit`` (see above).
     scoring : str, callable, list, tuple or dict, default=None
         As in ``GridSearchCV``; ``None`` uses the estimator's ``score``
         (R^2, D^2, accuracy, or the concordance index of the survival
@@ -470,7 +493,9 @@ class SparsityCV(_SparsitySearchBase):
     n_jobs : int, default=None
         Folds run in parallel through joblib; any joblib backend works,
         including Dask's (``with joblib.parallel_config(backend="dask"):``
-        after creating a ``distributed.Client``).
+        after creating a ``distributed.Client``). Not used for a dask ``X``
+        (its folds run in memory on ``p x p`` statistics, one after the
+        other).
     verbose : int, default=0
         Print one line per fold.
     return_train_score : bool, default=False
@@ -505,6 +530,9 @@ class SparsityCV(_SparsitySearchBase):
         Whether several metrics were scored.
     n_splits_ : int
         Number of folds.
+    n_passes_ : int
+        Only when ``X`` is a dask array: the passes over its chunks for the
+        whole search and the refit (1).
     classes_ : ndarray
         Class labels (classifiers).
     n_features_in_ : int
@@ -564,7 +592,8 @@ class SparsityCV(_SparsitySearchBase):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A dask array chunked by rows is read once (see above).
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             A classifier's column vector ``(n_samples, 1)`` is raveled with
             a DataConversionWarning.
@@ -614,9 +643,10 @@ class SparsityCV(_SparsitySearchBase):
 
     def _fit(self, X, y, sample_weight, params):
         self._check_estimator()
-        if is_dask_collection(X):  # (its folds' scoring would gather the test parts of X)
-            raise ValueError("SparsityCV does not take dask arrays yet: choose k with SparsityIC, whose path and "
-                             "criteria come from one pass over a dask X, or pass a NumPy array.")
+        if is_dask_collection(X):  # (every fold's statistics from one pass, the folds in memory: _dask_cv.py)
+            from ._dask_cv import dask_cv_fit
+
+            return dask_cv_fit(self, X, y, sample_weight, params)
         X, y = self._validate_input(X, y)
         scorer, names, _ = self._get_scorers()
         routed = self._routed_fit_params(sample_weight, params, splitter=True,
@@ -633,17 +663,38 @@ class SparsityCV(_SparsitySearchBase):
             delayed(_guarded)(_fold_scores, self.error_score, self.estimator, X, y, sample_weight, train, test,
                               grid, scoring, i, len(splits), self.verbose)
             for i, (train, test) in enumerate(splits))
+
+        def rescore(todo):
+            return Parallel(n_jobs=self.n_jobs)(
+                delayed(_guarded)(_fold_rescore, self.error_score, self.estimator, X, y, sample_weight, train,
+                                  test, grid[todo], [o[3][i] for i in todo], scoring)
+                for o, (train, test) in zip(out, splits, strict=True) if o[0] is not None)
+
+        self._choose(grid, out, rescore)
+        self._refit(X, y, sample_weight)
+        if self.verbose:
+            self._report(start)
+
+    def _choose(self, grid, out, rescore):
+        """Choose ``k_`` from the folds' path scores ``out``, rescoring levels with full fits (``rescore``).
+
+        ``out`` holds per fold ``(test scores, train scores, time, starts)``
+        or ``(None, error)``; ``rescore(todo)`` fits the levels ``grid[todo]``
+        again on the folds that did not fail, from their ``starts``, and
+        returns their ``(test scores, train scores)`` or ``(None, error)``.
+        Sets ``cv_results_`` and the attributes of the choice.
+        """
         failed = [o[1] for o in out if o[0] is None]
         if len(failed) == len(out):
             raise ValueError(f"All the {len(out)} fold paths of {type(self).__name__} failed; the first "
                              f"error:\n{failed[0]}")
         if failed:
             warnings.warn(f"{len(failed)} of the {len(out)} fold paths failed and score error_score="
-                          f"{self.error_score!r}; the first error:\n{failed[0]}", FitFailedWarning, stacklevel=3)
+                          f"{self.error_score!r}; the first error:\n{failed[0]}", FitFailedWarning, stacklevel=4)
         names = list(next(o[0] for o in out if o[0] is not None))
         metric = self._check_refit(names)
         ranking = metric or names[0]  # (the metric that shortlists the levels fitted again)
-        blank = np.full((len(splits), grid.size), np.nan if self.error_score == "raise" else float(self.error_score))
+        blank = np.full((len(out), grid.size), np.nan if self.error_score == "raise" else float(self.error_score))
         test_scores = {name: blank.copy() for name in names}
         train_scores = {name: blank.copy() for name in names} if self.return_train_score else None
         for i, o in enumerate(out):
@@ -652,7 +703,7 @@ class SparsityCV(_SparsitySearchBase):
         times = np.mean([o[2] for o in out if o[0] is not None])
         full = np.zeros(grid.size, dtype=bool)
         while True:  # full fits at the chosen and the best levels, until the chosen one is a full fit
-            results = self._results(grid, test_scores, train_scores, times, full, len(splits))
+            results = self._results(grid, test_scores, train_scores, times, full, len(out))
             best = self._select(results, metric, names)
             if full[best]:
                 break
@@ -660,14 +711,11 @@ class SparsityCV(_SparsitySearchBase):
             short = [best] + [i for i in order if not full[i] and i != best][:self._full_search_levels - 1]
             # (and the levels between them: a cheap path point can score below a full fit's neighbours)
             todo = np.flatnonzero(~full & (grid >= grid[short].min()) & (grid <= grid[short].max()))
-            rescored = Parallel(n_jobs=self.n_jobs)(
-                delayed(_guarded)(_fold_rescore, self.error_score, self.estimator, X, y, sample_weight, train,
-                                  test, grid[todo], [o[3][i] for i in todo], scoring)
-                for o, (train, test) in zip(out, splits, strict=True) if o[0] is not None)
+            rescored = rescore(todo)
             for i, r in zip([i for i, o in enumerate(out) if o[0] is not None], rescored, strict=True):
                 if r[0] is None:
                     warnings.warn(f"A full fit on fold {i} failed and scores error_score={self.error_score!r}:"
-                                  f"\n{r[1]}", FitFailedWarning, stacklevel=3)
+                                  f"\n{r[1]}", FitFailedWarning, stacklevel=4)
                     for scores in (test_scores, train_scores):
                         for name in names if scores is not None else ():
                             scores[name][i, todo] = float(self.error_score)
@@ -676,16 +724,16 @@ class SparsityCV(_SparsitySearchBase):
             full[todo] = True
         self.cv_results_ = results
         self.multimetric_ = names != ["score"]
-        self.n_splits_ = len(splits)
+        self.n_splits_ = len(out)
         self.best_index_ = best
         self.k_ = int(grid[best])
         self.best_params_ = {"k": self.k_}
         if metric is not None or not self.multimetric_:
             self.best_score_ = float(results[f"mean_test_{metric or 'score'}"][best])
-        self._refit(X, y, sample_weight)
-        if self.verbose:
-            score = f" (mean score {self.best_score_:.4f})" if hasattr(self, "best_score_") else ""
-            print(f"[SparsityCV] chose k={self.k_}{score} in {time.perf_counter() - start:.2f} s", flush=True)
+
+    def _report(self, start):
+        score = f" (mean score {self.best_score_:.4f})" if hasattr(self, "best_score_") else ""
+        print(f"[SparsityCV] chose k={self.k_}{score} in {time.perf_counter() - start:.2f} s", flush=True)
 
     @staticmethod
     def _store_scores(test_scores, train_scores, fold, columns, test, train):
