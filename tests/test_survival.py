@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.special import gammaln
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
+from sparse_estimators.compose import GroupsFromTransformer
 from sparse_estimators.losses import CoxLoss
 from sparse_estimators.model_selection import SparsityCV, SparsityIC, sparsity_path
 from sparse_estimators.survival import (
@@ -307,6 +311,60 @@ def test_sparsity_cv_scores_with_the_concordance_index():
     np.testing.assert_array_equal(search.best_estimator_.support_, true)
     assert search.score(X, y) == pytest.approx(concordance_index(y["event"], y["time"], search.predict(X)))
     assert np.all((search.cv_results_["mean_test_score"] > 0.5) & (search.cv_results_["mean_test_score"] <= 1))
+
+
+@pytest.mark.parametrize("make_search", [
+    lambda est: SparsityCV(est, k_grid=[1, 3, 6], cv=3),
+    lambda est: SparsityIC(est, k_grid=range(1, 7)),
+    lambda est: GroupsFromTransformer(StandardScaler(), est),
+    lambda est: GroupsFromTransformer(StandardScaler(), SparsityCV(est, k_grid=[1, 3, 6], cv=3)),
+], ids=["SparsityCV", "SparsityIC", "GroupsFromTransformer", "GroupsFromTransformer(SparsityCV)"])
+def test_wrappers_expose_the_survival_functions_of_the_fitted_estimator(make_search):
+    X, y, true = _cox_data(6, n=300, p=30)
+    search = make_search(IHTCoxPHSurvivalAnalysis(k=3))
+    assert hasattr(search, "predict_survival_function") and hasattr(search, "predict_cumulative_hazard_function")
+    with pytest.raises(NotFittedError):
+        search.predict_survival_function(X[:5])
+    search.fit(X, y)
+    inner = getattr(search, "best_estimator_", None) or search.estimator_
+    inner = getattr(inner, "best_estimator_", inner)
+    np.testing.assert_array_equal(inner.support_, true)
+    Xi = X[:7] if not hasattr(search, "transformer_") else search.transformer_.transform(X[:7])
+    # S(t | x) = S0(t) ** exp(x coef), H(t | x) = exp(x coef) H0(t), with the chosen model's baseline
+    risk = np.exp(Xi @ inner.coef_)
+    surv = search.predict_survival_function(X[:7], return_array=True)
+    hazard = search.predict_cumulative_hazard_function(X[:7], return_array=True)
+    np.testing.assert_allclose(surv, inner.baseline_survival_.y[None, :] ** risk[:, None], rtol=1e-12)
+    np.testing.assert_allclose(hazard, risk[:, None] * inner.cum_baseline_hazard_.y[None, :], rtol=1e-12)
+    np.testing.assert_allclose(surv, np.exp(-hazard), rtol=1e-10)
+    functions = search.predict_survival_function(X[:7])
+    t = inner.unique_times_[len(inner.unique_times_) // 2]
+    np.testing.assert_allclose([fn(t) for fn in functions], surv[:, len(inner.unique_times_) // 2], rtol=1e-12)
+    assert [fn(t) for fn in search.predict_cumulative_hazard_function(X[:7])] == pytest.approx(
+        hazard[:, len(inner.unique_times_) // 2], rel=1e-12)
+
+
+@pytest.mark.parametrize("make_search", [lambda est: SparsityCV(est), lambda est: SparsityIC(est),
+                                         lambda est: GroupsFromTransformer(StandardScaler(), est)])
+def test_wrappers_of_a_regressor_have_no_survival_functions(make_search):
+    from sparse_estimators import IHTRegressor
+
+    search = make_search(IHTRegressor(k=2))
+    assert not hasattr(search, "predict_survival_function")
+    assert not hasattr(search, "predict_cumulative_hazard_function")
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((60, 8))
+    search.fit(X, X[:, 1] - X[:, 4])
+    assert not hasattr(search, "predict_survival_function")
+
+
+def test_grid_search_cv_chooses_k_by_concordance():
+    """GridSearchCV scores with the estimator's own score (concordance); the chosen model has the functions."""
+    X, y, true = _cox_data(6, n=300, p=30)
+    grid = GridSearchCV(IHTCoxPHSurvivalAnalysis(), {"k": [1, 3, 6]}, cv=3).fit(X, y)
+    assert grid.best_params_ == {"k": 3}
+    np.testing.assert_array_equal(grid.best_estimator_.support_, true)
+    assert grid.best_estimator_.predict_survival_function(X[:3], return_array=True).shape[0] == 3
 
 
 # -- scikit-learn's checks -----------------------------------------------------------------------------------------
