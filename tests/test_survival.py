@@ -177,16 +177,68 @@ def test_high_signal_support_recovered_with_sparse_X_and_k_none(Estimator):
     np.testing.assert_array_equal(auto.support_, true)
 
 
-@pytest.mark.parametrize("hessian", ["cg", "woodbury"])
-def test_iobs_routes_without_pointwise_curvature(hessian):
-    # the Cox Hessian has no pointwise weights: 'woodbury' falls back to matrix-free CG, as 'cg' is
-    from sparse_estimators.losses import CoxLoss as Loss
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_hessian_in_eta_against_finite_differences_and_products(ties):
+    X, event, time, weights = _tied_data(3)
+    weights[:4] = 0.0  # (rows of weight 0: zero rows and columns)
+    loss = CoxLoss(X, event, time, weights, ties=ties)
+    rng = np.random.RandomState(2)
+    eta = rng.standard_normal(X.shape[0])
+    H = loss._eta_hessian(loss._risk(eta))
+    eps = 1e-6
+    fd = np.array([(loss._eta_gradient(eta + eps * e) - loss._eta_gradient(eta - eps * e)) / (2 * eps)
+                   for e in np.eye(eta.size)])
+    np.testing.assert_allclose(H, fd, atol=1e-8)
+    v = rng.standard_normal(eta.size)
+    np.testing.assert_allclose(H @ v, loss._eta_hessp(eta, v), rtol=1e-10, atol=1e-15)
+    assert np.all(H[:4] == 0) and np.all(H[:, :4] == 0)
+    np.testing.assert_allclose(H @ np.ones(eta.size), 0.0, atol=1e-14)  # (a shift of eta changes nothing)
+
+
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_cox_woodbury_newton_step_equals_the_dense_solve(ties, sparse):
+    from sparse_estimators.solvers._cox_newton import CoxWoodbury
+    from sparse_estimators.solvers._iobs import _GLMCache
+
+    rng = np.random.RandomState(4)
+    n, p = 30, 45  # (n < p: the route's case; integer times, ties)
+    X = rng.standard_normal((n, p))
+    X[:, 7] = 2.0  # a constant column: zero in the centred design
+    if sparse:
+        X[np.abs(X) < 0.7] = 0.0
+    time = rng.randint(1, 9, n).astype(float)
+    event = rng.rand(n) < 0.7
+    weights = rng.randint(0, 3, n).astype(float)
+    weights[np.flatnonzero(event)[0]] = 1.0
+    loss = CoxLoss(sp.csr_matrix(X) if sparse else X, event, time, weights, ties=ties, alpha=0.05)
+    W = np.zeros((p, 1))
+    W[[1, 5, 9]] = [[0.4], [-0.3], [0.2]]
+    b = np.zeros(1)
+    Z = loss.linear_predictor(W, b)
+    lam = 0.02
+    g = rng.standard_normal(p)
+    dense = np.linalg.solve(loss.hessian(W, b) + lam * np.eye(p), g)  # (hessian includes alpha)
+    np.testing.assert_allclose(CoxWoodbury(loss, Z, loss.alpha + lam, _GLMCache(loss)).solve(g), dense,
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_iobs_routes_without_pointwise_curvature():
+    # the Cox Hessian has no pointwise weights: for n < p, Woodbury through the n x n Hessian in eta
     from sparse_estimators.solvers._iobs import select_hessian_route
 
-    X, y, true = _cox_data(7)
-    assert select_hessian_route(Loss(X, y["event"], y["time"]), hessian) == "cg"
-    assert select_hessian_route(Loss(X, y["event"], y["time"]), "auto") == "dense"
-    np.testing.assert_array_equal(IOBSCoxPHSurvivalAnalysis(k=3, hessian=hessian).fit(X, y).support_, true)
+    X, y, true = _cox_data(7, n=200, p=300)
+    wide = CoxLoss(X, y["event"], y["time"])
+    assert select_hessian_route(wide, "auto") == "woodbury"
+    assert select_hessian_route(wide, "auto", damping=0.0) == "dense"
+    assert select_hessian_route(CoxLoss(X[:, :100], y["event"], y["time"]), "auto") == "dense"
+    for route in ("cg", "woodbury", "dense"):
+        assert select_hessian_route(wide, route) == route
+    fits = {route: IOBSCoxPHSurvivalAnalysis(k=3, hessian=route, splicing=False).fit(X, y)
+            for route in ("dense", "woodbury", "cg")}
+    for route, fit in fits.items():
+        np.testing.assert_array_equal(fit.support_, true, err_msg=route)
+    np.testing.assert_allclose(fits["woodbury"].coef_, fits["dense"].coef_, rtol=1e-8)
 
 
 def test_groups_positive_always_select_constant_columns_and_float32():
