@@ -76,8 +76,9 @@ Real data bundled with installable packages (no download), ``k`` in ``{5,
 
 If ``benchmarks/_cox_peers.py`` exists (the survival estimators' peers) and
 ``cox`` is among ``--families`` (the default), its ``cox_section()`` markdown
-(with ``--repeats`` data sets per setting) is placed at the end of the page;
-``--families cox`` runs the Cox section alone.
+(``--cox-repeats`` data sets per setting, ``--cox-splits`` splits of each real
+data set; by default ``_cox_peers.REPEATS`` and ``SPLITS``) is placed at the
+end of the page; ``--families cox`` runs the Cox section alone.
 
 Run ``PYTHONPATH=. python benchmarks/compare_glm.py`` (8 data sets per
 setting, ``--repeats``: 21 and 27 minutes in two runs on a shared machine) or
@@ -401,13 +402,13 @@ def summary_lines(syn, df_syn):
     return lines
 
 
-def cox_markdown(log, repeats):
+def cox_markdown(log, repeats=None, splits=None):
     try:
-        from _cox_peers import cox_section
+        from _cox_peers import REPEATS, SPLITS, cox_section
     except ImportError:
         return None
     try:
-        return cox_section(repeats)
+        return cox_section(REPEATS if repeats is None else repeats, SPLITS if splits is None else splits)
     except Exception as exc:  # the survival helper's section failing must not lose the GLM page
         log(f"cox_section() failed: {type(exc).__name__}: {exc}")
         return (f"## Survival (Cox)\n\n`benchmarks/_cox_peers.py`'s `cox_section()` failed: "
@@ -482,6 +483,8 @@ def main(argv=None):
     parser.add_argument("--families", default=",".join(FAMILIES),
                         help="comma-separated, among " + ", ".join(FAMILIES) + " (cox: the survival section)")
     parser.add_argument("--no-real", action="store_true", help="skip the real data sets")
+    parser.add_argument("--cox-repeats", type=int, default=None, help="data sets per Cox setting")
+    parser.add_argument("--cox-splits", type=int, default=None, help="held-out splits per real survival set")
     parser.add_argument("--n-test", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
@@ -538,7 +541,7 @@ def main(argv=None):
                         real_rows += run_one(family, Xa, ya, Xb, yb, None, k, split, meta, log)
                 log(f"{name}: {time.perf_counter() - t0:.1f} s")
         df_real = pd.DataFrame(real_rows)
-        cox = cox_markdown(log, repeats) if "cox" in families else None
+        cox = cox_markdown(log, args.cox_repeats, args.cox_splits) if "cox" in families else None
     elapsed = time.perf_counter() - start
     write_report(df_syn, df_real, args.out, args, elapsed, revision(), cox)
     print(args.out.read_text())
