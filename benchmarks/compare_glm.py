@@ -74,8 +74,11 @@ Real data bundled with installable packages (no download), ``k`` in ``{5,
   standard deviations, Huber against the squared error; R^2 on the clean
   test rows.
 
-If ``benchmarks/_cox_peers.py`` exists (the survival estimators' peers), its
-``cox_section()`` markdown is placed at the end of the page.
+If ``benchmarks/_cox_peers.py`` exists (the survival estimators' peers) and
+``cox`` is among ``--families`` (the default), its ``cox_section()`` markdown
+(``--cox-repeats`` data sets per setting, ``--cox-splits`` splits of each real
+data set; by default ``_cox_peers.REPEATS`` and ``SPLITS``) is placed at the
+end of the page; ``--families cox`` runs the Cox section alone.
 
 Run ``PYTHONPATH=. python benchmarks/compare_glm.py`` (8 data sets per
 setting, ``--repeats``: 21 and 27 minutes in two runs on a shared machine) or
@@ -106,6 +109,7 @@ SIGNALS = {"poisson": {"weak": (0.1, 0.2), "strong": (0.2, 0.4)},
            "gamma-log": {"weak": (0.1, 0.2), "strong": (0.2, 0.4)},
            "gamma-inverse": {"weak": (0.1, 0.2), "strong": (0.2, 0.4)},
            "huber": {"weak": (0.25, 0.5), "strong": (0.5, 1.0)}}
+FAMILIES = ("poisson", "gamma-log", "gamma-inverse", "huber", "cox")
 GAMMA_SHAPE = 5.0
 OUTLIER_FRACTION, OUTLIER_SHIFT = 0.1, (20.0, 40.0)
 DENSE_ALPHAS = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
@@ -398,13 +402,13 @@ def summary_lines(syn, df_syn):
     return lines
 
 
-def cox_markdown(log):
+def cox_markdown(log, repeats=None, splits=None):
     try:
-        from _cox_peers import cox_section
+        from _cox_peers import REPEATS, SPLITS, cox_section
     except ImportError:
         return None
     try:
-        return cox_section()
+        return cox_section(REPEATS if repeats is None else repeats, SPLITS if splits is None else splits)
     except Exception as exc:  # the survival helper's section failing must not lose the GLM page
         log(f"cox_section() failed: {type(exc).__name__}: {exc}")
         return (f"## Survival (Cox)\n\n`benchmarks/_cox_peers.py`'s `cox_section()` failed: "
@@ -476,11 +480,19 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=8, help="data sets per synthetic setting")
     parser.add_argument("--quick", action="store_true", help="3 repeats, one size, strong signal only")
-    parser.add_argument("--families", default="poisson,gamma-log,gamma-inverse,huber")
+    parser.add_argument("--families", default=",".join(FAMILIES),
+                        help="comma-separated, among " + ", ".join(FAMILIES) + " (cox: the survival section)")
     parser.add_argument("--no-real", action="store_true", help="skip the real data sets")
+    parser.add_argument("--cox-repeats", type=int, default=None, help="data sets per Cox setting")
+    parser.add_argument("--cox-splits", type=int, default=None, help="held-out splits per real survival set")
     parser.add_argument("--n-test", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
+    families = args.families.split(",")
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        parser.error(f"unknown families {unknown}; choose among {', '.join(FAMILIES)}")
+    glm = [family for family in families if family != "cox"]
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
@@ -494,12 +506,12 @@ def main(argv=None):
     start, rows = time.perf_counter(), []
     with threadpool_limits(1):
         warm = simulate("poisson", 100, 20, 3, 0.0, "strong", 10, 0)  # numba compilation of skglm, not timed
-        for fam in ("poisson", "huber", "gamma-log"):
+        for fam in ("poisson", "huber", "gamma-log") if glm else ():
             for fac in methods(fam, 3, 1.35).values():
                 if isinstance(fac, PenaltyAtK):
                     Xw, yw = warm[0], (warm[1] + 1.0 if fam != "huber" else warm[1])
                     fac.tune(Xw, yw)
-        for family in args.families.split(","):
+        for family in glm:
             for n, p, k in sizes:
                 for rho in rhos:
                     for signal in signals:
@@ -514,6 +526,8 @@ def main(argv=None):
         if not args.no_real:
             from sklearn.model_selection import train_test_split
             for name, (family, X, y) in real_data().items():
+                if family not in glm:
+                    continue
                 t0 = time.perf_counter()
                 for k in (5, 10):
                     for split in range(2 if args.quick else 5):
@@ -527,7 +541,7 @@ def main(argv=None):
                         real_rows += run_one(family, Xa, ya, Xb, yb, None, k, split, meta, log)
                 log(f"{name}: {time.perf_counter() - t0:.1f} s")
         df_real = pd.DataFrame(real_rows)
-    cox = cox_markdown(log)
+        cox = cox_markdown(log, args.cox_repeats, args.cox_splits) if "cox" in families else None
     elapsed = time.perf_counter() - start
     write_report(df_syn, df_real, args.out, args, elapsed, revision(), cox)
     print(args.out.read_text())

@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.special import gammaln
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
+from sparse_estimators.compose import GroupsFromTransformer
 from sparse_estimators.losses import CoxLoss
 from sparse_estimators.model_selection import SparsityCV, SparsityIC, sparsity_path
 from sparse_estimators.survival import (
@@ -173,16 +177,68 @@ def test_high_signal_support_recovered_with_sparse_X_and_k_none(Estimator):
     np.testing.assert_array_equal(auto.support_, true)
 
 
-@pytest.mark.parametrize("hessian", ["cg", "woodbury"])
-def test_iobs_routes_without_pointwise_curvature(hessian):
-    # the Cox Hessian has no pointwise weights: 'woodbury' falls back to matrix-free CG, as 'cg' is
-    from sparse_estimators.losses import CoxLoss as Loss
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_hessian_in_eta_against_finite_differences_and_products(ties):
+    X, event, time, weights = _tied_data(3)
+    weights[:4] = 0.0  # (rows of weight 0: zero rows and columns)
+    loss = CoxLoss(X, event, time, weights, ties=ties)
+    rng = np.random.RandomState(2)
+    eta = rng.standard_normal(X.shape[0])
+    H = loss._eta_hessian(loss._risk(eta))
+    eps = 1e-6
+    fd = np.array([(loss._eta_gradient(eta + eps * e) - loss._eta_gradient(eta - eps * e)) / (2 * eps)
+                   for e in np.eye(eta.size)])
+    np.testing.assert_allclose(H, fd, atol=1e-8)
+    v = rng.standard_normal(eta.size)
+    np.testing.assert_allclose(H @ v, loss._eta_hessp(eta, v), rtol=1e-10, atol=1e-15)
+    assert np.all(H[:4] == 0) and np.all(H[:, :4] == 0)
+    np.testing.assert_allclose(H @ np.ones(eta.size), 0.0, atol=1e-14)  # (a shift of eta changes nothing)
+
+
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_cox_woodbury_newton_step_equals_the_dense_solve(ties, sparse):
+    from sparse_estimators.solvers._cox_newton import CoxWoodbury
+    from sparse_estimators.solvers._iobs import _GLMCache
+
+    rng = np.random.RandomState(4)
+    n, p = 30, 45  # (n < p: the route's case; integer times, ties)
+    X = rng.standard_normal((n, p))
+    X[:, 7] = 2.0  # a constant column: zero in the centred design
+    if sparse:
+        X[np.abs(X) < 0.7] = 0.0
+    time = rng.randint(1, 9, n).astype(float)
+    event = rng.rand(n) < 0.7
+    weights = rng.randint(0, 3, n).astype(float)
+    weights[np.flatnonzero(event)[0]] = 1.0
+    loss = CoxLoss(sp.csr_matrix(X) if sparse else X, event, time, weights, ties=ties, alpha=0.05)
+    W = np.zeros((p, 1))
+    W[[1, 5, 9]] = [[0.4], [-0.3], [0.2]]
+    b = np.zeros(1)
+    Z = loss.linear_predictor(W, b)
+    lam = 0.02
+    g = rng.standard_normal(p)
+    dense = np.linalg.solve(loss.hessian(W, b) + lam * np.eye(p), g)  # (hessian includes alpha)
+    np.testing.assert_allclose(CoxWoodbury(loss, Z, loss.alpha + lam, _GLMCache(loss)).solve(g), dense,
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_iobs_routes_without_pointwise_curvature():
+    # the Cox Hessian has no pointwise weights: for n < p, Woodbury through the n x n Hessian in eta
     from sparse_estimators.solvers._iobs import select_hessian_route
 
-    X, y, true = _cox_data(7)
-    assert select_hessian_route(Loss(X, y["event"], y["time"]), hessian) == "cg"
-    assert select_hessian_route(Loss(X, y["event"], y["time"]), "auto") == "dense"
-    np.testing.assert_array_equal(IOBSCoxPHSurvivalAnalysis(k=3, hessian=hessian).fit(X, y).support_, true)
+    X, y, true = _cox_data(7, n=200, p=300)
+    wide = CoxLoss(X, y["event"], y["time"])
+    assert select_hessian_route(wide, "auto") == "woodbury"
+    assert select_hessian_route(wide, "auto", damping=0.0) == "dense"
+    assert select_hessian_route(CoxLoss(X[:, :100], y["event"], y["time"]), "auto") == "dense"
+    for route in ("cg", "woodbury", "dense"):
+        assert select_hessian_route(wide, route) == route
+    fits = {route: IOBSCoxPHSurvivalAnalysis(k=3, hessian=route, splicing=False).fit(X, y)
+            for route in ("dense", "woodbury", "cg")}
+    for route, fit in fits.items():
+        np.testing.assert_array_equal(fit.support_, true, err_msg=route)
+    np.testing.assert_allclose(fits["woodbury"].coef_, fits["dense"].coef_, rtol=1e-8)
 
 
 def test_groups_positive_always_select_constant_columns_and_float32():
@@ -307,6 +363,60 @@ def test_sparsity_cv_scores_with_the_concordance_index():
     np.testing.assert_array_equal(search.best_estimator_.support_, true)
     assert search.score(X, y) == pytest.approx(concordance_index(y["event"], y["time"], search.predict(X)))
     assert np.all((search.cv_results_["mean_test_score"] > 0.5) & (search.cv_results_["mean_test_score"] <= 1))
+
+
+@pytest.mark.parametrize("make_search", [
+    lambda est: SparsityCV(est, k_grid=[1, 3, 6], cv=3),
+    lambda est: SparsityIC(est, k_grid=range(1, 7)),
+    lambda est: GroupsFromTransformer(StandardScaler(), est),
+    lambda est: GroupsFromTransformer(StandardScaler(), SparsityCV(est, k_grid=[1, 3, 6], cv=3)),
+], ids=["SparsityCV", "SparsityIC", "GroupsFromTransformer", "GroupsFromTransformer(SparsityCV)"])
+def test_wrappers_expose_the_survival_functions_of_the_fitted_estimator(make_search):
+    X, y, true = _cox_data(6, n=300, p=30)
+    search = make_search(IHTCoxPHSurvivalAnalysis(k=3))
+    assert hasattr(search, "predict_survival_function") and hasattr(search, "predict_cumulative_hazard_function")
+    with pytest.raises(NotFittedError):
+        search.predict_survival_function(X[:5])
+    search.fit(X, y)
+    inner = getattr(search, "best_estimator_", None) or search.estimator_
+    inner = getattr(inner, "best_estimator_", inner)
+    np.testing.assert_array_equal(inner.support_, true)
+    Xi = X[:7] if not hasattr(search, "transformer_") else search.transformer_.transform(X[:7])
+    # S(t | x) = S0(t) ** exp(x coef), H(t | x) = exp(x coef) H0(t), with the chosen model's baseline
+    risk = np.exp(Xi @ inner.coef_)
+    surv = search.predict_survival_function(X[:7], return_array=True)
+    hazard = search.predict_cumulative_hazard_function(X[:7], return_array=True)
+    np.testing.assert_allclose(surv, inner.baseline_survival_.y[None, :] ** risk[:, None], rtol=1e-12)
+    np.testing.assert_allclose(hazard, risk[:, None] * inner.cum_baseline_hazard_.y[None, :], rtol=1e-12)
+    np.testing.assert_allclose(surv, np.exp(-hazard), rtol=1e-10)
+    functions = search.predict_survival_function(X[:7])
+    t = inner.unique_times_[len(inner.unique_times_) // 2]
+    np.testing.assert_allclose([fn(t) for fn in functions], surv[:, len(inner.unique_times_) // 2], rtol=1e-12)
+    assert [fn(t) for fn in search.predict_cumulative_hazard_function(X[:7])] == pytest.approx(
+        hazard[:, len(inner.unique_times_) // 2], rel=1e-12)
+
+
+@pytest.mark.parametrize("make_search", [lambda est: SparsityCV(est), lambda est: SparsityIC(est),
+                                         lambda est: GroupsFromTransformer(StandardScaler(), est)])
+def test_wrappers_of_a_regressor_have_no_survival_functions(make_search):
+    from sparse_estimators import IHTRegressor
+
+    search = make_search(IHTRegressor(k=2))
+    assert not hasattr(search, "predict_survival_function")
+    assert not hasattr(search, "predict_cumulative_hazard_function")
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((60, 8))
+    search.fit(X, X[:, 1] - X[:, 4])
+    assert not hasattr(search, "predict_survival_function")
+
+
+def test_grid_search_cv_chooses_k_by_concordance():
+    """GridSearchCV scores with the estimator's own score (concordance); the chosen model has the functions."""
+    X, y, true = _cox_data(6, n=300, p=30)
+    grid = GridSearchCV(IHTCoxPHSurvivalAnalysis(), {"k": [1, 3, 6]}, cv=3).fit(X, y)
+    assert grid.best_params_ == {"k": 3}
+    np.testing.assert_array_equal(grid.best_estimator_.support_, true)
+    assert grid.best_estimator_.predict_survival_function(X[:3], return_array=True).shape[0] == 3
 
 
 # -- scikit-learn's checks -----------------------------------------------------------------------------------------

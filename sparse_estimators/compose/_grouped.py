@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._delegation import _SurvivalDelegateMixin
 from .._utils import _DocLinkMixin, all_or_nothing
 
 __all__ = ["GroupsFromTransformer"]
@@ -23,7 +24,7 @@ def _estimator_has(name):
     return check
 
 
-class GroupsFromTransformer(_DocLinkMixin, MetaEstimatorMixin, BaseEstimator):
+class GroupsFromTransformer(_SurvivalDelegateMixin, _DocLinkMixin, MetaEstimatorMixin, BaseEstimator):
     """Fit a transformer, then the estimator with ``groups`` resolved from the transformer's output names.
 
     Like ``make_pipeline(transformer, estimator)``, but when the
@@ -144,9 +145,14 @@ class GroupsFromTransformer(_DocLinkMixin, MetaEstimatorMixin, BaseEstimator):
                 self.classes_ = self.estimator_.classes_
         return self
 
+    #: the survival functions (of a survival estimator) are delegated to the fitted estimator, on transformed X
+    _fitted_inner = "estimator_"
+
     def _transformed(self, X):
         check_is_fitted(self)
         return self.transformer_.transform(X)
+
+    _inner_input = _transformed
 
     def predict(self, X):
         """Predict with the estimator on the transformed ``X``.

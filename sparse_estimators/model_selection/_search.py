@@ -34,6 +34,7 @@ from sklearn.utils.validation import (
 )
 
 from .._dask import is_dask_collection, set_feature_names
+from .._delegation import _SurvivalDelegateMixin
 from .._selection import _SupportMixin
 from .._utils import _DocLinkMixin, _numeric_target, all_or_nothing
 from ._criteria import CRITERIA, information_criterion
@@ -215,8 +216,13 @@ def _accepts_sample_weight(scorer):
     return "sample_weight" in signature(scorer).parameters
 
 
-class _SparsitySearchBase(_SupportMixin, _DocLinkMixin, MetaEstimatorMixin, BaseEstimator):
-    """Shared by the selectors: input checks, routing, delegation to ``best_estimator_``, tags, atomic fit."""
+class _SparsitySearchBase(_SupportMixin, _SurvivalDelegateMixin, _DocLinkMixin, MetaEstimatorMixin,
+                          BaseEstimator):
+    """Shared by the selectors: input checks, routing, delegation to ``best_estimator_``, tags, atomic fit.
+
+    The survival functions of a survival estimator are delegated too
+    (:class:`~sparse_estimators._delegation._SurvivalDelegateMixin`).
+    """
 
     # sample_weight is passed on (to the estimator, and to scorers that accept it), not consumed here
     __metadata_request__fit = {"sample_weight": metadata_routing.UNUSED}
@@ -376,12 +382,12 @@ class _SparsitySearchBase(_SupportMixin, _DocLinkMixin, MetaEstimatorMixin, Base
         return self.best_estimator_.decision_function(X)
 
     def score(self, X, y, sample_weight=None):
-        """Score of the refitted best estimator (R^2 or accuracy).
+        """Score of the refitted best estimator (R^2, accuracy, or a survival estimator's concordance index).
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets), or a structured survival array
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from ..losses import LinearDesign
 from ..structures import get_structure
 from ._base import IterationMonitor, backtracking_step, initial_step, project
+from ._cox_newton import CoxWoodbury
 
 __all__ = ["iobs", "select_hessian_route", "DENSE_MAX_LS", "DENSE_MAX_GLM", "WOODBURY_MAX_GLM"]
 
@@ -74,8 +75,11 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           the same size and damping conditions; else 'cg'.
 
         * a loss whose curvature is not pointwise (``loss.pointwise`` False:
-          the Cox partial likelihood): 'dense' when ``p m <= DENSE_MAX_GLM``,
-          else 'cg'; 'woodbury' (which needs pointwise weights) becomes 'cg'.
+          the Cox partial likelihood): 'woodbury' (an ``n x n`` factorisation
+          per iteration through the Hessian in the linear predictor, see
+          :mod:`~sparse_estimators.solvers._cox_newton`) when ``n < p``,
+          ``n m <= WOODBURY_MAX_GLM`` and ``damping > 0``; else 'dense' when
+          ``p m <= DENSE_MAX_GLM``; else 'cg'.
 
         Any other value is returned as is.
     damping : float, default=1e-2
@@ -95,10 +99,12 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     if not (isinstance(hessian, str) and hessian in HESSIAN_ROUTES):
         raise ValueError(f"The 'hessian' parameter must be one of {HESSIAN_ROUTES}, got {hessian!r}.")
     p, m = loss.n_features, loss.n_outputs
-    if not getattr(loss, "pointwise", True):  # (Cox: no pointwise weights for Woodbury; dense or CG)
-        if hessian == "auto":
-            return "dense" if p * m <= DENSE_MAX_GLM else "cg"
-        return "cg" if hessian == "woodbury" else hessian
+    if not getattr(loss, "pointwise", True):  # (Cox: Woodbury through the n x n Hessian in eta)
+        if hessian != "auto":
+            return hessian
+        if damping > 0 and loss.n_positive < p and loss.n_positive * m <= WOODBURY_MAX_GLM:
+            return "woodbury"
+        return "dense" if p * m <= DENSE_MAX_GLM else "cg"
     if hessian != "auto":
         return hessian
     n = loss.n_positive
@@ -433,6 +439,9 @@ class _GLMCurvature:
             H[np.diag_indices_from(H)] += self.lam
             self.H = H
             self.solver = _SPDSolver(H)
+        elif route == "woodbury" and not getattr(loss, "pointwise", True):  # (Cox: the n x n Hessian in eta)
+            if loss.alpha + self.lam > 0:
+                self.woodbury = CoxWoodbury(loss, Z, loss.alpha + self.lam, cache)
         elif route == "woodbury" and self.lam > 0:
             self.woodbury = _GLMWoodbury(self, cache, self.Hw[cache.keep])
 

@@ -405,9 +405,12 @@ class IOBSCoxPHSurvivalAnalysis(_SupportMixin, _IOBSMixin, _CoxPHSurvivalBase):
     {description}
 
     The Hessian is the partial likelihood's at the iterate, re-formed at every
-    iteration: densely when ``n_features <= 1024``, else matrix-free by
-    conjugate gradient on Hessian-vector products (``hessian='woodbury'``
-    also uses CG: the Cox Hessian has no pointwise weights).
+    iteration. ``hessian='auto'``: with fewer samples than features (and
+    ``damping > 0``), 'woodbury': the damped Newton step through the
+    ``n x n`` Hessian in the linear predictor (an ``n x n`` factorisation per
+    iteration, the ``p x p`` Hessian never formed); else densely when
+    ``n_features <= 1024``, else matrix-free by conjugate gradient on
+    Hessian-vector products ('cg').
 
     Parameters
     ----------
