@@ -6,7 +6,7 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._base import BaseLoss, cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
 from ._design import LinearDesign, column_values, constant_columns
-from ._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature, block_hessian, softmax_parts
+from ._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature, block_hessian, class_rmatvec, softmax_parts
 
 
 class _GLMLoss(BaseLoss):
@@ -303,6 +303,12 @@ class MultinomialLoss(_GLMLoss):
 
     def _pointwise(self, Z):
         return logsumexp(Z, axis=1) - np.einsum("ij,ij->i", Z, self.Y)
+
+    def _backprop(self, D, W):
+        D = D * self._sample_share
+        gW = class_rmatvec(self.design, D) + self.alpha * W  # (the product in the order BLAS reads fastest)
+        gb = D.sum(axis=0) if self.fit_intercept else np.zeros(self.n_outputs)
+        return gW, gb
 
     def _dz(self, Z):
         return softmax(Z, axis=1) - self.Y
