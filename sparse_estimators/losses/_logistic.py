@@ -184,7 +184,7 @@ class _GLMLoss(BaseLoss):
 
         def hessian(theta):
             Z = last["Z"] if np.array_equal(theta, last["theta"]) else evaluate(theta)[1]
-            if multi:  # (an operator: the solver forms it only when its preconditioner is stale)
+            if multi:  # (an operator: the solver forms it only when conjugate gradients stall)
                 return SoftmaxCurvature(A, last["P"], sw, self.alpha, k)
             H = (A * (self._hess_diag(Z)[:, 0] * sw)[:, None]).T @ A
             H[diag, diag] += self.alpha

@@ -25,6 +25,8 @@ _CG_SHARE = 0.5
 #: refit's first gradient: the forcing term of an inexact Newton method, for quadratic convergence),
 #: clipped to this range (the lower end: steps of ``1e-12`` of ``theta`` need no more digits)
 _CG_RTOL = (1e-6, 0.1)
+#: up to this many classes the block Hessian is formed one pair of classes at a time (see block_hessian)
+_PAIR_CLASSES = 5
 
 
 def softmax_parts(Z, Y):
@@ -67,12 +69,32 @@ def class_rmatvec(design, R):
 def block_hessian(A, P, sw):
     """``sum_i sw_i (a_i a_i^T) kron (diag(p_i) - p_i p_i^T)`` over the columns of ``A``, shape ``(q m, q m)``.
 
-    Variable ``j * m + a`` for column ``j`` and class ``a``: the diagonal part
-    from one ``q x (q m)`` product, the rank-one part as ``B^T B`` with
-    ``B_i = sqrt(sw_i) a_i kron p_i`` (a symmetric product).
+    Variable ``j * m + a`` for column ``j`` and class ``a``. Up to
+    ``_PAIR_CLASSES`` classes, one symmetric product ``C^T C`` per pair of
+    classes ``a <= c`` (the weights ``sw_i (delta_ac p_ia - p_ia p_ic)`` have
+    one sign per pair: ``C`` is ``A`` scaled by their square roots), about
+    ``n q^2 m (m + 1) / 4`` multiply-adds; above, the diagonal part from one
+    ``q x (q m)`` product and the rank-one part as ``B^T B`` with
+    ``B_i = sqrt(sw_i) a_i kron p_i`` (one wide symmetric product, ``n (q m)^2 / 2``,
+    which BLAS runs faster than many small ones).
     """
     n, q = A.shape
     m = P.shape[1]
+    if m <= _PAIR_CLASSES:
+        H = np.empty((q, m, q, m))
+        Ps = P * sw[:, None]
+        for a in range(m):
+            for c in range(a, m):
+                w = Ps[:, a] * (1.0 - P[:, a]) if a == c else Ps[:, a] * P[:, c]
+                C = A * np.sqrt(w)[:, None]
+                G = C.T @ C  # (numpy's symmetric product)
+                if a == c:
+                    H[:, a, :, a] = G
+                else:
+                    np.negative(G, out=G)
+                    H[:, a, :, c] = G
+                    H[:, c, :, a] = G
+        return H.reshape(q * m, q * m)
     B = (A[:, :, None] * (P * np.sqrt(sw)[:, None])[:, None, :]).reshape(n, q * m)
     H = -(B.T @ B)
     D = A.T @ (A[:, :, None] * (P * sw[:, None])[:, None, :]).reshape(n, q * m)  # (j, l, a)
@@ -153,7 +175,6 @@ class FrozenNewtonSolver:
         self.singular = False
         self.n_hessians = 0
         self.first = None
-        self.stale = False
 
     def _direct(self, H, g):
         Hd = H.dense()
@@ -168,8 +189,7 @@ class FrozenNewtonSolver:
         g_norm = float(np.linalg.norm(g))
         if self.first is None:
             self.first = g_norm
-        if self.singular or self.factor is None or self.stale:
-            self.stale = False
+        if self.singular or self.factor is None:
             return self._direct(H, g)
         q_m = H.shape[0]
         most = max(2, int(_CG_SHARE * q_m / 4))
@@ -182,7 +202,7 @@ class FrozenNewtonSolver:
         z = self.factor(r)
         d = z.copy()
         rz = float(r @ z)
-        for it in range(most):
+        for _ in range(most):
             Hd = H.dot(d)
             curv = float(d @ Hd)
             if not curv > 0:
@@ -191,9 +211,6 @@ class FrozenNewtonSolver:
             x += t * d
             r -= t * Hd
             if np.linalg.norm(r) <= tol:
-                # a preconditioner that needed over a third of the share (and over 3 iterations) is formed anew
-                # at the next step
-                self.stale = it + 1 > max(3, most / 3)
                 self.project(x)
                 return x
             z = self.factor(r)
