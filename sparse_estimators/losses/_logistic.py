@@ -427,16 +427,29 @@ class MultinomialLoss(_GLMLoss):
         if self.alpha:
             diag = np.arange(u * m)
             H[diag, diag] += self.alpha
+        # each candidate starts at the minimiser of the quadratic model at the current point over its variables,
+        # with its removed features' coefficients taken to 0 (about one Newton step fewer per candidate)
+        theta = np.vstack([W[union], b[None]]) if has_b else W[union].copy()
+        G = A_union.T @ (P * sw[:, None]) - A_union.T @ self._weighted_labels(sw)
+        G[:u] += self.alpha * theta[:u]
+        theta, G = theta.ravel(), G.ravel()
         out = []
         for support in supports:
             cols = np.searchsorted(union, support)
+            removed = np.searchsorted(union, np.setdiff1d(current, support))
             if has_b:
                 cols = np.append(cols, u)
             rows = (cols[:, None] * m + np.arange(m)).ravel()
-            start = np.zeros_like(W)
-            start[support] = W[support]
+            gone = (removed[:, None] * m + np.arange(m)).ravel()
             factor = self._factorize_newton(H[np.ix_(rows, rows)])
-            out.append(self._dense_refit(support, start, b, 100, precise=False, A=A_union[:, cols], factor=factor))
+            start_rows = theta[rows]
+            if factor is not None:
+                start_rows = start_rows - factor(G[rows] - H[np.ix_(rows, gone)] @ theta[gone])
+            T = start_rows.reshape(-1, m)
+            start = np.zeros_like(W)
+            start[support] = T[:support.size]
+            out.append(self._dense_refit(support, start, T[-1] if has_b else b, 100, precise=False,
+                                         A=A_union[:, cols], factor=factor))
         return out
 
     @property
