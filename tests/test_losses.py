@@ -1092,6 +1092,64 @@ def test_frozen_newton_step_solves_the_system_with_an_old_preconditioner(alpha):
     assert np.linalg.norm(H @ x - g) > 0  # (inexact: the dense solve gives rounding)
 
 
+@pytest.mark.parametrize("m", [3, 6])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multinomial_dense_refit_equals_the_direct_newton_minimiser(m, weighted):
+    """The dense refit (Newton steps by preconditioned conjugate gradients, the labels' terms computed once,
+    steps of 0 below the gradient's rounding) reaches the minimiser of the generic refit on a CSR X (a dense
+    Hessian and a direct solve at every Newton step), on a strictly convex problem (alpha > 0), to 1e-8,
+    with both routes of the block Hessian (pairs of classes up to 5 classes)."""
+    import scipy.sparse as sp
+
+    rng = np.random.RandomState(21 + m)
+    n, p = 3000, 12
+    X = rng.standard_normal((n, p)) + rng.uniform(-2, 2, p)
+    W_true = np.zeros((p, m))
+    W_true[:6] = rng.standard_normal((6, m))
+    y = np.argmax(X @ W_true + rng.gumbel(size=(n, m)), axis=1)
+    sw = rng.uniform(0.5, 2.0, n) if weighted else None
+    support = np.array([0, 1, 2, 3, 4, 7, 9])
+    dense = MultinomialLoss(X, y, m, sample_weight=sw, alpha=1e-3)
+    generic = MultinomialLoss(sp.csr_matrix(X), y, m, sample_weight=sw, alpha=1e-3)
+    W0, b0 = dense.zeros()
+    W0[support] = 0.1 * rng.standard_normal((support.size, m))
+    W_d, b_d = dense.refit(support, W0, b0)
+    W_g, b_g = generic.refit(support, W0, b0)
+    assert_allclose(W_d, W_g, rtol=0, atol=1e-8)
+    assert_allclose(dense.intercept(W_d, b_d), generic.intercept(W_g, b_g), rtol=0, atol=1e-8)
+    _, gW, gb = dense.value_and_gradient(W_d, b_d)  # (the minimiser: a gradient at rounding level)
+    assert np.abs(gW[support]).max() < 1e-10 and np.abs(gb).max() < 1e-10
+
+
+def test_frozen_newton_step_is_zero_below_the_gradient_rounding():
+    """A gradient below the rounding of the terms it is the difference of gives the step 0, with no
+    Hessian-vector product and no Hessian (conjugate gradients on rounding alone ran out of their budget and
+    formed a Hessian: 150 ms of a 10-class fit)."""
+    from scipy.special import softmax
+
+    from sparse_estimators.losses._softmax_newton import _GRADIENT_ROUNDING, FrozenNewtonSolver, SoftmaxCurvature
+
+    rng = np.random.RandomState(8)
+    n, p, m = 200, 4, 3
+    X = rng.standard_normal((n, p))
+    loss = MultinomialLoss(X, rng.randint(0, m, n), m, alpha=1e-3)
+    A = np.hstack([X - loss.design.offset, np.ones((n, 1))])
+    op = SoftmaxCurvature(A, softmax(A @ (0.3 * rng.standard_normal((p + 1, m))), axis=1), np.full(n, 1.0 / n),
+                          1e-3, p)
+    products = []
+    op_dot = op.dot
+    op.dot = lambda v: products.append(1) or op_dot(v)
+    solver = FrozenNewtonSolver(loss._factorize_newton, loss._solve_newton, loss._project_shifts,
+                                loss._factorize_newton(op.dense()), gradient_scale=0.5)
+    solver.first = 1e-2
+    g = op.dense() @ rng.standard_normal((p + 1) * m)  # (in the Hessian's range)
+    g *= 0.9 * _GRADIENT_ROUNDING * np.finfo(float).eps * 0.5 / np.linalg.norm(g)
+    assert not np.any(solver(op, g)) and not products and solver.n_hessians == 0
+    g *= 100.0  # (above the rounding: a conjugate-gradient step)
+    x = solver(op, g)
+    assert products and solver.n_hessians == 0 and np.linalg.norm(x) > 0
+
+
 @pytest.mark.parametrize("m, alpha", [(8, 0.0), (3, 1e-4)])
 def test_multinomial_candidate_refits_form_one_hessian_per_round(monkeypatch, m, alpha):
     """Issue 33 item 1: the splicing search's candidate refits formed the (q m)^2 Hessian at every Newton step of

@@ -203,7 +203,8 @@ class _GLMLoss(BaseLoss):
 
         solve = self._solve_newton
         if multi:
-            solve = FrozenNewtonSolver(self._factorize_newton, self._solve_newton, self._project_shifts, factor)
+            solve = FrozenNewtonSolver(self._factorize_newton, self._solve_newton, self._project_shifts, factor,
+                                       gradient_scale=float(np.linalg.norm(AtY)))
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
         theta = newton_minimise(fun, hessian, theta, max_iter=max_iter, solve=solve, precise=precise)
         T = theta.reshape(q, m)
