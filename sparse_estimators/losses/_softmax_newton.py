@@ -11,7 +11,10 @@ Hessian formed earlier (at the refit's first step, or the Hessian of the
 candidates' union at the current fit, see :meth:`MultinomialLoss.refit_candidates`):
 the Hessian changes little between Newton steps, so a few iterations reach
 ``1e-10`` of ``g``; when they do not, the Hessian is formed again at the
-current point (doc/changelog.rst, multinomial refits).
+current point (doc/changelog.rst, multinomial refits). With few classes the
+Hessian is formed one pair of classes at a time, and the gradient's pass over
+``X`` (:func:`class_rmatvec`) is the larger share of a fit (doc/changelog.rst,
+multinomial fits with few classes).
 """
 
 import numpy as np
@@ -28,7 +31,8 @@ _CG_RTOL = (1e-6, 0.1)
 #: the rounding error of the refit's gradient ``A^T (sw P) - A^T (sw Y)`` is taken as this many units of
 #: rounding of ``|A^T (sw Y)|`` (gradients at the minimum measured 0.3 to 1.5 of them, at 20000 x 21)
 _GRADIENT_ROUNDING = 10
-#: up to this many classes the block Hessian is formed one pair of classes at a time (see block_hessian)
+#: up to this many classes the block Hessian is formed one pair of classes at a time (see block_hessian;
+#: measured in doc/changelog.rst, multinomial fits with few classes)
 _PAIR_CLASSES = 5
 
 
