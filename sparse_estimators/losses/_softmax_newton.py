@@ -11,10 +11,15 @@ Hessian formed earlier (at the refit's first step, or the Hessian of the
 candidates' union at the current fit, see :meth:`MultinomialLoss.refit_candidates`):
 the Hessian changes little between Newton steps, so a few iterations reach
 ``1e-10`` of ``g``; when they do not, the Hessian is formed again at the
-current point (doc/changelog.rst, multinomial refits).
+current point (doc/changelog.rst, multinomial refits). With few classes the
+Hessian is formed one pair of classes at a time, and the gradient's pass over
+``X`` (:func:`class_rmatvec`) is the larger share of a fit (doc/changelog.rst,
+multinomial fits with few classes).
 """
 
 import numpy as np
+
+from ._design import LinearDesign
 
 #: conjugate-gradient iterations of one Newton step before the preconditioner is formed anew: at most
 #: this share of the Hessian's cost in Hessian-vector products (one costs about ``4 / (q m)`` of a Hessian)
@@ -23,10 +28,16 @@ _CG_SHARE = 0.5
 #: refit's first gradient: the forcing term of an inexact Newton method, for quadratic convergence),
 #: clipped to this range (the lower end: steps of ``1e-12`` of ``theta`` need no more digits)
 _CG_RTOL = (1e-6, 0.1)
+#: the rounding error of the refit's gradient ``A^T (sw P) - A^T (sw Y)`` is taken as this many units of
+#: rounding of ``|A^T (sw Y)|`` (gradients at the minimum measured 0.3 to 1.5 of them, at 20000 x 21)
+_GRADIENT_ROUNDING = 10
+#: up to this many classes the block Hessian is formed one pair of classes at a time (see block_hessian;
+#: measured in doc/changelog.rst, multinomial fits with few classes)
+_PAIR_CLASSES = 5
 
 
-def softmax_parts(Z, Y):
-    """Per-sample losses ``logsumexp(z_i) - z_i . y_i`` and the probabilities ``softmax(Z)`` in one pass.
+def softmax_parts(Z):
+    """Row log-sum-exps ``logsumexp(z_i)`` and the probabilities ``softmax(Z)`` in one pass.
 
     The row maxima by one pass per class and the row sums by a product with
     ones: numpy's reductions along short rows cost 5 times more (2.1 ms
@@ -39,18 +50,63 @@ def softmax_parts(Z, Y):
     np.exp(E, out=E)
     s = E @ np.ones(Z.shape[1])
     E /= s[:, None]
-    return np.log(s) + top - np.einsum("ij,ij->i", Z, Y), E
+    return np.log(s) + top, E
+
+
+def class_rmatvec(design, R):
+    """``design.rmatvec(R)`` for ``R`` of shape ``(n, m)``, on a dense C-ordered ``X`` as ``(R^T X)^T``.
+
+    The multinomial gradient's pass over ``X``: with ``X`` C-ordered, OpenBLAS
+    computes ``X^T R`` at 2 to 6 GB/s for 2 to 20 columns, ``R^T X`` near the
+    bandwidth of one ``X^T r`` (at 20000 x 500, one thread: 18 against 8 ms for
+    3 classes, 38 against 13 for 20; doc/changelog.rst, multinomial refits).
+    Other designs (sparse, dask, Fortran-ordered) take ``design.rmatvec``.
+    """
+    X = design.X
+    if type(design) is not LinearDesign or design.is_sparse or R.shape[1] < 2 or not X.flags.c_contiguous:
+        return design.rmatvec(R)
+    G = np.asarray((np.ascontiguousarray(design._cast(R).T) @ X).T, dtype=float)
+    if design.offset is not None:
+        G -= design.offset[:, None] * R.sum(axis=0)
+    if design.constant is not None:
+        G[design.constant] = 0.0
+    return G
 
 
 def block_hessian(A, P, sw):
     """``sum_i sw_i (a_i a_i^T) kron (diag(p_i) - p_i p_i^T)`` over the columns of ``A``, shape ``(q m, q m)``.
 
-    Variable ``j * m + a`` for column ``j`` and class ``a``: the diagonal part
-    from one ``q x (q m)`` product, the rank-one part as ``B^T B`` with
-    ``B_i = sqrt(sw_i) a_i kron p_i`` (a symmetric product).
+    Variable ``j * m + a`` for column ``j`` and class ``a``. Up to
+    ``_PAIR_CLASSES`` classes, one symmetric product ``C^T C`` per pair of
+    classes ``a <= c`` (the weights ``sw_i (delta_ac p_ia - p_ia p_ic)`` have
+    one sign per pair: ``C`` is ``A`` scaled by their square roots), about
+    ``n q^2 m (m + 1) / 4`` multiply-adds; above, the diagonal part from one
+    ``q x (q m)`` product and the rank-one part as ``B^T B`` with
+    ``B_i = sqrt(sw_i) a_i kron p_i`` (one wide symmetric product, ``n (q m)^2 / 2``,
+    which BLAS runs faster than many small ones).
     """
     n, q = A.shape
     m = P.shape[1]
+    if n and np.array_equal(P[-1], P[0]) and np.all(P == P[0]):
+        # the same probabilities in every row (the intercept-only start of a refit from zero): the Kronecker
+        # product of one weighted Gram matrix and the classes' m x m block, n q^2 / 2 multiply-adds
+        C = A * np.sqrt(sw)[:, None]
+        return np.kron(C.T @ C, np.diag(P[0]) - np.outer(P[0], P[0]))
+    if m <= _PAIR_CLASSES:
+        H = np.empty((q, m, q, m))
+        Ps = P * sw[:, None]
+        for a in range(m):
+            for c in range(a, m):
+                w = Ps[:, a] * (1.0 - P[:, a]) if a == c else Ps[:, a] * P[:, c]
+                C = A * np.sqrt(w)[:, None]
+                G = C.T @ C  # (numpy's symmetric product)
+                if a == c:
+                    H[:, a, :, a] = G
+                else:
+                    np.negative(G, out=G)
+                    H[:, a, :, c] = G
+                    H[:, c, :, a] = G
+        return H.reshape(q * m, q * m)
     B = (A[:, :, None] * (P * np.sqrt(sw)[:, None])[:, None, :]).reshape(n, q * m)
     H = -(B.T @ B)
     D = A.T @ (A[:, :, None] * (P * sw[:, None])[:, None, :]).reshape(n, q * m)  # (j, l, a)
@@ -123,15 +179,22 @@ class FrozenNewtonSolver:
         Removes the component of a step along the softmax shifts (in place).
     factor : callable or None
         A preconditioner to start with (``g -> M^{-1} g``).
+    gradient_scale : float, default=0.0
+        The size of the terms whose difference is the gradient
+        (``|A^T (sw Y)|``): ``_GRADIENT_ROUNDING`` units of its rounding are
+        the gradient's rounding error, below which residuals are not asked
+        for, and a gradient below it gives the step 0 (conjugate gradients on
+        rounding alone ran out of their budget and formed a Hessian, 150 ms
+        of a 10-class fit).
     """
 
-    def __init__(self, factorize, fallback, project, factor=None):
+    def __init__(self, factorize, fallback, project, factor=None, gradient_scale=0.0):
         self.factorize, self.fallback, self.project = factorize, fallback, project
         self.factor = factor
+        self.floor = _GRADIENT_ROUNDING * np.finfo(float).eps * gradient_scale
         self.singular = False
         self.n_hessians = 0
         self.first = None
-        self.stale = False
 
     def _direct(self, H, g):
         Hd = H.dense()
@@ -146,21 +209,20 @@ class FrozenNewtonSolver:
         g_norm = float(np.linalg.norm(g))
         if self.first is None:
             self.first = g_norm
-        if self.singular or self.factor is None or self.stale:
-            self.stale = False
+        if self.singular or self.factor is None:
             return self._direct(H, g)
         q_m = H.shape[0]
         most = max(2, int(_CG_SHARE * q_m / 4))
         x = np.zeros_like(g)
-        if g_norm == 0.0:
+        if g_norm <= self.floor:
             return x
-        # (and at least the rounding of the first gradient: one iteration when g is rounding itself)
-        tol = max(g_norm * min(max(g_norm / self.first, _CG_RTOL[0]), _CG_RTOL[1]), 1e-15 * self.first)
+        # (and at least the rounding of the gradient: one iteration when g is rounding itself)
+        tol = max(g_norm * min(max(g_norm / self.first, _CG_RTOL[0]), _CG_RTOL[1]), 1e-15 * self.first, self.floor)
         r = g.copy()
         z = self.factor(r)
         d = z.copy()
         rz = float(r @ z)
-        for it in range(most):
+        for _ in range(most):
             Hd = H.dot(d)
             curv = float(d @ Hd)
             if not curv > 0:
@@ -169,9 +231,6 @@ class FrozenNewtonSolver:
             x += t * d
             r -= t * Hd
             if np.linalg.norm(r) <= tol:
-                # a preconditioner that needed over a third of the share (and over 3 iterations) is formed anew
-                # at the next step
-                self.stale = it + 1 > max(3, most / 3)
                 self.project(x)
                 return x
             z = self.factor(r)
