@@ -6,7 +6,8 @@ n = 100, p = 1000, k = 10; n = 500, p = 100, k = 5; n = 400, p = 400, k = 20
 n = 200, p = 500, g = 5 (designs of ``compare_groups.py``, rho_w 0.3 / 0.7).
 For each data set the fits of ours and abess's alternate (``--rounds`` rounds,
 so that a load change on a shared machine hits both); the figure per setting is
-the median over data sets of (our median time / abess's median time).
+the median over data sets of (our median time / abess's median time), in CPU
+(process) time, which a loaded machine disturbs less, and in wall time.
 
 Run: ``python benchmarks/small_fits.py [--datasets 5 --rounds 15]``;
 ``--profile SETTING`` prints a cProfile of our fits on that setting instead
@@ -68,14 +69,16 @@ def factories(name, labels):
 
 
 def timed(factory, X, y):
+    """``(wall, CPU)`` seconds of one fit."""
     model = factory()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     model.fit(X, y)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def measure(name, datasets, rounds):
-    ratios, ours_t, peer_t = [], [], []
+    """Medians over data sets of our and abess's median times (wall, CPU), and of the ratios (CPU, wall)."""
+    ours_t, peer_t = [], []
     for seed in range(datasets):
         X, y, labels = data(name, seed)
         ours, peer = factories(name, labels)
@@ -84,10 +87,11 @@ def measure(name, datasets, rounds):
         for _ in range(rounds):
             a.append(timed(ours, X, y))
             b.append(timed(peer, X, y))
-        ours_t.append(np.median(a))
-        peer_t.append(np.median(b))
-        ratios.append(ours_t[-1] / peer_t[-1])
-    return float(np.median(ours_t)), float(np.median(peer_t)), float(np.median(ratios)), float(np.max(ratios))
+        ours_t.append(np.median(a, axis=0))
+        peer_t.append(np.median(b, axis=0))
+    ours_t, peer_t = np.array(ours_t), np.array(peer_t)
+    ratios = ours_t / peer_t
+    return np.median(ours_t, axis=0), np.median(peer_t, axis=0), np.median(ratios, axis=0), ratios.max(axis=0)
 
 
 def profile(name, datasets, rounds, sort):
@@ -119,10 +123,14 @@ def main(argv=None):
             profile(args.profile, args.datasets, args.rounds, args.sort)
             return
         print(f"load average {' '.join(load)}; one thread; {args.datasets} data sets x {args.rounds} rounds")
-        print(f"{'setting':18s} {'ours ms':>9s} {'abess ms':>9s} {'median ratio':>13s} {'worst':>7s}")
+        print("times: medians over data sets of each one's median over the rounds (ms); ratios: ours / abess per "
+              "data set, median and worst over data sets; CPU time (process) and wall time")
+        print(f"{'setting':18s} {'ours cpu':>9s} {'abess cpu':>9s} {'cpu ratio':>10s} {'worst':>6s} "
+              f"{'ours wall':>10s} {'abess wall':>10s} {'wall ratio':>10s} {'worst':>6s}")
         for name in args.settings:
             t_ours, t_peer, ratio, worst = measure(name, args.datasets, args.rounds)
-            print(f"{name:18s} {1e3 * t_ours:9.2f} {1e3 * t_peer:9.2f} {ratio:13.2f} {worst:7.2f}", flush=True)
+            print(f"{name:18s} {1e3 * t_ours[1]:9.2f} {1e3 * t_peer[1]:9.2f} {ratio[1]:10.2f} {worst[1]:6.2f} "
+                  f"{1e3 * t_ours[0]:10.2f} {1e3 * t_peer[0]:10.2f} {ratio[0]:10.2f} {worst[0]:6.2f}", flush=True)
 
 
 if __name__ == "__main__":
