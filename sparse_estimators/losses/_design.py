@@ -33,6 +33,13 @@ def shared_extremes(X):
         _SHARED.entry = previous
 
 
+def share_extremes(X, copy):
+    """``copy`` (a copy of ``X``'s values, e.g. in another memory order) takes ``X``'s place in shared_extremes."""
+    entry = getattr(_SHARED, "entry", None)
+    if entry is not None and entry[0] is X:
+        entry[0] = copy
+
+
 def known_extremes(X):
     """:func:`column_extremes` of ``X`` when :func:`shared_extremes` holds ``X`` (computed if needed), else None."""
     entry = getattr(_SHARED, "entry", None)
