@@ -1,5 +1,8 @@
 """The design matrix as a linear operator, with implicit column centering."""
 
+import contextlib
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -9,8 +12,51 @@ import scipy.sparse as sp
 _CANCELLATION_RATIO = 1e6
 
 
+#: the column extremes of the array a fit is setting up (see shared_extremes), per thread
+_SHARED = threading.local()
+
+
+@contextlib.contextmanager
+def shared_extremes(X):
+    """Within the block, :func:`column_extremes` of ``X`` (this very object) is computed once.
+
+    A fit's set-up asks for them up to three times (finite values, the
+    power-of-two scale, the constant columns): two passes over ``X`` instead
+    of six. Nothing is kept after the block, so a later change of ``X`` in
+    place is seen.
+    """
+    previous = getattr(_SHARED, "entry", None)
+    _SHARED.entry = [X, None]
+    try:
+        yield
+    finally:
+        _SHARED.entry = previous
+
+
+def share_extremes(X, copy):
+    """``copy`` (a copy of ``X``'s values, e.g. in another memory order) takes ``X``'s place in shared_extremes."""
+    entry = getattr(_SHARED, "entry", None)
+    if entry is not None and entry[0] is X:
+        entry[0] = copy
+
+
+def known_extremes(X):
+    """:func:`column_extremes` of ``X`` when :func:`shared_extremes` holds ``X`` (computed if needed), else None."""
+    entry = getattr(_SHARED, "entry", None)
+    if entry is None or entry[0] is not X:
+        return None
+    if entry[1] is None:
+        entry[1] = _column_extremes(X)
+    return entry[1]
+
+
 def column_extremes(X):
     """Each column's largest and smallest entry, as two float64 vectors; a sparse ``X`` is never densified."""
+    known = known_extremes(X)
+    return _column_extremes(X) if known is None else known
+
+
+def _column_extremes(X):
     if not sp.issparse(X):
         return np.asarray(X.max(axis=0), dtype=float), np.asarray(X.min(axis=0), dtype=float)
     Xc = sp.csc_matrix(X)

@@ -44,8 +44,6 @@ class Groups(Structure):
             raise TypeError(f"group labels must be scalars, one per feature; got an array of shape {groups.shape}")
         self.labels, self.codes = np.unique(groups, return_inverse=True)
         self.codes = self.codes.ravel()
-        order = np.argsort(self.codes, kind="stable")
-        self._members = np.split(order, np.cumsum(np.bincount(self.codes, minlength=self.labels.size))[:-1])
 
     def n_units(self, n_features):  # noqa: D102
         return self.labels.size
@@ -57,10 +55,9 @@ class Groups(Structure):
         return np.unique(self.codes[np.asarray(features, dtype=np.intp)])
 
     def features(self, units):  # noqa: D102
-        units = np.asarray(units, dtype=np.intp)
-        if units.size == 0:
-            return np.empty(0, dtype=np.intp)
-        return np.sort(np.concatenate([self._members[u] for u in units]))
+        chosen = np.zeros(self.labels.size, dtype=bool)
+        chosen[np.asarray(units, dtype=np.intp)] = True
+        return np.flatnonzero(chosen[self.codes])  # (sorted; one pass over the p codes, no per-group arrays)
 
     def unit_of_features(self, n_features):  # noqa: D102
         return self.codes

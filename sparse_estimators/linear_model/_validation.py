@@ -1,0 +1,79 @@
+"""Input validation of the estimators' ``fit``: a direct route for plain arrays, scikit-learn's otherwise.
+
+scikit-learn's ``validate_data`` costs 0.1 to 0.2 ms per call whatever the
+size of the data (the DataFrame probes of every input, the checks of every
+option), 5 to 10 % of a small fit (n = 500, p = 100: a 1.6 ms fit). A
+C- or Fortran-ordered float64 or float32 ndarray ``X`` with a plain ndarray
+``y`` that needs no conversion gets what ``validate_data`` would do to it, in
+a few microseconds: the same arrays back (a C-ordered copy of a Fortran-ordered
+``X``), ``n_features_in_`` set and ``feature_names_in_`` removed. Anything else (lists, DataFrames, sparse
+matrices, other dtypes or layouts, non-finite values, empty arrays) goes
+through ``validate_data``, which converts it or raises its usual errors.
+"""
+
+import numpy as np
+from sklearn import get_config
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from ..losses._design import column_extremes, share_extremes
+
+#: y dtype kinds that need no conversion: regressors (y_numeric), classifiers (labels that
+#: check_classification_targets always accepts as 1-D: integers, booleans, strings)
+_NUMERIC_KINDS = "fiu"
+_LABEL_KINDS = "iubU"
+
+
+def _plain(X, y):
+    """Whether ``X`` and ``y`` are ndarrays scikit-learn's checks would return unchanged (values aside)."""
+    return (type(X) is np.ndarray and type(y) is np.ndarray and X.ndim == 2 and X.dtype in (np.float64, np.float32)
+            and (X.flags.c_contiguous or X.flags.f_contiguous) and X.shape[0] >= 1 and X.shape[1] >= 1
+            and y.shape[:1] == X.shape[:1])
+
+
+def _c_ordered(X):
+    """``X`` in C order (the copy ``validate_data(order='C')`` makes of a Fortran-ordered one), extremes kept."""
+    if X.flags.c_contiguous:
+        return X
+    C = np.ascontiguousarray(X)
+    share_extremes(X, C)
+    return C
+
+
+def _finite(A):
+    """All entries finite: from the column extremes for ``X`` (which the set-up reads anyway), else the sum."""
+    if get_config()["assume_finite"]:
+        return True
+    if A.ndim == 2:
+        high, low = column_extremes(A)  # (NaN propagates through max and min)
+        return bool(np.isfinite(high).all() and np.isfinite(low).all())
+    with np.errstate(over="ignore", invalid="ignore"):  # (exact for finite values unless it overflows)
+        return bool(np.isfinite(A.sum()))
+
+
+def _fitted_on_array(estimator, X):
+    """``validate_data(reset=True)``'s attributes for an ndarray ``X`` (no feature names)."""
+    if hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    estimator.n_features_in_ = X.shape[1]
+
+
+def validated_regression(estimator, X, y):
+    """``validate_data(estimator, X, y, ..., order='C', multi_output=True, y_numeric=True)``."""
+    if (_plain(X, y) and y.dtype.kind in _NUMERIC_KINDS and (y.ndim == 1 or y.ndim == 2 and y.shape[1] >= 1)
+            and _finite(X) and (y.dtype.kind != "f" or _finite(y))):
+        _fitted_on_array(estimator, X)
+        return _c_ordered(X), y
+    return validate_data(estimator, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C",
+                         multi_output=True, y_numeric=True)
+
+
+def validated_classification(estimator, X, y):
+    """``validate_data(estimator, X, y, ..., order='C')`` and ``check_classification_targets(y)``."""
+    if _plain(X, y) and y.ndim == 1 and y.dtype.kind in _LABEL_KINDS and _finite(X):
+        _fitted_on_array(estimator, X)
+        return _c_ordered(X), y
+    X, y = validate_data(estimator, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
+    check_classification_targets(y)
+    return X, y
+
