@@ -648,11 +648,11 @@ def test_display_of_a_multimetric_search_draws_the_refit_metric():
 
 def test_sparsity_cv_scores_a_failed_full_fit_as_error_score():
     """A full fit that fails on one fold scores error_score with a FitFailedWarning (it raised a KeyError)."""
-    from sparse_estimators.model_selection import _search
+    from sparse_estimators.model_selection import _cv
 
     X, y, _ = _regression(n=120, p=20)
     calls = []
-    original = _search._fold_rescore
+    original = _cv._fold_rescore
 
     def failing_on_the_first_fold(*args):
         calls.append(1)
@@ -660,7 +660,7 @@ def test_sparsity_cv_scores_a_failed_full_fit_as_error_score():
             raise RuntimeError("full fit failed")
         return original(*args)
 
-    with mock.patch.object(_search, "_fold_rescore", side_effect=failing_on_the_first_fold):
+    with mock.patch.object(_cv, "_fold_rescore", side_effect=failing_on_the_first_fold):
         with pytest.warns(FitFailedWarning, match="A full fit on fold 0 failed"):
             search = SparsityCV(IHTRegressor(), k_grid=range(1, 6), cv=3).fit(X, y)
     assert np.isnan(search.cv_results_["split0_test_score"]).any()  # (the levels of the failed round)

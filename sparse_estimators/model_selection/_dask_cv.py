@@ -229,7 +229,7 @@ def dask_cv_fit(search, X, y, sample_weight, params):
 
     from ..linear_model._dask import check_statistics
     from ..losses._dask_design import DaskDesign
-    from ._search import _guarded
+    from ._scoring import _guarded
 
     Xa = check_dask_X(as_dask_array(X, "X"))
     _check_supported(search, Xa.shape[1])
