@@ -7,6 +7,7 @@ import numpy as np
 from ._base import cholesky_newton_solve
 from ._glm import _NonNegativeRefit
 from ._logistic import _GLMLoss
+from ._pointwise_newton import _PointwiseNewtonRefit
 
 #: the MAD times this estimates the standard deviation of Gaussian data (1 / Phi^{-1}(3/4))
 _MAD_TO_SD = 1.482602218505602
@@ -38,7 +39,7 @@ def robust_scale(residuals, weights):
     return sd if sd > 0 else 1.0
 
 
-class HuberLoss(_NonNegativeRefit, _GLMLoss):
+class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
     """Huber's loss with threshold ``epsilon`` times a scale ``sigma``, for regression with outliers.
 
     ``sum_i s_i rho(y_i - z_i) / sum_i s_i + alpha/2 ||w||^2`` with
@@ -112,6 +113,13 @@ class HuberLoss(_NonNegativeRefit, _GLMLoss):
 
     def _hess_weights(self, Z):
         return self._hess_diag(Z)[:, :, None]
+
+    def _parts(self, z):
+        r = self.Y[:, 0] - z
+        t = self.threshold
+        inside = np.abs(r) <= t
+        clipped = np.clip(r, -t, t)
+        return np.where(inside, 0.5 * r * r, t * np.abs(r) - 0.5 * t * t), -clipped, inside.astype(float)
 
     def _hz(self, Z, Zv):
         return self._hess_diag(Z) * Zv
