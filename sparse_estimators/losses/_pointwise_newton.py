@@ -9,6 +9,8 @@ line-search steps along the precomputed ``A d`` (no product with ``A`` per
 trial), and factors the Hessian by LAPACK's Cholesky directly.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
 from scipy.linalg import lapack
 
@@ -139,7 +141,9 @@ class _PointwiseNewtonRefit:
         one shared Newton step that also moves the kept coefficients, and
         the added ones, by what their correlations with the removed ones ask;
         its Newton iterations (:meth:`_newton`) then run on its columns of the
-        copy. ``positive=True`` and sparse ``X`` refit one candidate at a time.
+        copy. The candidates are refitted when read (a sequence): the search
+        that accepts the first exchange good enough (abess's) skips the rest.
+        ``positive=True`` and sparse ``X`` refit one candidate at a time.
         """
         supports = [np.asarray(s) for s in supports]
         if self.design.is_sparse or self.positive or len(supports) < 2 or not all(s.size for s in supports):
@@ -159,8 +163,8 @@ class _PointwiseNewtonRefit:
             g[:u] += self.alpha * theta_u[:u]
             H[np.arange(u), np.arange(u)] += self.alpha
         position = np.searchsorted(union, current)
-        out = []
-        for support in supports:
+
+        def refit(support):
             k = support.size
             cols = np.searchsorted(union, support)
             kept = np.zeros(u, dtype=bool)
@@ -174,5 +178,24 @@ class _PointwiseNewtonRefit:
             theta, z, f = self._newton(A_union[:, cols], start, k, 100, False, fallback=plain)
             W_c = np.zeros_like(W)
             W_c[support, 0] = theta[:k]
-            out.append((W_c, theta[k:].copy() if has_b else b, f, z[:, None]))
-        return out
+            return W_c, theta[k:].copy() if has_b else b, f, z[:, None]
+
+        return _Lazy(refit, supports)
+
+
+class _Lazy(Sequence):
+    """``[f(x) for x in items]``, each computed when first read (a search that stops early skips the rest)."""
+
+    def __init__(self, f, items):
+        self._f, self._items, self._done = f, items, {}
+
+    def __len__(self):
+        return len(self._items)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        i = range(len(self))[i]
+        if i not in self._done:
+            self._done[i] = self._f(self._items[i])
+        return self._done[i]
