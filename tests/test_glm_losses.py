@@ -285,6 +285,28 @@ def test_huber_scale_invariance(Est):
     assert_allclose(b.intercept_, 10 * a.intercept_, rtol=1e-6)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_huber_residual_scale_is_the_inliers_standard_deviation(weighted):
+    # 10 % of gross outliers on one side bias the MAD of the residuals upwards (to about 1.14 times the
+    # noise's standard deviation), and the Huber threshold with it; the reweighted estimate reads the
+    # inliers' standard deviation. Without outliers both estimate it.
+    rng = np.random.RandomState(0)
+    n = 40000
+    noise = rng.standard_normal(n)
+    y = noise.copy()
+    y[: n // 10] += rng.uniform(20.0, 40.0, n // 10)
+    X = rng.standard_normal((n, 2))
+    sw = rng.uniform(0.5, 2.0, n) if weighted else None
+    W, b = np.zeros((2, 1)), np.zeros(1)
+    for target, sd in ((y, 1.0), (noise, 1.0), (3.0 * y, 3.0)):
+        loss = HuberLoss(X, target, sw, fit_intercept=False)
+        assert abs(loss.residual_scale(W, b) / sd - 1.0) < 0.03
+    # equivariant: the scale of c * residuals is c times theirs
+    loss = HuberLoss(X, y, sw, fit_intercept=False)
+    assert_allclose(HuberLoss(X, 7.0 * y, sw, fit_intercept=False).residual_scale(W, b),
+                    7.0 * loss.residual_scale(W, b), rtol=1e-12)
+
+
 def _outlier_problem(seed):
     """n=200, p=100, 5 features; 10 % of y shifted by 20 to 40 noise standard deviations (one sign)."""
     rng = np.random.RandomState(seed)

@@ -3,6 +3,7 @@
 import copy
 
 import numpy as np
+from scipy.special import erf
 
 from ._base import cholesky_newton_solve
 from ._glm import _NonNegativeRefit
@@ -37,6 +38,40 @@ def robust_scale(residuals, weights):
     mean = float(weights @ residuals) / weights.sum()
     sd = float(np.sqrt(weights @ (residuals - mean) ** 2 / weights.sum()))
     return sd if sd > 0 else 1.0
+
+
+#: the residual scale's reweighting: residuals within this many scales of their median count (see
+#: inlier_scale); the variance of a standard normal cut there, its consistency factor
+_INLIER_CUT = 2.5
+_INLIER_VARIANCE = 1.0 - 2.0 * _INLIER_CUT * np.exp(-0.5 * _INLIER_CUT ** 2) / np.sqrt(2.0 * np.pi) / erf(
+    _INLIER_CUT / np.sqrt(2.0))
+
+
+def inlier_scale(residuals, weights, steps=2):
+    """The standard deviation of the inliers: :func:`robust_scale`, then ``steps`` reweighted estimates.
+
+    Each step takes the residuals within ``2.5`` scales of their weighted
+    median and their weighted mean square about it, divided by the variance
+    of a standard normal cut at ``2.5`` (0.911), so that it estimates the
+    standard deviation of Gaussian noise. The MAD alone is biased by gross
+    outliers on one side: with 10 % of them it reads 1.14 times the noise's
+    standard deviation (its median and spread shift with them); the two
+    steps bring that to about 1.03 and 1.01, and use the spread of all the
+    inliers, not one quantile. Equivariant: multiplying the residuals by
+    ``c > 0`` multiplies the scale by ``c``.
+    """
+    scale = robust_scale(residuals, weights)
+    for _ in range(steps):
+        center = weighted_median(residuals, weights)
+        inside = np.abs(residuals - center) <= _INLIER_CUT * scale
+        w = weights[inside]
+        if not w.sum() > 0:
+            break
+        new = float(np.sqrt(w @ (residuals[inside] - center) ** 2 / w.sum() / _INLIER_VARIANCE))
+        if not new > 0:
+            break
+        scale = new
+    return scale
 
 
 class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
@@ -139,9 +174,15 @@ class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
         return self.scale ** 2
 
     def residual_scale(self, W, b):
-        """``1.4826`` times the weighted MAD of the residuals of the model ``(W, b)`` (see :func:`robust_scale`)."""
+        """The noise's scale from the residuals of the model ``(W, b)``: :func:`inlier_scale`.
+
+        The MAD reweighted (see :func:`inlier_scale`): with 10 % of gross
+        outliers on one side, the MAD alone set the threshold 14 % too high,
+        and their pull on the fit with it (changelog: F1 on
+        :source:`benchmarks/compare_glm.py`'s ``huber`` designs).
+        """
         r = self.Y[:, 0] - self.linear_predictor(W, b)[:, 0]
-        return robust_scale(r, self.sample_weight)
+        return inlier_scale(r, self.sample_weight)
 
     def with_scale(self, scale):
         """The same loss (same data, shared design) with another scale."""
