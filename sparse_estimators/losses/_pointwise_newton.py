@@ -69,7 +69,7 @@ class _PointwiseNewtonRefit:
         at the level of rounding in ``theta``; without, the full step once the
         decrement is at most :data:`CANDIDATE_DECREMENT` times ``1 + |f|``.
         ``fallback``: the start used instead where the loss is not finite at
-        ``theta``. Returns ``(theta, z, f)`` with ``z = A theta``.
+        ``theta``. Returns ``(theta, z, f)`` with ``z = A theta`` (to rounding: accumulated along the steps).
         """
         sw = self._sample_share[:, 0]
         alpha = self.alpha
@@ -125,9 +125,7 @@ class _PointwiseNewtonRefit:
             z, f, d, h = z_new, f_new, d_new, h_new
             if done:
                 break
-        # (z accumulated along the steps: recomputed once, so that it is A @ theta to rounding)
-        z = A @ theta
-        return theta, z, value(z, theta)[0]
+        return theta, z, f
 
 
     def refit_candidates(self, supports, W, b):
