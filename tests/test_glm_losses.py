@@ -197,16 +197,33 @@ def test_candidate_refits_equal_reference_optima(family, weighted, fit_intercept
     assert len(results) == len(candidates)
     for support, (W_c, b_c, f_c, Z_c) in zip(candidates, results, strict=True):
         coef, intercept = _reference_optimum(family, X[:, support], y, sw, fit_intercept, alpha)
-        # (candidates are refitted to a value within about 1e-12 of the minimum, the coefficients to ~1e-6)
+        # (candidates are refitted to a value within about 1e-8 of the minimum, the coefficients to ~1e-4)
         W_ref = np.zeros_like(W)
         W_ref[support, 0] = coef
         f_ref = loss.value(W_ref, loss.intercept_variable(W_ref, np.array([intercept])))
-        assert abs(f_c - f_ref) <= 1e-10 * (1 + abs(f_ref))
-        assert_allclose(W_c[support, 0], coef, rtol=1e-4, atol=1e-5)
-        assert_allclose(loss.intercept(W_c, b_c)[0], intercept, rtol=1e-4, atol=1e-5)
+        assert abs(f_c - f_ref) <= 1e-7 * (1 + abs(f_ref))
+        assert_allclose(W_c[support, 0], coef, rtol=1e-3, atol=1e-4)
+        assert_allclose(loss.intercept(W_c, b_c)[0], intercept, rtol=1e-3, atol=1e-4)
         assert np.all(np.delete(W_c, support, axis=0) == 0)
         assert_allclose(Z_c, loss.linear_predictor(W_c, b_c), rtol=1e-12, atol=1e-12)
         assert_allclose(f_c, loss.value(W_c, b_c), rtol=1e-12, atol=1e-12)
+
+
+def test_huber_candidate_refits_follow_the_scale():
+    # the candidate refits are remembered per loss object: the loss at another scale (with_scale, a copy
+    # sharing the design) refits again, and gives what a loss built at that scale gives
+    X, y, _ = glm_data("huber", noise=0.5)
+    y[::10] += 8.0
+    loss = HuberLoss(X, y)
+    W, b = loss.refit(np.array([3, 11, 25]), *loss.zeros())
+    candidates = [np.array([1, 3, 11]), np.array([1, 2, 11])]
+    first = [r[2] for r in loss.refit_candidates(candidates, W, b)]
+    other = loss.with_scale(0.3 * loss.scale)
+    fresh = HuberLoss(X, y, scale=0.3 * loss.scale)
+    assert_allclose([r[2] for r in other.refit_candidates(candidates, W, b)],
+                    [r[2] for r in fresh.refit_candidates(candidates, W, b)], rtol=1e-10)
+    assert_allclose([r[2] for r in loss.refit_candidates(candidates, W, b)], first, rtol=1e-15)
+    assert not np.allclose([r[2] for r in fresh.refit_candidates(candidates, W, b)], first)
 
 
 # --------------------------------------------------------------------------

@@ -188,6 +188,7 @@ class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
         """The same loss (same data, shared design) with another scale."""
         other = copy.copy(self)
         other.scale = float(scale)
+        other._candidate_cache = {}  # (refits of another loss)
         return other
 
     def with_residual_scale(self, W, b):
