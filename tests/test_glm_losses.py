@@ -197,13 +197,13 @@ def test_candidate_refits_equal_reference_optima(family, weighted, fit_intercept
     assert len(results) == len(candidates)
     for support, (W_c, b_c, f_c, Z_c) in zip(candidates, results, strict=True):
         coef, intercept = _reference_optimum(family, X[:, support], y, sw, fit_intercept, alpha)
-        # (candidates are refitted to a value within about 1e-8 of the minimum, the coefficients to ~1e-4)
+        # (candidates are refitted to a value within about 1e-7 of the minimum, the coefficients to ~1e-3)
         W_ref = np.zeros_like(W)
         W_ref[support, 0] = coef
         f_ref = loss.value(W_ref, loss.intercept_variable(W_ref, np.array([intercept])))
-        assert abs(f_c - f_ref) <= 1e-7 * (1 + abs(f_ref))
-        assert_allclose(W_c[support, 0], coef, rtol=1e-3, atol=1e-4)
-        assert_allclose(loss.intercept(W_c, b_c)[0], intercept, rtol=1e-3, atol=1e-4)
+        assert abs(f_c - f_ref) <= 1e-6 * (1 + abs(f_ref))
+        assert_allclose(W_c[support, 0], coef, rtol=1e-2, atol=1e-3)
+        assert_allclose(loss.intercept(W_c, b_c)[0], intercept, rtol=1e-2, atol=1e-3)
         assert np.all(np.delete(W_c, support, axis=0) == 0)
         assert_allclose(Z_c, loss.linear_predictor(W_c, b_c), rtol=1e-12, atol=1e-12)
         assert_allclose(f_c, loss.value(W_c, b_c), rtol=1e-12, atol=1e-12)
