@@ -54,7 +54,9 @@ for ``huber`` the R^2 on clean rows; a method whose predicted means are not
 all positive gets no D^2 and is counted in ``invalid``), ``time``: wall time
 of the fit with BLAS and OpenMP pinned to one thread (threadpoolctl; abess
 ``thread=1``), the minimum of up to 5 fits within 0.2 s
-(``compare_peers.fit_quietly``); the methods run in an order rotated with each
+(``compare_peers.fit_quietly``), ``cpu`` the process's CPU time of the same
+fits (their minimum: a fit preempted on a loaded machine keeps its CPU time,
+not its wall time); the methods run in an order rotated with each
 data set (interleaved), so that load on a shared machine hits all alike.
 ``conv_warn`` counts ConvergenceWarnings; a fit that raises is recorded in
 ``failed`` with its error.
@@ -318,12 +320,12 @@ def run_one(family, X, y, Xt, yt, truth, k, order_seed, meta, log):
             if isinstance(factory, PenaltyAtK):
                 factory.tune(X, y)
                 row["time_tuning"] = factory.tuning_time
-            model, wall, _, n_conv = fit_quietly(factory, X, y)
+            model, wall, cpu, n_conv = fit_quietly(factory, X, y)
             coef = coefficients(model)
             support = np.flatnonzero(coef)
             mu = predicted_mean(name, model, Xt)
             d2, invalid = held_out_score(family, yt, mu)
-            row.update(nnz=support.size, d2=d2, invalid=int(invalid), time=wall, conv_warn=n_conv, failed=0,
+            row.update(nnz=support.size, d2=d2, invalid=int(invalid), time=wall, cpu=cpu, conv_warn=n_conv, failed=0,
                        f1=f1(support, truth) if truth is not None else np.nan)
         except Exception as exc:  # a peer that fails is recorded, not fatal
             row.update(failed=1, error=f"{type(exc).__name__}: {exc}"[:200])
@@ -340,7 +342,8 @@ def aggregate(df, by):
         ok = g[g["failed"] == 0]
         return pd.Series({
             "f1": ok["f1"].mean(), "nnz": ok["nnz"].mean(), "d2": ok["d2"].mean(),
-            "time": ok["time"].median(), "time_tuning": ok["time_tuning"].median() if "time_tuning" in ok else np.nan,
+            "time": ok["time"].median(), "cpu": ok["cpu"].median() if "cpu" in ok else np.nan,
+            "time_tuning": ok["time_tuning"].median() if "time_tuning" in ok else np.nan,
             "fits": len(g), "failed": int(g["failed"].sum()), "invalid": int(ok["invalid"].sum()),
             "conv_warn": int(ok["conv_warn"].sum())})
 
@@ -350,10 +353,14 @@ def aggregate(df, by):
         keys = out[[c for c in by if c != "method"]].apply(tuple, axis=1)
         out["time_vs_abess"] = [t / ref.get(key if len(key) > 1 else key[0], np.nan)
                                 for t, key in zip(out["time"], keys, strict=True)]
+        ref_cpu = out[out["method"] == "abess"].set_index([c for c in by if c != "method"])["cpu"]
+        out["cpu_vs_abess"] = [t / ref_cpu.get(key if len(key) > 1 else key[0], np.nan)
+                               for t, key in zip(out["cpu"], keys, strict=True)]
     return out
 
 
-FMT = {"f1": ".3f", "nnz": ".1f", "d2": ".3f", "time": ".4f", "time_tuning": ".3f", "time_vs_abess": ".2f",
+FMT = {"f1": ".3f", "nnz": ".1f", "d2": ".3f", "time": ".4f", "cpu": ".4f", "time_tuning": ".3f",
+       "time_vs_abess": ".2f", "cpu_vs_abess": ".2f",
        "rho": ".2f", "fits": ".0f", "failed": ".0f", "invalid": ".0f", "conv_warn": ".0f"}
 
 
@@ -373,6 +380,7 @@ def summary_lines(syn, df_syn):
         theirs = sub[sub["method"] == "abess"].set_index(keys)
         f1_ok = (ours["f1"] >= theirs["f1"] - 1e-12)
         t_ratio = ours["time"] / theirs["time"]
+        c_ratio = ours["cpu"] / theirs["cpu"]
         big = t_ratio[t_ratio.index.get_level_values("p") >= 1000]
         rows = df_syn[df_syn["family"] == family]
         paired = rows.pivot_table(index=keys + ["seed"], columns="method", values="f1")
@@ -387,7 +395,12 @@ def summary_lines(syn, df_syn):
                         if len(big) else "")
                      + (f"; at p < 1000: from {float(t_ratio[t_ratio.index.get_level_values('p') < 1000].min()):.1f}"
                         f" to {float(t_ratio[t_ratio.index.get_level_values('p') < 1000].max()):.1f}"
-                        if len(big) < len(t_ratio) else "") + ".")
+                        if len(big) < len(t_ratio) else "")
+                     + f"; CPU time / abess's: at most 1 in {int((c_ratio <= 1).sum())} of {len(c_ratio)}, from "
+                     f"{float(c_ratio.min()):.2f} to {float(c_ratio.max()):.2f}"
+                     + (f" (at p < 1000: {float(c_ratio[c_ratio.index.get_level_values('p') < 1000].min()):.1f} to "
+                        f"{float(c_ratio[c_ratio.index.get_level_values('p') < 1000].max()):.1f})"
+                        if len(big) < len(c_ratio) else "") + ".")
     sub = syn[syn["family"] == "huber"]
     if len(sub):
         h = sub[sub["method"] == "IHT"].set_index(keys)
@@ -440,7 +453,8 @@ def write_report(df_syn, df_real, out, args, elapsed, rev, cox):
         "",
         "See the docstring of `benchmarks/compare_glm.py` for the designs, the methods and the definition of each "
         "column. `f1`, `nnz`, `d2` are means over the data sets (`d2`: held-out D^2, R^2 on clean rows for Huber), "
-        "`time` the median fit time in seconds, `time_vs_abess` that median over abess's in the same setting; "
+        "`time` the median fit time in seconds, `time_vs_abess` that median over abess's in the same setting, "
+        "`cpu` and `cpu_vs_abess` the same for the process's CPU time (less sensitive to a loaded machine); "
         "`time_tuning` (skglm) is the search for the penalty giving k non-zeros; `sklearn dense` uses all "
         "features (its `time` includes its 3-fold search of `alpha`). `failed` counts fits that raised, "
         "`invalid` fits whose predicted means were not all positive (no D^2), `conv_warn` ConvergenceWarnings.",

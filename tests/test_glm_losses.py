@@ -146,6 +146,86 @@ def test_refit_equals_sklearn_unpenalised(family, reference, weighted):
     assert_allclose(est.intercept_, ref.intercept_, rtol=1e-6, atol=1e-8)
 
 
+def _reference_optimum(family, X, y, sw, fit_intercept, alpha):
+    """``(coef, intercept)`` minimising the mean loss of ``family`` on all of ``X``'s columns, independently.
+
+    scikit-learn for Poisson and Gamma without the l2 term; otherwise
+    scipy's L-BFGS-B on the loss written out here (Huber at the loss's
+    threshold), tightly converged.
+    """
+    if family in ("poisson", "gamma") and alpha == 0:
+        reference = PoissonRegressor if family == "poisson" else GammaRegressor
+        ref = reference(alpha=0.0, solver="newton-cholesky", tol=1e-12, max_iter=1000,
+                        fit_intercept=fit_intercept).fit(X, y, sample_weight=sw)
+        return ref.coef_, ref.intercept_
+    s = (np.ones(len(y)) if sw is None else sw) / (len(y) if sw is None else sw.sum())
+    t = LOSSES["huber"](X, y, sw).threshold if family == "huber" else None
+
+    def fun(theta):
+        w, c = theta[:-1], theta[-1] if fit_intercept else 0.0
+        z = X @ w + c
+        if family == "poisson":
+            v, d = np.exp(z) - y * z, np.exp(z) - y
+        elif family == "gamma":
+            v, d = y * np.exp(-z) + z, 1 - y * np.exp(-z)
+        else:
+            r = y - z
+            v = np.where(np.abs(r) <= t, 0.5 * r * r, t * np.abs(r) - 0.5 * t * t)
+            d = -np.clip(r, -t, t)
+        grad = np.append(X.T @ (s * d) + alpha * w, s @ d if fit_intercept else 0.0)
+        return s @ v + 0.5 * alpha * w @ w, grad
+
+    res = optimize.minimize(fun, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
+                            options={"maxiter": 10000, "ftol": 1e-16, "gtol": 1e-11})
+    return res.x[:-1], (res.x[-1] if fit_intercept else 0.0)
+
+
+@pytest.mark.parametrize("family", sorted(LOSSES))
+@pytest.mark.parametrize("weighted, fit_intercept, alpha", [(False, True, 0.0), (True, True, 0.0),
+                                                            (False, False, 0.0), (True, True, 0.05)])
+def test_candidate_refits_equal_reference_optima(family, weighted, fit_intercept, alpha):
+    # the splicing search's candidate refits (refit_candidates: one shared quadratic model, then Newton on
+    # each candidate's columns) reach each candidate's optimum, from a current fit whose removed features
+    # carry most of the signal (a start far from the candidates' optima)
+    X, y, _ = glm_data(family, shape=4.0, noise=0.5)
+    sw = np.random.RandomState(3).uniform(0.5, 2.0, X.shape[0]) if weighted else None
+    loss = LOSSES[family](X, y, sw, fit_intercept, alpha=alpha)
+    W, b = loss.refit(np.array([3, 11, 25, 30]), *loss.zeros())
+    candidates = [np.array([1, 3, 11, 30]), np.array([1, 2, 11, 30]), np.array([0, 1, 2, 30]),
+                  np.array([0, 1, 2, 5])]
+    results = loss.refit_candidates(candidates, W, b)
+    assert len(results) == len(candidates)
+    for support, (W_c, b_c, f_c, Z_c) in zip(candidates, results, strict=True):
+        coef, intercept = _reference_optimum(family, X[:, support], y, sw, fit_intercept, alpha)
+        # (candidates are refitted to a value within about 1e-7 of the minimum, the coefficients to ~1e-3)
+        W_ref = np.zeros_like(W)
+        W_ref[support, 0] = coef
+        f_ref = loss.value(W_ref, loss.intercept_variable(W_ref, np.array([intercept])))
+        assert abs(f_c - f_ref) <= 1e-6 * (1 + abs(f_ref))
+        assert_allclose(W_c[support, 0], coef, rtol=1e-2, atol=1e-3)
+        assert_allclose(loss.intercept(W_c, b_c)[0], intercept, rtol=1e-2, atol=1e-3)
+        assert np.all(np.delete(W_c, support, axis=0) == 0)
+        assert_allclose(Z_c, loss.linear_predictor(W_c, b_c), rtol=1e-12, atol=1e-12)
+        assert_allclose(f_c, loss.value(W_c, b_c), rtol=1e-12, atol=1e-12)
+
+
+def test_huber_candidate_refits_follow_the_scale():
+    # the candidate refits are remembered per loss object: the loss at another scale (with_scale, a copy
+    # sharing the design) refits again, and gives what a loss built at that scale gives
+    X, y, _ = glm_data("huber", noise=0.5)
+    y[::10] += 8.0
+    loss = HuberLoss(X, y)
+    W, b = loss.refit(np.array([3, 11, 25]), *loss.zeros())
+    candidates = [np.array([1, 3, 11]), np.array([1, 2, 11])]
+    first = [r[2] for r in loss.refit_candidates(candidates, W, b)]
+    other = loss.with_scale(0.3 * loss.scale)
+    fresh = HuberLoss(X, y, scale=0.3 * loss.scale)
+    assert_allclose([r[2] for r in other.refit_candidates(candidates, W, b)],
+                    [r[2] for r in fresh.refit_candidates(candidates, W, b)], rtol=1e-10)
+    assert_allclose([r[2] for r in loss.refit_candidates(candidates, W, b)], first, rtol=1e-15)
+    assert not np.allclose([r[2] for r in fresh.refit_candidates(candidates, W, b)], first)
+
+
 # --------------------------------------------------------------------------
 # the estimators
 # --------------------------------------------------------------------------
@@ -220,6 +300,28 @@ def test_huber_scale_invariance(Est):
     assert_array_equal(a.support_, b.support_)
     assert_allclose(b.coef_, 10 * a.coef_, rtol=1e-6, atol=1e-9)
     assert_allclose(b.intercept_, 10 * a.intercept_, rtol=1e-6)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_huber_residual_scale_is_the_inliers_standard_deviation(weighted):
+    # 10 % of gross outliers on one side bias the MAD of the residuals upwards (to about 1.14 times the
+    # noise's standard deviation), and the Huber threshold with it; the reweighted estimate reads the
+    # inliers' standard deviation. Without outliers both estimate it.
+    rng = np.random.RandomState(0)
+    n = 40000
+    noise = rng.standard_normal(n)
+    y = noise.copy()
+    y[: n // 10] += rng.uniform(20.0, 40.0, n // 10)
+    X = rng.standard_normal((n, 2))
+    sw = rng.uniform(0.5, 2.0, n) if weighted else None
+    W, b = np.zeros((2, 1)), np.zeros(1)
+    for target, sd in ((y, 1.0), (noise, 1.0), (3.0 * y, 3.0)):
+        loss = HuberLoss(X, target, sw, fit_intercept=False)
+        assert abs(loss.residual_scale(W, b) / sd - 1.0) < 0.03
+    # equivariant: the scale of c * residuals is c times theirs
+    loss = HuberLoss(X, y, sw, fit_intercept=False)
+    assert_allclose(HuberLoss(X, 7.0 * y, sw, fit_intercept=False).residual_scale(W, b),
+                    7.0 * loss.residual_scale(W, b), rtol=1e-12)
 
 
 def _outlier_problem(seed):

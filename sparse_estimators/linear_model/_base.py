@@ -834,7 +834,7 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
 
         The Huber loss's scale starts at the MAD of ``y`` (a pilot, too large
         when the features explain much of ``y``); the first fit's residuals
-        give the noise's scale (1.4826 times their MAD), and the fit is
+        give the noise's scale (:func:`~sparse_estimators.losses._robust.inlier_scale`), and the fit is
         repeated from there with it (:meth:`HuberLoss.with_residual_scale`).
         Both estimates are equivariant, so multiplying ``y`` by ``c``
         multiplies the coefficients by ``c``. The screening fits of ``k=None``

@@ -42,9 +42,10 @@ _SHARED = {
           the residuals, for data with outliers
           (:class:`~sparse_estimators.losses.HuberLoss`): the scale starts at
           1.4826 times the median absolute deviation (MAD) of ``y``, is
-          re-estimated once as 1.4826 times the MAD of the first fit's
-          residuals, and the fit is repeated at it, so that multiplying ``y``
-          by ``c`` multiplies ``coef_`` by ``c``.
+          re-estimated once from the first fit's residuals (their MAD,
+          reweighted to the standard deviation of those within 2.5 scales of
+          their median: the inliers'), and the fit is repeated at it, so that
+          multiplying ``y`` by ``c`` multiplies ``coef_`` by ``c``.
 
         For 'poisson' and 'gamma', :meth:`predict` returns the mean
         ``exp(X coef_ + intercept_)`` and :meth:`score` is D^2, the fraction

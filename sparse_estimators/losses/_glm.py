@@ -6,6 +6,7 @@ from scipy.special import digamma, gammaln, xlogy
 
 from ._base import cholesky_newton_solve
 from ._logistic import _GLMLoss
+from ._pointwise_newton import _PointwiseNewtonRefit
 
 
 def _check_target(y, sample_weight, *, positive, family):
@@ -73,7 +74,7 @@ class _NonNegativeRefit:
         return W, b, self.value_from_z(Z, W), Z
 
 
-class _LogLinkLoss(_NonNegativeRefit, _GLMLoss):
+class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
     """A GLM loss with the log link: ``mu = exp(z)``, the model's mean (``predict``)."""
 
     _solve_newton = staticmethod(cholesky_newton_solve)
@@ -146,6 +147,11 @@ class PoissonLoss(_LogLinkLoss):
     def _hess_diag(self, Z):
         return np.exp(Z)
 
+    def _parts(self, z):
+        mu = np.exp(z)
+        y = self.Y[:, 0]
+        return mu - y * z, mu - y, mu
+
     def deviance(self, W, b):
         """Weighted mean Poisson deviance of the model, ``2 mean(y log(y / mu) - y + mu)``."""
         mu = np.exp(self.linear_predictor(W, b)[:, 0])
@@ -199,6 +205,10 @@ class GammaLoss(_LogLinkLoss):
 
     def _hess_diag(self, Z):
         return self.Y * np.exp(-Z)
+
+    def _parts(self, z):
+        ratio = self.Y[:, 0] * np.exp(-z)
+        return ratio + z, 1.0 - ratio, ratio
 
     def _mean_unit_deviance(self, Z):
         """Weighted mean Gamma deviance ``2 mean((y - mu) / mu - log(y / mu))`` at the linear predictor ``Z``."""
