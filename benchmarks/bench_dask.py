@@ -432,15 +432,18 @@ def main():
     parser.add_argument("--rows", nargs="+", default=None,
                         help="append each measured row to the first of these files (JSON lines)")
     parser.add_argument("--render", action="store_true",
-                        help="only render the page from the rows of --rows (the other options: defaults of rows "
-                             "without them)")
+                        help="only render the page from the rows of --rows (PATH@key=value,... sets what a file's rows "
+                             "did not record; then the other options)")
     parser.add_argument("--out", default=None, help="write the markdown page here (e.g. doc/peers/dask.md)")
     args = parser.parse_args()
     if args.render:
         rows = []
-        for path in args.rows:
+        for entry in args.rows:  # (path@key=value,...: settings of that file's rows that did not record them)
+            path, _, given = entry.partition("@")
+            given = dict(item.split("=", 1) for item in given.split(",") if item)
+            given = {key: json.loads(value) if key != "memory_limit" else value for key, value in given.items()}
             with open(path) as fh:
-                rows += [json.loads(line) for line in fh if line.strip()]
+                rows += [{**given, **json.loads(line)} for line in fh if line.strip()]
     else:
         rows = run(args)
     page = render(rows, args)
