@@ -382,7 +382,7 @@ def render(rows, args):
         lines.append(f"| {r['task']} | {r['n']:.0e} | {r['label']} | {r['wall']:.1f} | {r['passes']:.1f} | {ours} | "
                      f"{r['per_pass']:.1f} | {r['rss']:.0f} | {r['nnz']} | {r['f1']:.3f} | {iters} | "
                      f"{r['load']:.1f} |")
-    lines += ["", "Targets of issue 35 (each compares fits of the same run):", ""]
+    lines += ["", "Checks (each compares fits of the same run):", ""]
     ours_rows = [r for r in rows if r["ours_passes"] is not None]
     for task, n, *_ in runs:
         mine = [r for r in ours_rows if r["task"] == task and r["n"] == n]
