@@ -224,18 +224,23 @@ class DaskLinearDesign(LinearDesign):
         self.dtype = X.dtype
         self.counter = [0] if counter is None else counter
         self.X = _Columns(self)
+        # the last matvec (rows, W[rows], Z) and the X^T w of the last weighted_gram (w, X^T w): Newton's
+        # steps ask for X W again at the point just evaluated, and for X^T w with the weights of the Gram
+        # matrix; each would be a pass over X (doc/changelog.rst, issue 35)
+        self._last_matvec = self._last_cross = None
 
     @property
     def n_passes(self):
         """Computations that read ``X`` (or some of its columns) so far."""
         return self.counter[0]
 
-    def _compute(self, lazy):
+    def _compute(self, *lazy):
+        """One counted pass computing ``lazy`` (several results share the pass: X's blocks are read once)."""
         import dask
 
         self.counter[0] += 1
-        (out,) = dask.compute(lazy)
-        return np.asarray(out, dtype=float)
+        out = [np.asarray(a, dtype=float) for a in dask.compute(*lazy)]
+        return out[0] if len(out) == 1 else out
 
     def _rows(self, A):
         """An ``n``-row array of the client in ``X``'s row chunks."""
@@ -248,20 +253,33 @@ class DaskLinearDesign(LinearDesign):
         return X if self.offset is None else X - self.offset
 
     def matvec(self, W, rows=None):  # noqa: D102 - see LinearDesign.matvec
-        if rows is None:
-            rows = np.flatnonzero(np.any(W != 0, axis=1))
+        rows = np.flatnonzero(np.any(W != 0, axis=1)) if rows is None else np.asarray(rows)
         if not rows.size:
             return np.zeros((self.shape[0], W.shape[1]))
+        last = self._last_matvec
+        if last is not None and np.array_equal(last[0], rows) and np.array_equal(last[1], W[rows]):
+            return last[2].copy()
         Z = self._compute(self.dask[:, rows].astype(np.float64) @ W[rows])
-        return Z if self.offset is None else Z - self.offset[rows] @ W[rows]
+        Z = Z if self.offset is None else Z - self.offset[rows] @ W[rows]
+        self._last_matvec = (rows.copy(), W[rows].copy(), Z.copy())
+        return Z
 
-    def rmatvec(self, R):  # noqa: D102 - see LinearDesign.rmatvec
-        G = self._compute(self.dask.T.astype(np.float64) @ self._rows(np.asarray(R, dtype=float)))
+    def _rmatvec_lazy(self, R):
+        return self.dask.T.astype(np.float64) @ self._rows(np.asarray(R, dtype=float))
+
+    def _rmatvec_finish(self, G, R):
         if self.offset is not None:
             G -= self.offset[:, None] * R.sum(axis=0)
         if self.constant is not None:
             G[self.constant] = 0.0
         return G
+
+    def rmatvec(self, R):  # noqa: D102 - see LinearDesign.rmatvec
+        R = np.asarray(R, dtype=float)
+        last = self._last_cross
+        if last is not None and np.shape(R) == (self.shape[0], 1) and np.array_equal(last[0], R[:, 0]):
+            return last[1].copy()
+        return self._rmatvec_finish(self._compute(self._rmatvec_lazy(R)), R)
 
     def columns(self, support, dtype=np.float64):
         """The columns ``support`` as a lazy design (no copy; passes counted with this one's)."""
@@ -283,6 +301,9 @@ class DaskLinearDesign(LinearDesign):
         return second
 
     def weighted_gram(self, weights):  # noqa: D102 - see LinearDesign.weighted_gram
+        # (X^T w in the same pass: the Hessian's intercept column asks for it next, see __init__)
+        w = np.asarray(weights, dtype=float)
         Xc = self._centred()
-        G = self._compute(Xc.T @ (Xc * self._rows(np.asarray(weights, dtype=float))[:, None]))
+        G, cross = self._compute(Xc.T @ (Xc * self._rows(w)[:, None]), self._rmatvec_lazy(w[:, None]))
+        self._last_cross = (w.copy(), self._rmatvec_finish(cross, w[:, None]))
         return self._zero_constant(G)
