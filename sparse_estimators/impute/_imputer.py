@@ -264,8 +264,10 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     the ridge path at the largest identifiable rank (at most 64), then
     smaller rank caps from the best fit's number of singular values above
     1 % of the largest down by ratios of 1.5 (one at a time from 10 down), then the best ridge times
-    ``2^(+-1/2)``, each fit warm-started; the final fit starts from
-    the best validation fit with ``alpha`` times ``sqrt(n / n_fit)``.
+    ``2^(+-1/2)``, each fit warm-started; rank 0 (the column means) is
+    chosen unless the best fit beats it by more than one standard error, as
+    above; the final fit starts from the best validation fit with ``alpha``
+    times ``sqrt(n / n_fit)``.
 
     Examples
     --------
