@@ -173,9 +173,11 @@ class _Observed:
         if self._plan is None:
             m, n = self.shape
             step = max(1, _CHUNK // n)
-            rows = self.rows.astype(np.int64)
-            # (below step * n <= max(_CHUNK, n) < 2^31)
-            local = ((rows - rows // step * step) * n + self.cols).astype(np.int32)
+            # (below step * n <= max(_CHUNK, n) < 2^31; built in chunks: no int64 temporary of the entries' size)
+            local = np.empty(self.rows.size, dtype=np.int32)
+            for start in range(0, local.size, _CHUNK):
+                sl = slice(start, start + _CHUNK)
+                local[sl] = self.rows[sl].astype(np.int64) % step * n + self.cols[sl]
             self._plan = (step, local, np.empty(step * n))
         return self._plan
 
