@@ -88,6 +88,26 @@ def test_rank_zero_is_chosen_on_a_table_without_low_rank_structure():
     np.testing.assert_array_equal(imputer.transform(X_missing), SimpleImputer().fit(X_missing).transform(X_missing))
 
 
+def test_als_search_chooses_rank_zero_on_a_table_without_low_rank_structure():
+    """solver='als': independent columns, the column means validate best. Before, the ALS search had no rank-0
+    candidate and chose rank 1 with alpha 10.1 here."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((200, 10)) + rng.uniform(-3, 3, 10)
+    X_missing, mask = _hide(X, 0.2, 11)
+    imputer = LowRankImputer(solver="als").fit(X_missing)
+    validation = imputer.rank_validation_
+    assert imputer.rank_ == 0 and imputer.alpha_ == 0 and validation.best_rank == 0
+    assert validation.ranks[0] == 0 and validation.alphas[0] == 0 and (validation.ranks[1:] >= 1).all()
+    np.testing.assert_array_equal(imputer.transform(X_missing), SimpleImputer().fit(X_missing).transform(X_missing))
+
+
+def test_als_search_keeps_a_rank_that_beats_the_column_means():
+    """The one-standard-error rule does not hide real structure: rank 3 plus noise, 30 % hidden."""
+    X_missing, mask = _hide(_low_rank(150, 12, 3, seed=13, noise=0.1) + 5.0, 0.3, 13)
+    imputer = LowRankImputer(solver="als").fit(X_missing)
+    assert imputer.rank_ >= 3 and imputer.rank_validation_.best_rank == imputer.rank_
+
+
 def test_default_rank_is_chosen_within_what_the_data_support():
     X_missing = _hide(load_diabetes().data, 0.2, 0)[0]
     imputer = LowRankImputer().fit(X_missing)

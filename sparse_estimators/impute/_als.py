@@ -16,9 +16,9 @@ the observed entries (a sparse matrix): ``O(nnz r + (m + n) r^2)`` per
 half-step, never the dense matrix. It is a majorise-minimise step, so the
 objective never rises. After each sweep an extrapolation ``F + beta (F -
 F_prev)`` of both factors is tried and kept only when it lowers the
-objective (``beta`` grows by 1.5 while accepted, back to 1 on a refusal), as
-the line-search extrapolation of ALS for tensor decompositions (Bro 1998,
-Rajih, Comon & Harshman 2008).
+objective (``beta`` grows by 1.5 while accepted and shrinks by 1.5, not
+below 1, on a refusal), as the line-search extrapolation of ALS for tensor
+decompositions (Bro 1998, Rajih, Comon & Harshman 2008).
 """
 
 import time
@@ -28,9 +28,10 @@ import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from ._factored import CompletionResult, _column_sums, _not_converged_message, _randomized_svd
+from ._factored import CompletionResult, _add_gathered, _column_sums, _not_converged_message, _randomized_svd
 
-#: growth of the extrapolation weight while extrapolations are accepted (and its start)
+#: growth of the extrapolation weight while extrapolations are accepted, its shrinkage on a refusal (and its
+#: start, 1, its floor); doc/changelog.rst has the tuning
 _EXTRAPOLATION_GROWTH = 1.5
 
 
@@ -84,19 +85,28 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     mu = vals_sums * inv_counts if offsets else np.zeros(n)
     U, V = _spectral_init(obs, r, mu, rng) if init is None else (init[0].copy(), init[1].copy())
 
-    def evaluate(U, V):
-        """Objective, the best offsets given ``U V^T``, and the residual (fit minus observed)."""
-        res = obs.entries(U, np.ones(r), V.T)
+    # two residual buffers, reused by every sweep (the current point's and a trial's: no allocation per sweep)
+    buffers = [np.empty(vals.size), np.empty(vals.size)]
+
+    ones = np.ones((m, 1))
+
+    def fit_entries(U, V, mu, out):
+        """``U V^T + 1 mu^T`` on the observed entries into ``out``: the offsets as one more factor column."""
+        return obs.entries(np.hstack([U, ones]), np.ones(r + 1), np.vstack([V.T, mu]), out=out)
+
+    def evaluate(U, V, out):
+        """Objective, the best offsets given ``U V^T``, and the residual (fit minus observed) into ``out``."""
+        res = obs.entries(U, np.ones(r), V.T, out=out)
         if offsets:
             mu = (vals_sums - _column_sums(cols, n, res)) * inv_counts
-            res += mu[cols]
+            _add_gathered(res, mu, cols)
         else:
             mu = np.zeros(n)
         res -= vals
         f = 0.5 * float(res @ res) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V)))
         return f, mu, res
 
-    f, mu, res = evaluate(U, V)
+    f, mu, res = evaluate(U, V, buffers[0])
     losses, times = [], []
     beta = 1.0
     converged = False
@@ -108,13 +118,13 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         S = obs.set_data(res)
         VtV = V.T @ V
         U = _ridge_solve(VtV, U @ VtV - np.asarray(S @ V), alpha)
-        res = obs.entries(U, np.ones(r), V.T)
-        res += mu[cols]
-        res -= vals
-        S = obs.set_data(res)
+        trial = buffers[1] if res is buffers[0] else buffers[0]
+        fit_entries(U, V, mu, trial)
+        trial -= vals
+        S = obs.set_data(trial)
         UtU = U.T @ U
         V = _ridge_solve(UtU, V @ UtU - np.asarray(S.T @ U), alpha)
-        f, mu, res = evaluate(U, V)
+        f, mu, res = evaluate(U, V, res)
         # the stopping rule measures the sweep's own move (the fixed-point residual of the ALS map), not the
         # extrapolation's jump on top of it
         dmu = mu - mu0
@@ -123,12 +133,12 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         size = np.sqrt(max(float(np.sum((U.T @ U) * (V.T @ V))), 0.0))
         if it > 1 and change > tol * size:  # a safeguarded extrapolation of both factors
             Ue, Ve = U + beta * (U - U0), V + beta * (V - V0)
-            fe, mue, rese = evaluate(Ue, Ve)
+            fe, mue, rese = evaluate(Ue, Ve, trial)
             if fe < f:
                 U, V, f, mu, res = Ue, Ve, fe, mue, rese
                 beta *= _EXTRAPOLATION_GROWTH
-            else:
-                beta = 1.0
+            else:  # (one step back, not to the start: the accepted weights were mostly 2 to 5)
+                beta = max(1.0, beta / _EXTRAPOLATION_GROWTH)
         losses.append(f)
         times.append(time.perf_counter() - t0)
         if verbose:

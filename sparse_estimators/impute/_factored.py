@@ -127,6 +127,7 @@ class _Observed:
         self.values = S.data.copy()
         self.cols = S.indices
         self.rows = np.repeat(np.arange(m, dtype=S.indices.dtype), np.diff(S.indptr))
+        self._plan = None
 
     def entries(self, U, s, Vt, out=None):
         """:func:`_entries` on the observed pattern (in CSR order); into ``out``.
@@ -141,14 +142,13 @@ class _Observed:
             return _entries(U, s, Vt, self.rows, self.cols, out=out)
         if out is None:
             out = np.empty(self.values.size)
-        Us, indptr, cols = U * s, self.S.indptr, self.cols
-        step = max(1, _CHUNK // n)
+        step, local, buffer = self._block_plan()
+        Us, indptr = U * s, self.S.indptr
         for start in range(0, m, step):
             stop = min(start + step, m)
-            block = Us[start:stop] @ Vt
+            block = np.matmul(Us[start:stop], Vt, out=buffer[:(stop - start) * n].reshape(stop - start, n))
             lo, hi = indptr[start], indptr[stop]
-            local = (self.rows[lo:hi] - start).astype(np.intp) * n + cols[lo:hi]
-            np.take(block.ravel(), local, out=out[lo:hi])
+            np.take(block.ravel(), local[lo:hi], out=out[lo:hi])
         return out
 
     def entries_squared_norm(self, U, s, Vt):
@@ -156,14 +156,33 @@ class _Observed:
         m, n = self.shape
         if s.size == 0 or self.values.size < _DENSE_SHARE * m * n:
             return _entries_squared_norm(U, s, Vt, self.rows, self.cols)
-        Us, indptr, cols = U * s, self.S.indptr, self.cols
-        step, total = max(1, _CHUNK // n), 0.0
+        step, local, buffer = self._block_plan()
+        Us, indptr, total = U * s, self.S.indptr, 0.0
         for start in range(0, m, step):
             stop = min(start + step, m)
+            block = np.matmul(Us[start:stop], Vt, out=buffer[:(stop - start) * n].reshape(stop - start, n))
             lo, hi = indptr[start], indptr[stop]
-            e = np.take((Us[start:stop] @ Vt).ravel(), (self.rows[lo:hi] - start).astype(np.intp) * n + cols[lo:hi])
+            e = np.take(block.ravel(), local[lo:hi])
             total += float(e @ e)
         return total
+
+    def _block_plan(self):
+        """Row-block height, each entry's index in its block's flattened product (int32), and the block buffer.
+
+        Made once per pattern and reused by every product (4 bytes per entry and one block): recomputing the
+        indices and allocating a block per call cost several times the product itself (page faults of fresh
+        allocations; ``doc/changelog.rst``).
+        """
+        if self._plan is None:
+            m, n = self.shape
+            step = max(1, _CHUNK // n)
+            # (below step * n <= max(_CHUNK, n) < 2^31; built in chunks: no int64 temporary of the entries' size)
+            local = np.empty(self.rows.size, dtype=np.int32)
+            for start in range(0, local.size, _CHUNK):
+                sl = slice(start, start + _CHUNK)
+                local[sl] = self.rows[sl].astype(np.int64) % step * n + self.cols[sl]
+            self._plan = (step, local, np.empty(step * n))
+        return self._plan
 
     def set_data(self, values):
         """Make ``self.S`` the sparse matrix with ``values`` on the observed pattern."""

@@ -264,8 +264,10 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     the ridge path at the largest identifiable rank (at most 64), then
     smaller rank caps from the best fit's number of singular values above
     1 % of the largest down by ratios of 1.5 (one at a time from 10 down), then the best ridge times
-    ``2^(+-1/2)``, each fit warm-started; the final fit starts from
-    the best validation fit with ``alpha`` times ``sqrt(n / n_fit)``.
+    ``2^(+-1/2)``, each fit warm-started; rank 0 (the column means) is
+    chosen unless the best fit beats it by more than one standard error, as
+    above; the final fit starts from the best validation fit with ``alpha``
+    times ``sqrt(n / n_fit)``.
 
     Examples
     --------
@@ -454,8 +456,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             ``add_indicator=True``.
         """
         with all_or_nothing(self):
-            self._fit(X)
-        return self._impute(X, warn_empty_rows=False)  # (fit warned about them)
+            X = self._fit(X)
+        # (fit warned about empty rows; X is validated already: one pass over it less)
+        return self._impute(X, warn_empty_rows=False, validated=True)
 
     def _fit(self, X):
         self._validate_params()
@@ -559,6 +562,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         self.indicator_ = None
         if self.add_indicator:
             self.indicator_ = MissingIndicator(missing_values=self.missing_values, error_on_new=False).fit(X)
+        return X
 
     # -- transform -----------------------------------------------------------------------------------------
     def transform(self, X):
@@ -585,14 +589,15 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "components_")
         return self._impute(X, warn_empty_rows=True)
 
-    def _impute(self, X, warn_empty_rows):
+    def _impute(self, X, warn_empty_rows, validated=False):
         valid = self._valid_features
         keep = slice(None) if self.keep_empty_features or valid.all() else valid
         features = np.zeros(0, dtype=int) if self.indicator_ is None else self.indicator_.features_
         in_place = not self.copy and isinstance(keep, slice)
         # one allocation at most: the output (the kept features, then the indicator columns), filled in place;
         # with copy=False and no feature dropped, X itself is filled (and copied next to the indicator columns)
-        X = self._validate_X(X, reset=False, copy=False)
+        if not validated:
+            X = self._validate_X(X, reset=False, copy=False)
         n_keep = X.shape[1] if isinstance(keep, slice) else int(valid.sum())
         out = X if in_place and features.size == 0 else np.empty((X.shape[0], n_keep + features.size))
         for start, block in row_blocks(X, start=True):

@@ -14,7 +14,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 from ._completion import _BLAS_THREADS, complete_matrix
-from ._rank_choice import RankValidation, _validate_rank_and_alpha
+from ._rank_choice import RankValidation, _beats_column_means, _column_means_residuals, _validate_rank_and_alpha
 
 __all__ = ["auto_rank", "auto_rank_and_alpha", "alpha_growth", "identifiable_ranks", "rank_grid"]
 
@@ -63,32 +63,6 @@ def alpha_growth(n_observed):
     """
     n_fit = n_observed - _n_out(n_observed)
     return float(np.sqrt(n_observed / max(n_fit, 1)))
-
-
-def _column_means_residuals(rows, cols, values, keep, out, n, center):
-    """Residuals on the held-out entries of rank 0: each column's mean over the kept entries (0 without ``center``)."""
-    if center:
-        counts = np.bincount(cols[keep], minlength=n)
-        sums = np.bincount(cols[keep], weights=values[keep], minlength=n)
-        means = np.divide(sums, counts, out=np.zeros(n), where=counts > 0)
-    else:
-        means = np.zeros(n)
-    return means[cols[out]] - values[out]
-
-
-def _beats_column_means(res_0, res_best):
-    """Whether the best rank's held-out squared errors are below rank 0's by more than one standard error.
-
-    The one-standard-error rule (Hastie, Tibshirani & Friedman, *The Elements
-    of Statistical Learning*, 2nd ed., §7.10), on the paired differences of
-    the squared errors of the same held-out entries: the column means are
-    kept unless the evidence against them is clear (on a 16 x 3 table, 4
-    held-out entries decide nothing).
-    """
-    diff = res_0**2 - res_best**2
-    if diff.size < 2:
-        return False
-    return float(diff.mean()) > float(diff.std(ddof=1)) / np.sqrt(diff.size)
 
 
 def auto_rank(rows, cols, values, shape, *, seed, center, **options):
@@ -153,7 +127,9 @@ def auto_rank(rows, cols, values, shape, *, seed, center, **options):
 def auto_rank_and_alpha(rows, cols, values, shape, *, seed, center, max_iter, tol):
     """``solver='als'``: the rank and the ridge chosen together on held-out entries (``_validate_rank_and_alpha``).
 
-    Returns ``(validation, init)``, or ``(None, None)`` when no rank ``>= 1`` can be validated.
+    Rank 0 (the column means) is a candidate with the same one-standard-error rule as in :func:`auto_rank`.
+    Returns ``(validation, init)`` (``init`` None for rank 0), or ``(None, None)`` when no rank ``>= 1`` can be
+    validated.
     """
     allowed = identifiable_ranks(values.size, shape)
     if not allowed:

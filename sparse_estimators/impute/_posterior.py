@@ -90,8 +90,9 @@ def fill_missing(X, is_missing, mean, scale, components, penalty):
         if todo.size == 0:
             continue
         if r == 0 or batched:
-            rows = start + todo
-            block, miss = X[rows], block_missing[todo]  # (copies: written back whole, observed entries as they were)
+            whole = todo.size == block_missing.shape[0]  # (every row of the block: filled in place, no copy)
+            rows = slice(start, start + todo.size) if whole else start + todo
+            block, miss = X[rows], block_missing if whole else block_missing[todo]  # (else copies, written back)
             fill = np.broadcast_to(mean, block.shape)
             if r:
                 target = (block - mean) / scale
@@ -101,7 +102,8 @@ def fill_missing(X, is_missing, mean, scale, components, penalty):
                 scores = np.linalg.solve(gram, (target @ C.T)[:, :, None])[:, :, 0]
                 fill = mean + (scores @ C) * scale
             np.copyto(block, fill, where=miss)
-            X[rows] = block
+            if not whole:
+                X[rows] = block
             continue
         # rows sharing a missingness pattern share one r x r system (packed bits: a cheap hashable key)
         keys = np.packbits(block_missing[todo], axis=1)
