@@ -77,7 +77,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from compare_peers import cli_args, fit_quietly, revision, to_markdown  # noqa: E402
+from compare_peers import cli_args, fit_quietly, merge_runs, revision, to_markdown  # noqa: E402
 
 from sparse_estimators import (  # noqa: E402
     AcceleratedIHTClassifier,
@@ -492,11 +492,7 @@ def main(argv=None):
         args.repeats = grid["repeats"]
     tasks = ("regression", "classification") if args.task == "both" else (args.task,)
     if args.merge:
-        df = pd.concat([pd.read_csv(path) for path in args.merge], ignore_index=True)
-        meta = [path.with_suffix(".meta").read_text().strip() for path in args.merge
-                if path.with_suffix(".meta").exists()]
-        write_report(df, args.out, args, grid, float("nan"), "; ".join(meta) or "see the merged runs")
-        df.to_csv(args.out.with_suffix(".csv"), index=False)
+        merge_runs(args.merge, lambda df, meta: write_report(df, args.out, args, grid, float("nan"), meta), args.out)
         return
     rev = revision()
     start = time.perf_counter()

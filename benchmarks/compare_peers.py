@@ -649,6 +649,15 @@ def write_report(df, out, args, grid, elapsed, rev):
     return summ, by_size
 
 
+def merge_runs(paths, write_report, out):
+    """``--merge``: the rows of earlier runs' csv files (their ``.meta`` revisions joined), reported and saved."""
+    df = pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
+    meta = [path.with_suffix(".meta").read_text().strip() for path in paths if path.with_suffix(".meta").exists()]
+    write_report(df, "; ".join(meta) or "see the merged runs")
+    df.to_csv(out.with_suffix(".csv"), index=False)
+    return df
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
@@ -708,11 +717,8 @@ def main(argv=None):
         print(msg, file=sys.stderr, flush=True)
 
     if args.merge:
-        df = pd.concat([pd.read_csv(path) for path in args.merge], ignore_index=True)
-        meta = [path.with_suffix(".meta").read_text().strip() for path in args.merge
-                if path.with_suffix(".meta").exists()]
-        write_report(df, args.out, args, grid, float("nan"), "; ".join(meta) or "see the merged runs")
-        df.to_csv(args.out.with_suffix(".csv"), index=False)
+        df = merge_runs(args.merge, lambda df, meta: write_report(df, args.out, args, grid, float("nan"), meta),
+                        args.out)
         if args.out == DEFAULT_OUT:
             update_readme(df, ROOT / "README.md", f"python benchmarks/compare_peers.py {cli_args()}")
         print(to_markdown(targets(df)[0], FMT))

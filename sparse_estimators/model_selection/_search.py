@@ -17,7 +17,7 @@ from sklearn.utils.validation import (
 )
 
 from .._dask import is_dask_collection, set_feature_names
-from .._delegation import _SurvivalDelegateMixin
+from .._delegation import _inner_has, _SurvivalDelegateMixin
 from .._selection import _SupportMixin
 from .._utils import _DocLinkMixin, _numeric_target, all_or_nothing
 from ._path import _check_has_k
@@ -125,11 +125,6 @@ class _SparsitySearchBase(_SupportMixin, _SurvivalDelegateMixin, _DocLinkMixin, 
         if hasattr(self.best_estimator_, "classes_"):
             self.classes_ = self.best_estimator_.classes_
 
-    def _has(name):  # noqa: N805 - a decorator factory used in the class body
-        def check(self):
-            return hasattr(self.best_estimator_ if hasattr(self, "best_estimator_") else self.estimator, name)
-        return check
-
     def predict(self, X):
         """Predict with the refitted best estimator.
 
@@ -144,7 +139,7 @@ class _SparsitySearchBase(_SupportMixin, _SurvivalDelegateMixin, _DocLinkMixin, 
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
 
-    @available_if(_has("predict_proba"))
+    @available_if(_inner_has("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities of the refitted best estimator.
 
@@ -159,7 +154,7 @@ class _SparsitySearchBase(_SupportMixin, _SurvivalDelegateMixin, _DocLinkMixin, 
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
 
-    @available_if(_has("predict_log_proba"))
+    @available_if(_inner_has("predict_log_proba"))
     def predict_log_proba(self, X):
         """Logarithm of the class probabilities of the refitted best estimator.
 
@@ -174,7 +169,7 @@ class _SparsitySearchBase(_SupportMixin, _SurvivalDelegateMixin, _DocLinkMixin, 
         check_is_fitted(self)
         return self.best_estimator_.predict_log_proba(X)
 
-    @available_if(_has("decision_function"))
+    @available_if(_inner_has("decision_function"))
     def decision_function(self, X):
         """Decision function of the refitted best estimator.
 
