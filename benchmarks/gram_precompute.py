@@ -18,7 +18,7 @@ matrix when ``n > p``) and the time of ``precompute='auto'`` against it.
 
 ``--calibrate`` measures the two constants of the cost model of
 ``precompute='auto'`` (``_GRAM_PRODUCTS_PER_FEATURE``, ``_X_FIT_PRODUCTS`` in
-``sparse_estimators/linear_model/_base.py``), in units of one product with
+``sparse_estimators/linear_model/_regressor.py``), in units of one product with
 ``X`` (``X @ w`` and ``X^T r``, averaged) timed in the same process: the time
 of forming the Gram matrix divided by ``p`` such products, and the time of a
 ``precompute=False`` fit divided by one product, medians over tall designs.

@@ -129,7 +129,7 @@ def test_precompute_gives_the_plain_fit(Regressor, make_regression, shape, spars
 def test_precompute_auto_uses_the_gram_matrix_for_few_features_and_dense_x(make_regression, monkeypatch):
     """'auto' works through the Gram matrix for dense X with at most 150 features and at
     least 10 samples per feature; otherwise (and for sparse X) through X."""
-    import sparse_estimators.linear_model._base as base
+    import sparse_estimators.linear_model._regressor as base
 
     built = []
 
@@ -157,7 +157,7 @@ def test_precompute_auto_follows_the_cost_model_for_tall_designs():
     """Issue 33 item 3: at n = 2e5, p = 400 'auto' worked through X (2.1 s) where the Gram matrix took 0.92 s;
     from 50000 samples it now compares the Gram matrix's cost (p / 20 products with X) with a fit's (21
     products), i.e. takes the Gram path up to 420 features; below 50000 samples the limit stays 150."""
-    from sparse_estimators.linear_model._base import (
+    from sparse_estimators.linear_model._regressor import (
         _GRAM_MODEL_MIN_SAMPLES,
         _GRAM_PRODUCTS_PER_FEATURE,
         _X_FIT_PRODUCTS,

@@ -6,8 +6,10 @@ from sklearn.utils._param_validation import Interval
 
 from .._selection import _SupportMixin
 from ..solvers import accelerated_iht
-from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
+from ._classifier import SparseClassifierBase
 from ._docs import attributes, fill_doc
+from ._regressor import SparseRegressorBase
+from ._validation import _check_real
 
 _MOMENTUM = """momentum : float, default=0.25
         Momentum ``tau`` of the extrapolation ``u = x_new + tau (x_new - x)``;

@@ -65,9 +65,9 @@ def gram_loss(est, loss, stats, y_ndim, dtype):
     """``(loss, info)`` of ``_setup`` from a :class:`DaskGramSquaredLoss` and its rows' statistics (no pass).
 
     The scale factors come from the rows' extremes, as the NumPy path's
-    :func:`~sparse_estimators.linear_model._base._rescaled` on those rows.
+    :func:`~sparse_estimators.linear_model._scaling._rescaled` on those rows.
     """
-    from ._base import _scale_from_extremes
+    from ._scaling import _scale_from_extremes
 
     x_scale = _scale_from_extremes(stats["x_high"], stats["x_low"])
     y_scale = _scale_from_extremes(stats["y_high"], stats["y_low"])
@@ -199,7 +199,8 @@ def dask_glm_setup(est, X, y, sample_weight, make_loss, *, centred_scale):
     loss, x_scale, y, sample_weight
     """
     from ..losses._dask_design import DaskLinearDesign
-    from ._base import _checked_weights, _scale_from_extremes
+    from ._scaling import _scale_from_extremes
+    from ._validation import _checked_weights
 
     set_feature_names(est, X)
     X, _, _, _ = check_dask_fit_input(X, y, sample_weight, numeric_y=False)  # (shapes and chunks)
@@ -231,7 +232,7 @@ def _squared_passes_setup(est, X, y, sample_weight):
     """
     from .._utils import _numeric_target
     from ..losses._squared import SquaredLoss
-    from ._base import _rescaled
+    from ._scaling import _rescaled
 
     state = {}
 
@@ -255,7 +256,8 @@ def _squared_passes_setup(est, X, y, sample_weight):
 
 def _glm_regression_setup(est, X, y, sample_weight, name):
     """``(loss, info)`` for ``loss='poisson'``, ``'gamma'`` or ``'huber'`` on a dask ``X`` (:func:`dask_glm_setup`)."""
-    from ._base import REGRESSION_LOSSES, _rescaled
+    from ._regressor import REGRESSION_LOSSES
+    from ._scaling import _rescaled
 
     state = {}
 

@@ -2,8 +2,9 @@
 
 from .._selection import _SupportMixin
 from ..solvers import iht
-from ._base import SparseClassifierBase, SparseRegressorBase
+from ._classifier import SparseClassifierBase
 from ._docs import attributes, fill_doc
+from ._regressor import SparseRegressorBase
 
 
 @fill_doc(attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))

@@ -6,8 +6,10 @@ from sklearn.utils._param_validation import Interval
 
 from .._selection import _SupportMixin
 from ..solvers import iobs
-from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
+from ._classifier import SparseClassifierBase
 from ._docs import attributes, fill_doc
+from ._regressor import SparseRegressorBase
+from ._validation import _check_real
 
 _PARAMS = """damping : float, default=1e-2
         Levenberg-Marquardt damping of the Hessian, relative to its scale:

@@ -11,8 +11,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers import accelerated_iht, iht, low_rank_local_search
 from ..structures import LowRank
-from ._base import SparseClassifierBase, SparseRegressorBase
+from ._classifier import SparseClassifierBase
 from ._docs import fill_doc
+from ._regressor import SparseRegressorBase
 
 _SOLVERS = {"iht": iht, "accelerated": accelerated_iht, "regularized": low_rank_local_search}
 

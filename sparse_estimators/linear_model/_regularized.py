@@ -6,8 +6,10 @@ from sklearn.utils._param_validation import Interval
 
 from .._selection import _SupportMixin
 from ..solvers import regularized_iht
-from ._base import SparseClassifierBase, SparseRegressorBase, _check_real
+from ._classifier import SparseClassifierBase
 from ._docs import attributes, fill_doc
+from ._regressor import SparseRegressorBase
+from ._validation import _check_real
 
 _WEIGHT_STEP = """weight_step : float or None, default=None
         The paper's weight step ``c``: how fast the per-feature penalty

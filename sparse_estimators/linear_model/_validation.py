@@ -11,10 +11,12 @@ matrices, other dtypes or layouts, non-finite values, empty arrays) goes
 through ``validate_data``, which converts it or raises its usual errors.
 """
 
+import numbers
+
 import numpy as np
 from sklearn import get_config
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from ..losses._design import column_extremes, share_extremes
 
@@ -76,4 +78,32 @@ def validated_classification(estimator, X, y):
     X, y = validate_data(estimator, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
     check_classification_targets(y)
     return X, y
+
+
+def _check_int(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"The '{name}' parameter must be an integer, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"The '{name}' parameter must be >= {minimum}, got {value!r}.")
+
+
+def _check_real(name, value, *, low=0.0, low_open=True, high=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(f"The '{name}' parameter must be a finite number, got {value!r}.")
+    if (value <= low) if low_open else (value < low):
+        sign = ">" if low_open else ">="
+        raise ValueError(f"The '{name}' parameter must be {sign} {low}, got {value!r}.")
+    if high is not None and value > high:
+        raise ValueError(f"The '{name}' parameter must be <= {high}, got {value!r}.")
+
+
+
+def _checked_weights(sample_weight, X):
+    """Sample weights as floats: finite, non-negative, with a positive sum (else a ValueError)."""
+    if sample_weight is None:  # (what the check returns, without its 30 us)
+        return np.ones(X.shape[0], dtype=np.float64)
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    if not sample_weight.sum() > 0:
+        raise ValueError("Sample weights must have a positive sum; got all zeros.")
+    return sample_weight
 

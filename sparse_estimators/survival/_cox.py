@@ -1,6 +1,6 @@
 """Cox proportional-hazards models with exactly ``k`` features, one class per algorithm.
 
-Thin classes on the regressors' base (:class:`~sparse_estimators.linear_model._base.SparseRegressorBase`):
+Thin classes on the regressors' base (:class:`~sparse_estimators.linear_model._regressor.SparseRegressorBase`):
 the loss is :class:`~sparse_estimators.losses.CoxLoss`, and a small base
 class holds what differs from regression (the structured ``y``, no
 intercept, the concordance ``score``, the Breslow baseline and the predicted
@@ -16,10 +16,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._selection import _SupportMixin
 from ..linear_model._accelerated import _MomentumMixin
-from ..linear_model._base import SparseRegressorBase, _check_real, _checked_weights, _rescaled, _SparseLinearBase
+from ..linear_model._base import _SparseLinearBase
 from ..linear_model._docs import fill_doc
 from ..linear_model._iobs import _IOBSMixin
+from ..linear_model._regressor import SparseRegressorBase
 from ..linear_model._regularized import _WeightStepMixin
+from ..linear_model._scaling import _rescaled
+from ..linear_model._validation import _check_real, _checked_weights
 from ..losses._cox import CoxLoss, breslow_cumulative_hazard
 from ..solvers import iht
 from ._target import StepFunction, check_survival_target, concordance_index

@@ -1,0 +1,260 @@
+"""The regressors' base: least squares (plain or through the Gram matrix) and the GLM and robust losses."""
+
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._utils import _numeric_target
+from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, PoissonLoss, SquaredLoss
+from ..thresholding._operators import _NonNegative
+from ._base import _samples_per_selection, _SparseLinearBase
+from ._dask import dask_regression_setup, lazy_score, uses_dask
+from ._scaling import _rescaled
+from ._validation import _checked_weights, validated_regression
+
+__all__ = ["SparseRegressorBase"]
+
+#: precompute='auto' works through the Gram matrix for dense X with at least this
+#: many samples per feature and at most this many features. benchmarks/gram_precompute.py
+#: (IHTRegressor, Gram / plain fit time, doc/peers/gram_precompute.md): 0.41-0.79 for
+#: n >= 10000 or p <= 50, 0.87-1.09 at n = 1000-5000 with p = 100-150; at p = 200,
+#: 0.43-0.77 except 1.10 at n = 5000; at p = 400, 1.53-1.81. Below 10 samples per
+#: feature the gain is small (0.83-0.95 at 200-500 x 50-100) and the p x p matrix is
+#: no longer small against X (peak traced memory 2.3 times X at 120 x 100, against
+#: 1.1 through X)
+_GRAM_AUTO_RATIO = 10
+_GRAM_AUTO_MAX_FEATURES = 150
+#: from _GRAM_MODEL_MIN_SAMPLES samples, precompute='auto' also takes the Gram path above
+#: _GRAM_AUTO_MAX_FEATURES when it is cheaper, costs in units of one product with X (n p multiply-adds):
+#: forming the Gram matrix costs _GRAM_PRODUCTS_PER_FEATURE * p of them (n p^2 / 2 multiply-adds in
+#: BLAS-3 blocks), a fit through X about _X_FIT_PRODUCTS (iterations, refits, the splicing's column copies
+#: and products), i.e. up to p = 420. Measured by benchmarks/gram_precompute.py --calibrate (medians; a fit
+#: through X made 8 products at 20000 x 200, hence the sample limit; doc/changelog.rst)
+_GRAM_MODEL_MIN_SAMPLES = 50000
+_GRAM_PRODUCTS_PER_FEATURE = 0.05
+_X_FIT_PRODUCTS = 21
+
+#: the regressors' ``loss`` names and their classes (squared error also has its Gram form, see
+#: ``precompute``); the losses' own modules hold their logic (sparse_estimators/losses/_glm.py, _robust.py)
+REGRESSION_LOSSES = {"squared_error": SquaredLoss, "poisson": PoissonLoss, "gamma": GammaLoss, "huber": HuberLoss}
+#: the losses whose model's mean is ``exp`` of the linear predictor, and their Tweedie power (D^2 score)
+_LOG_LINK_POWER = {"poisson": 1, "gamma": 2}
+
+
+class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
+    """Least-squares regression with exactly ``k`` features (subclass per solver)."""
+
+    # the second splicing search runs abess's rules from the screening start
+    # (exchanges within the k + 128 features of largest gain, abess's small
+    # threshold); its result is kept only if its loss is lower by more than the
+    # gate. At n=100, p=1000 (compare_peers.py's designs, 10 fresh data sets
+    # per setting, two batches) mean support F1 went 0.518 -> 0.528 and 0.510
+    # -> 0.516, settings more than 0.01 below abess 5 -> 2 and 3 -> 2 of 24,
+    # the worst (rho 0.35, beta 1, SNR 3) -0.11 -> -0.04 and -0.15 -> -0.05;
+    # the same F1 at n=500 (p=100 and 1000); classifiers keep the first rules
+    # (there abess's rules chose overfitted supports: F1 0.70 -> 0.62)
+    _splice_options = {"screening_start": "abess"}
+    # That result replaces the first at splice's switch_gate: 0.25 (the exchange
+    # gate) up to this many observations per k log(p - k), 0.1 above. On fresh
+    # data sets (benchmarks/switch_gate.py, doc/peers/switch_gate.md), 0.1 took
+    # abess's support where the first search stops short of abess's lower loss
+    # (independent or spread-out features at low SNR): at n=500, p=1000 (7.2
+    # observations per k log(p - k)) the settings more than 0.01 below the best
+    # peer went from 3 to 0 of 24 (30 data sets each), for a mean F1 of 0.9208
+    # instead of 0.9258 (abess 0.9176), and at n=2000, p=10000 (10.9) from 1 to
+    # 0; at n=100, p=1000 (1.45) it lowered the mean F1 from 0.5083 to 0.4964
+    # and left 1 such setting. The grid puts the limit between 1.45 and 7.2.
+    _switch_gate_limit = 3.0
+    # with groups, up to 2 groups exchanged at once instead of 5, as the classifiers: on
+    # compare_groups.py's regression designs at n=200, p=500 (20 data sets per setting,
+    # three batches, sizes 2-10 twice and 1-8 once) the mean group F1 moved by +0.005,
+    # 0.000 and -0.001 for 0.88 to 0.91 times the CPU time (doc/changelog.rst)
+    _group_splice_options = {"max_exchange": 2}
+
+    def _splice_kwargs(self, loss, k):
+        """``_splice_options``, with ``switch_gate=0.1`` above the limit (below it, the exchange gate)."""
+        large = _samples_per_selection(loss, k) > self._switch_gate_limit
+        return ({"switch_gate": 0.1} if large else {}) | self._splice_options
+
+    def __init__(self, k=None, *, loss="squared_error", epsilon=1.35, thresholding="hard", step_size="auto",
+                 max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto",
+                 positive=False, groups=None, always_select=None, warm_start=False, verbose=0):
+        super().__init__(k, thresholding=thresholding, step_size=step_size, max_iter=max_iter, tol=tol,
+                         fit_intercept=fit_intercept, debias=debias, splicing=splicing,
+                         groups=groups, always_select=always_select, warm_start=warm_start,
+                         verbose=verbose)
+        self.loss = loss
+        self.epsilon = epsilon
+        self.precompute = precompute
+        self.positive = positive
+
+    _parameter_constraints = {"precompute": ["boolean", StrOptions({"auto"})], "positive": ["boolean"],
+                              "loss": [StrOptions(set(REGRESSION_LOSSES))],
+                              "epsilon": [Interval(Real, 1.0, None, closed="left")]}
+
+    def _loss_name(self):
+        """The ``loss`` parameter (squared error for the estimators without one: the reduced-rank regressor)."""
+        return getattr(self, "loss", "squared_error")
+
+    def _constrained(self, operator):
+        """``positive=True``: the operator applied to the positive part (the ``k`` largest positive entries)."""
+        return _NonNegative(operator) if self.positive else operator
+
+    def _validate_params(self):
+        operator = super()._validate_params()
+        if not (isinstance(self.precompute, (bool, np.bool_))
+                or isinstance(self.precompute, str) and self.precompute == "auto"):
+            raise ValueError(f"The 'precompute' parameter must be a bool or 'auto', got {self.precompute!r}.")
+        return self._constrained(operator)
+
+    def _uses_gram(self, X):
+        """Whether the fit works through the Gram matrix (``precompute`` resolved)."""
+        if isinstance(self.precompute, str):  # 'auto'
+            n, p = X.shape
+            cheaper = p <= _GRAM_AUTO_MAX_FEATURES or (
+                n >= _GRAM_MODEL_MIN_SAMPLES and _GRAM_PRODUCTS_PER_FEATURE * p <= _X_FIT_PRODUCTS)
+            return not sp.issparse(X) and n >= _GRAM_AUTO_RATIO * p and cheaper
+        return bool(self.precompute)
+
+    def fit(self, X, y, sample_weight=None, coef_init=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; scipy.sparse input is never densified. Dense input
+            is used in C order (a Fortran-ordered array, e.g. from a DataFrame,
+            is copied once), so results do not depend on memory layout.
+            float32 input is kept in float32 (not copied); products with it
+            are computed in float32, everything else in float64, and the
+            fitted ``coef_``, ``intercept_`` and predictions are float32.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets. Several targets share one support.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples; integer weights are equivalent to
+            repeating rows. Weights that sum to less than the number of rows
+            of positive weight (e.g. normalised to sum to 1) are read as
+            relative importances: the splicing search's significance
+            thresholds then count each of those rows as one observation.
+        coef_init : array-like of shape (n_features,) or (n_targets, n_features), default=None
+            Starting coefficients (thresholded before the first step).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit(X, y, sample_weight, coef_init)
+
+    def _setup(self, X, y, sample_weight):
+        if uses_dask(X):  # (one pass over the chunks builds the Gram statistics; X is never gathered)
+            return dask_regression_setup(self, X, y, sample_weight)
+        X, y = validated_regression(self, X, y)
+        y = _numeric_target(y)
+        sample_weight = _checked_weights(sample_weight, X)
+        X, x_scale = _rescaled(X)
+        name = self._loss_name()
+        if name != "squared_error":  # (the GLM losses: an intercept variable, no Gram form)
+            if y.ndim == 2 and y.shape[1] != 1:
+                raise ValueError(f"loss={name!r} takes a single target; got y of shape {y.shape}.")
+            y = y.reshape(-1)
+            # Huber's coefficients are linear in y (rescaled as least squares); a log link's are not
+            y, y_scale = _rescaled(y) if name == "huber" else (y, 1.0)
+            options = {"epsilon": self.epsilon} if name == "huber" else {}
+            loss = REGRESSION_LOSSES[name](X, y, sample_weight, self.fit_intercept, **options)
+            loss.positive = bool(self.positive)
+            return loss, {"y_ndim": 1, "scale": (x_scale, y_scale)}
+        y, y_scale = _rescaled(y)
+        loss = (GramSquaredLoss if self._uses_gram(X) else SquaredLoss)(X, y, sample_weight, self.fit_intercept)
+        if self.positive:
+            loss.positive = True
+        return loss, {"y_ndim": y.ndim, "scale": (x_scale, y_scale), "dtype": X.dtype}
+
+    @staticmethod
+    def _format_coef(W, intercept, info):
+        if info["y_ndim"] == 1:
+            return W[:, 0].copy(), intercept[0] if intercept.dtype == np.float32 else float(intercept[0])
+        return W.T.copy(), intercept
+
+    def predict(self, X):
+        """Predict with the sparse linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_targets)
+            The predicted mean: the linear predictor, its exponential for
+            ``loss='poisson'`` and ``loss='gamma'`` (log link).
+        """
+        return self._mean(self._decision(X))
+
+    def _mean(self, eta):
+        """The model's mean from the linear predictor ``eta`` (``exp`` for a log link)."""
+        return np.exp(eta) if self._loss_name() in _LOG_LINK_POWER else eta
+
+    def score(self, X, y, sample_weight=None):
+        """Goodness of fit on ``(X, y)``: R^2, or D^2 for the Poisson and Gamma losses.
+
+        ``loss='squared_error'`` and ``loss='huber'``: the coefficient of
+        determination R^2 (:func:`~sklearn.metrics.r2_score`).
+        ``loss='poisson'`` and ``loss='gamma'``: the fraction of deviance
+        explained, D^2 (:func:`~sklearn.metrics.d2_tweedie_score` with power 1
+        or 2), as :class:`~sklearn.linear_model.PoissonRegressor` and
+        :class:`~sklearn.linear_model.GammaRegressor` score.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        if uses_dask(X) and self._loss_name() not in _LOG_LINK_POWER:  # (one pass, no vector of n in the client)
+            check_is_fitted(self)
+            return lazy_score(self, X, y, sample_weight, "r2")
+        return self._score_linear(y, self._decision(X), sample_weight)
+
+    def _score_linear(self, y, eta, sample_weight=None):
+        """:meth:`score` from the linear predictor ``eta`` of validated data."""
+        from sklearn.metrics import d2_tweedie_score, r2_score
+
+        power = _LOG_LINK_POWER.get(self._loss_name())
+        if power is None:
+            return float(r2_score(y, eta, sample_weight=sample_weight))
+        return float(d2_tweedie_score(np.asarray(y, dtype=float), np.exp(eta), sample_weight=sample_weight,
+                                      power=power))
+
+    _warn_depth = 5
+
+    def _solve(self, loss, operator, k, W0, b0, **kwargs):
+        """:meth:`_SparseLinearBase._solve`; Huber fits twice, the second time at the first fit's residual scale.
+
+        The Huber loss's scale starts at the MAD of ``y`` (a pilot, too large
+        when the features explain much of ``y``); the first fit's residuals
+        give the noise's scale (:func:`~sparse_estimators.losses._robust.inlier_scale`), and the fit is
+        repeated from there with it (:meth:`HuberLoss.with_residual_scale`).
+        Both estimates are equivariant, so multiplying ``y`` by ``c``
+        multiplies the coefficients by ``c``. The screening fits of ``k=None``
+        keep the pilot (one loss along the path, comparable levels).
+        """
+        fit = super()._solve(loss, operator, k, W0, b0, **kwargs)
+        if kwargs.get("screening") or not isinstance(loss, HuberLoss):
+            return fit
+        return super()._solve(loss.with_residual_scale(fit.coef, fit.b), operator, k, fit.coef, fit.b, **kwargs)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+

@@ -1,0 +1,63 @@
+"""Exact power-of-two rescaling of data of extreme magnitude (the solvers' squares and steps stay in range)."""
+
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..losses._design import column_extremes, known_extremes
+
+#: data whose largest magnitude lies outside [2^-20, 2^20] are solved rescaled (doc/changelog.rst, scale)
+_SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
+
+
+def _power_of_two_scale(A, centred=False):
+    """A power of two bringing the largest magnitude of ``A`` into [1, 2) when it lies outside ``_SCALE_RANGE``.
+
+    Extreme scales (1e-150 .. 1e150) overflow or underflow the solvers'
+    squares and step sizes; an exact power of two changes no digit, and
+    data of ordinary scale get 1 (untouched). ``centred=True`` (a 2-D ``A``
+    whose columns are centred, for the classifiers, whose ridge term is not
+    scale-free) measures the columns' ranges instead of their magnitudes,
+    so that a constant added to a column does not change the scale.
+    """
+    if centred and A.ndim == 2:
+        high, low = column_extremes(A)
+        ext = high - low
+        top = float(ext.max(initial=0.0))
+    elif (known := known_extremes(A)) is not None:  # (the set-up's own: no pass over A)
+        high, low = known
+        top = max(float(high.max()), -float(low.min())) if high.size else 0.0
+        ext = None
+    else:
+        data = A.data if sp.issparse(A) else A
+        top = max(float(data.max()), -float(data.min())) if data.size else 0.0  # (no temporary of A's size)
+        ext = None
+    if top == 0.0 or _SCALE_RANGE[0] <= top <= _SCALE_RANGE[1]:
+        return 1.0
+    # the middle, in exponents, of the columns' largest magnitudes: headroom both ways when they differ
+    if ext is None and A.ndim == 2:
+        high, low = column_extremes(A)
+        ext = np.maximum(high, -low)
+    elif ext is None:
+        ext = np.array([top])
+    return _scale_of(ext)
+
+
+def _scale_of(ext):
+    """The power of two of :func:`_power_of_two_scale` from the columns' largest magnitudes ``ext`` (out of range)."""
+    exponents = np.frexp(ext[ext > 0])[1]
+    return float(np.ldexp(1.0, -int((exponents.min() + exponents.max()) // 2 - 1)))
+
+
+def _scale_from_extremes(high, low, centred=False):
+    """:func:`_power_of_two_scale` of an array whose columns' extremes are ``high`` and ``low``."""
+    ext = high - low if centred else np.maximum(high, -low)
+    top = float(ext.max(initial=0.0))
+    return 1.0 if top == 0.0 or _SCALE_RANGE[0] <= top <= _SCALE_RANGE[1] else _scale_of(ext)
+
+
+def _rescaled(A, centred=False):
+    """``A`` times :func:`_power_of_two_scale` (a copy only when that is not 1), and the factor."""
+    scale = _power_of_two_scale(A, centred)
+    return (A if scale == 1.0 else A * scale), scale
+
