@@ -199,7 +199,7 @@ def test_hessian_in_eta_against_finite_differences_and_products(ties):
 @pytest.mark.parametrize("sparse", [False, True])
 def test_cox_woodbury_newton_step_equals_the_dense_solve(ties, sparse):
     from sparse_estimators.solvers._cox_newton import CoxWoodbury
-    from sparse_estimators.solvers._iobs import _GLMCache
+    from sparse_estimators.solvers._iobs_curvature import _GLMCache
 
     rng = np.random.RandomState(4)
     n, p = 30, 45  # (n < p: the route's case; integer times, ties)

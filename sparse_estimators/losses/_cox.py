@@ -156,7 +156,7 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
         the sum is ``s_i e^eta_i s_j e^eta_j`` times the cumulative sum of
         ``a_g`` over the groups at risk for both, those up to the earlier of
         their last groups. The I-OBS Newton solves for ``n < p``
-        (``solvers/_iobs.py``'s Woodbury route) use it.
+        (``solvers/_iobs_curvature.py``'s Woodbury route) use it.
         """
         G = self.event_times.size
         we, S_slot, ci, _ = risk

@@ -1,0 +1,443 @@
+"""Curvature of I-OBS (``solvers/_iobs.py``): its Newton solves and its OBS correction.
+
+Linear algebra (``hessian`` option; ``H`` is never inverted explicitly):
+
+* least squares: ``H = X_c^T S X_c / sum(S)`` is constant and factored once
+  per fit: Cholesky of ``H + lambda I`` (``'dense'``), or Woodbury through the
+  Cholesky factor of the ``n x n`` matrix ``lambda I + A A^T`` with
+  ``A = sqrt(S / sum(S)) X_c`` (``'woodbury'``);
+* logistic / multinomial: the Hessian (l2 term included) is re-formed at every
+  iterate, densely over the packed variables ``[W.ravel(), b]`` (``'dense'``),
+  or, for wide data, inverted by Woodbury through an ``(n m) x (n m)``
+  factorisation built from ``X X^T`` (computed once per fit) and the
+  pointwise second derivatives (``'woodbury'``); the correction then forms
+  the small restricted Hessian on the kept rows directly;
+* any loss: matrix-free Jacobi-preconditioned conjugate gradient on
+  Hessian-vector products (``'cg'``), for data too wide for a dense matrix.
+"""
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from ..losses import LinearDesign
+from ._cox_newton import CoxWoodbury
+
+#: largest side of a dense matrix factored for least squares (p x p for
+#: Cholesky, n x n for Woodbury): 4096^2 doubles = 128 MiB
+DENSE_MAX_LS = 4096
+#: largest number of packed variables ``(p + 1) * m`` for which a
+#: logistic / multinomial Hessian is formed densely at every iteration
+DENSE_MAX_GLM = 1024
+#: largest ``n * m`` for which a logistic / multinomial Hessian is inverted by
+#: Woodbury (an ``(n m) x (n m)`` Cholesky factorisation per iteration)
+WOODBURY_MAX_GLM = 2048
+#: relative residual at which the conjugate gradient stops
+CG_RTOL = 1e-10
+#: maximum number of conjugate-gradient iterations per solve
+CG_MAX_ITER = 1000
+#: halvings of the Newton step tried before a safeguard step
+MAX_HALVINGS = 30
+
+class _SPDSolver:
+    """Solve with a symmetric positive semi-definite matrix, factored once.
+
+    Cholesky; when the matrix is singular to working precision (a pivot below
+    ``1e-12`` of the largest diagonal entry, e.g. ``damping=0`` with
+    ``n < p``), the pseudo-inverse from an eigendecomposition instead, i.e.
+    the minimum-norm solution.
+    """
+
+    def __init__(self, M):
+        self.chol = None
+        self.size = M.shape[0]
+        if self.size == 0:
+            return
+        top = float(np.max(np.diag(M)))
+        try:
+            c = scipy.linalg.cho_factor(M, lower=True, check_finite=False)
+            pivots = np.diag(c[0])
+            if np.all(np.isfinite(pivots)) and top > 0 and float(np.min(pivots)) ** 2 > 1e-12 * top:
+                self.chol = c
+        except (np.linalg.LinAlgError, ValueError):
+            pass
+        if self.chol is None:
+            w, V = scipy.linalg.eigh(M)
+            cutoff = max(float(w[-1]), 0.0) * self.size * np.finfo(float).eps
+            self.V = V
+            self.winv = np.where(w > cutoff, 1.0 / np.where(w > cutoff, w, 1.0), 0.0)
+
+    def solve(self, v):
+        if self.size == 0:
+            return np.zeros_like(v)
+        if self.chol is not None:
+            return scipy.linalg.cho_solve(self.chol, v, check_finite=False)
+        coef = self.V.T @ v
+        return self.V @ (self.winv.reshape((-1,) + (1,) * (coef.ndim - 1)) * coef)
+
+
+class _WoodburySolver:
+    """``(A^T A + lambda I)^{-1} v`` through an ``n x n`` factorisation.
+
+    ``A = sqrt(S / sum(S)) X_c`` (rows of zero weight dropped), so that
+    ``A^T A`` is the least-squares Hessian. With ``lambda > 0``:
+    ``(v - A^T (lambda I + A A^T)^{-1} A v) / lambda``; with ``lambda = 0``
+    the pseudo-inverse ``A^T K^+ K^+ A v`` (``K = A A^T``), the minimum-norm
+    Newton step.
+    """
+
+    def __init__(self, loss, lam):
+        w = loss.sample_weight / loss.sw_sum
+        keep = w > 0
+        X = loss.design.X
+        self.lam = lam
+        self.root = np.sqrt(w[keep])
+        self.design = LinearDesign(X[keep] if not np.all(keep) else X, loss.design.offset)
+        Xk = self.design.X
+        XX = (Xk @ Xk.T).toarray() if self.design.is_sparse else Xk @ Xk.T
+        XX = np.asarray(XX, dtype=float)
+        o = self.design.offset
+        if o is not None:
+            Xo = np.asarray(Xk @ o).ravel()
+            XX = XX - Xo[:, None] - Xo[None, :] + float(o @ o)
+        K = XX * self.root[:, None] * self.root[None, :]
+        if lam > 0:
+            K[np.diag_indices_from(K)] += lam
+        self.inner = _SPDSolver(K)
+
+    def _A(self, V):
+        return self.design.matvec(V) * self.root[:, None]
+
+    def _At(self, U):
+        return self.design.rmatvec(U * self.root[:, None])
+
+    def solve(self, V):
+        if self.lam > 0:
+            return (V - self._At(self.inner.solve(self._A(V)))) / self.lam
+        return self._At(self.inner.solve(self.inner.solve(self._A(V))))
+
+
+def _pcg(apply, rhs, precond):
+    """Jacobi-preconditioned conjugate gradient for ``apply(x) = rhs`` (1-D)."""
+    x = np.zeros_like(rhs)
+    bnorm = np.linalg.norm(rhs)
+    if bnorm == 0 or not np.isfinite(bnorm):
+        return x
+    r = rhs.copy()
+    z = precond * r
+    d = z.copy()
+    rz = float(r @ z)
+    for _ in range(min(CG_MAX_ITER, 2 * rhs.size + 10)):
+        Ad = apply(d)
+        dAd = float(d @ Ad)
+        if dAd <= 0 or not np.isfinite(dAd):
+            break
+        a = rz / dAd
+        x += a * d
+        r -= a * Ad
+        if np.linalg.norm(r) <= CG_RTOL * bnorm:
+            break
+        z = precond * r
+        rz_new = float(r @ z)
+        d = z + (rz_new / rz) * d
+        rz = rz_new
+    return x
+
+
+def _inverse_diag(diag):
+    return np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0)
+
+
+def _damping_scale(diag_mean):
+    """Mean of diag(H), or 1 when the Hessian vanishes (constant features)."""
+    return diag_mean if np.isfinite(diag_mean) and diag_mean > 0 else 1.0
+
+
+# -- curvature models ----------------------------------------------------------
+class _LeastSquaresCurvature:
+    """The constant least-squares Hessian, damped and factored once per fit."""
+
+    def __init__(self, loss, route, damping):
+        self.loss, self.route = loss, route
+        p = loss.n_features
+        w = loss.sample_weight / loss.sw_sum
+        if route == "dense":
+            self.H = loss.hessian()
+            diag = np.diag(self.H).copy()
+        else:
+            self.H = None
+            diag = loss.design.column_moments(w)
+        self.diag = diag
+        self.lam = damping * _damping_scale(float(diag.mean()) if p else 0.0)
+        if route == "dense":
+            M = self.H.copy()
+            M[np.diag_indices_from(M)] += self.lam
+            self.solver = _SPDSolver(M)
+        elif route == "woodbury":
+            self.solver = _WoodburySolver(loss, self.lam)
+
+    def _hv(self, V):
+        return self.H @ V if self.H is not None else self.loss.hessp(None, None, V, None)[0]
+
+    def newton(self, GW, gb):
+        """``H_lambda^{-1} g``; no intercept variable."""
+        if self.route in ("dense", "woodbury"):
+            return self.solver.solve(GW), None
+        shape = GW.shape
+        precond = np.repeat(_inverse_diag(self.diag + self.lam), shape[1])
+
+        def apply(v):
+            V = v.reshape(shape)
+            return (self._hv(V) + self.lam * V).ravel()
+
+        return _pcg(apply, GW.ravel(), precond).reshape(shape), None
+
+    def correction_rhs(self, W, b, GW, gb):
+        """``H_lambda theta_t - g`` over all rows."""
+        return self._hv(W) + self.lam * W - GW
+
+    def correct(self, Q, R, W, b):
+        """Restricted Newton solve on rows ``Q``: ``(H_lambda)_QQ^{-1} R_Q``."""
+        Wn = np.zeros_like(W)
+        if Q.size == 0:
+            return Wn, b
+        if Q.ndim == 2:  # per-output supports: one restricted system per output
+            Wn[Q, np.arange(W.shape[1])[:, None]] = self._correct_per_output(Q, R)
+            return Wn, b
+        if self.H is not None:
+            HQQ = self.H[np.ix_(Q, Q)]
+        elif Q.size <= DENSE_MAX_LS:
+            HQQ = self.loss.restrict(Q).hessian()
+        else:
+            HQQ = None
+        if HQQ is not None:
+            HQQ = HQQ.copy()
+            HQQ[np.diag_indices_from(HQQ)] += self.lam
+            Wn[Q] = _SPDSolver(HQQ).solve(R[Q])
+            return Wn, b
+        shape = (Q.size, W.shape[1])
+        sub = self.loss.restrict(Q)
+        precond = np.repeat(_inverse_diag(self.diag[Q] + self.lam), shape[1])
+
+        def apply(v):
+            V = v.reshape(shape)
+            return (sub.hessp(None, None, V, None)[0] + self.lam * V).ravel()
+
+        Wn[Q] = _pcg(apply, R[Q].ravel(), precond).reshape(shape)
+        return Wn, b
+
+    def _correct_per_output(self, Q, R):
+        """``(H_lambda)_{Q_j Q_j}^{-1} R_{Q_j, j}`` for every output ``j`` (``Q`` of shape (m, k)), shape (m, k).
+
+        Batched LU solves of the ``k x k`` blocks, in chunks of outputs
+        holding at most ``DENSE_MAX_LS^2`` entries.
+        """
+        H = self.H if self.H is not None else self.loss.hessian()
+        m, k = Q.shape
+        out = np.empty((m, k))
+        eye = self.lam * np.eye(k)
+        step = max(1, DENSE_MAX_LS**2 // max(k * k, 1))
+        for start in range(0, m, step):
+            q = Q[start:start + step]
+            A = H[q[:, :, None], q[:, None, :]] + eye
+            rhs = R[q, np.arange(start, start + q.shape[0])[:, None]]
+            if self.lam > 0:
+                out[start:start + step] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+            else:  # (damping=0: a block can be singular, e.g. an input never active; pseudo-inverse as elsewhere)
+                out[start:start + step] = [_SPDSolver(a).solve(r) for a, r in zip(A, rhs, strict=True)]
+        return out
+
+
+class _GLMCache:
+    """Per-fit quantities of the logistic / multinomial routes, computed on first use."""
+
+    def __init__(self, loss):
+        self.loss = loss
+        w = loss.sample_weight / loss.sw_sum
+        self.keep = w > 0
+        self._G = self._Xk = None
+
+    @property
+    def Xk(self):
+        """The rows of ``X`` of positive weight."""
+        if self._Xk is None:
+            X = self.loss.design.X
+            self._Xk = X if np.all(self.keep) else X[self.keep]
+        return self._Xk
+
+    @property
+    def G(self):
+        """``X_c X_c^T`` over the samples of positive weight, ``X`` centred as the loss's design (Woodbury kernel)."""
+        if self._G is None:
+            Xk, o = self.Xk, self.loss.design.offset
+            if o is not None and not sp.issparse(Xk):
+                Xk = Xk - o  # (a copy of the few rows of this route: no cancellation)
+            G = Xk @ Xk.T
+            G = np.asarray(G.toarray() if hasattr(G, "toarray") else G, dtype=float)
+            if o is not None and sp.issparse(Xk):
+                Xo = np.asarray(Xk @ o, dtype=float).ravel()
+                G = G - Xo[:, None] - Xo[None, :] + float(o @ o)
+            self._G = G
+        return self._G
+
+
+class _GLMWoodbury:
+    """``(B^T B + Lambda)^{-1} v`` through an ``(n m) x (n m)`` factorisation.
+
+    The Hessian is ``sum_i J_i^T C_i J_i`` with ``J_i theta = W^T x_i + b``
+    and ``C_i`` the pointwise second derivatives times the sample weight; with
+    ``C_i = R_i R_i^T`` it is ``B^T B`` (``B`` stacks ``R_i^T J_i``) and
+    ``Lambda = diag(alpha + lambda`` on ``W``, ``lambda`` on ``b)``. Since
+    ``J_i Lambda^{-1} J_j^T = s_ij I`` with
+    ``s = X X^T / (alpha + lambda) + 1 / lambda``, the inner matrix
+    ``I + B Lambda^{-1} B^T`` has blocks ``s_ij R_i^T R_j``.
+    """
+
+    def __init__(self, curvature, cache, Hw):
+        loss = curvature.loss
+        n, m = Hw.shape[0], Hw.shape[1]
+        if m == 1:
+            R = np.sqrt(np.maximum(Hw, 0.0))
+        else:
+            evals, evecs = np.linalg.eigh(Hw)
+            R = evecs * np.sqrt(np.maximum(evals, 0.0))[:, None, :]
+        self.R = R
+        self.m, self.has_b = m, curvature.has_b
+        self.dW = loss.alpha + curvature.lam
+        self.db = curvature.lam
+        self.design = LinearDesign(cache.Xk, curvature.loss.design.offset, curvature.loss.design.constant)
+        s = cache.G / self.dW + (1.0 / self.db if self.has_b else 0.0)
+        K = np.einsum("iab,jac->ibjc", R, R) * s[:, None, :, None]
+        K = K.reshape(n * m, n * m)
+        K[np.diag_indices_from(K)] += 1.0
+        self.inner = _SPDSolver(K)
+        self.curvature = curvature
+
+    def solve(self, v):
+        c = self.curvature
+        V, b = c.unpack(v, None)
+        V = V / self.dW
+        b = b / self.db if self.has_b else None
+        Zv = self.design.matvec(V) + (b if self.has_b else 0.0)
+        u = np.einsum("iab,ia->ib", self.R, Zv).ravel()
+        y = self.inner.solve(u).reshape(-1, self.m)
+        T = np.einsum("iab,ib->ia", self.R, y)
+        V = V - self.design.rmatvec(T) / self.dW
+        if self.has_b:
+            b = b - T.sum(axis=0) / self.db
+        return c.pack(V, b)
+
+
+class _GLMCurvature:
+    """The logistic / multinomial Hessian at one iterate, over ``[W.ravel(), b]``."""
+
+    def __init__(self, loss, route, damping, W, b, Z, cache):
+        self.loss, self.route = loss, route
+        self.W, self.b = W, b
+        p, m = W.shape
+        self.p, self.m = p, m
+        self.has_b = bool(loss.fit_intercept)
+        self.H = self.Hw = None
+        self.Z = Z
+        if route == "dense":
+            H = loss.hessian(W, b)
+            diag = np.diag(H).copy()
+        elif not getattr(loss, "pointwise", True):  # (Cox: the exact diagonal, by risk-set sums)
+            diag = loss.feature_curvatures(Z, np.arange(p)).ravel()
+        else:
+            # the pointwise second derivatives give the diagonal and restricted blocks
+            Hw = loss._hess_weights(Z) * (loss.sample_weight / loss.sw_sum)[:, None, None]
+            self.Hw = Hw
+            Hd = np.einsum("iaa->ia", Hw)
+            dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
+            diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
+        self.diag = diag
+        self.lam = damping * _damping_scale(float(diag[: p * m].mean()) if p else 0.0)
+        self.woodbury = None
+        if route == "dense":
+            H[np.diag_indices_from(H)] += self.lam
+            self.H = H
+            self.solver = _SPDSolver(H)
+        elif route == "woodbury" and not getattr(loss, "pointwise", True):  # (Cox: the n x n Hessian in eta)
+            if loss.alpha + self.lam > 0:
+                self.woodbury = CoxWoodbury(loss, Z, loss.alpha + self.lam, cache)
+        elif route == "woodbury" and self.lam > 0:
+            self.woodbury = _GLMWoodbury(self, cache, self.Hw[cache.keep])
+
+    def pack(self, W, b):
+        return np.concatenate([W.ravel(), b]) if self.has_b else W.ravel()
+
+    def unpack(self, theta, b_default):
+        pm = self.p * self.m
+        W = theta[:pm].reshape(self.p, self.m)
+        return W, (theta[pm:].copy() if self.has_b else b_default)
+
+    def _hv(self, theta):
+        """``H_lambda theta`` (matrix-free unless the dense Hessian is formed)."""
+        if self.H is not None:
+            return self.H @ theta
+        V, c = self.unpack(theta, np.zeros(self.m))
+        HV, Hc = self.loss.hessp(self.W, self.b, V, c)
+        return self.pack(HV, Hc) + self.lam * theta
+
+    def newton(self, GW, gb):
+        g = self.pack(GW, gb)
+        if self.H is not None:
+            d = self.solver.solve(g)
+        elif self.woodbury is not None:
+            d = self.woodbury.solve(g)
+        else:
+            d = _pcg(self._hv, g, _inverse_diag(self.diag + self.lam))
+        dW, db = self.unpack(d, None)
+        return dW, db
+
+    def correction_rhs(self, W, b, GW, gb):
+        return self._hv(self.pack(W, b)) - self.pack(GW, gb)
+
+    def _indices(self, Q):
+        m = self.m
+        idx = (Q[:, None] * m + np.arange(m)).ravel()
+        if self.has_b:
+            idx = np.concatenate([idx, self.p * m + np.arange(m)])
+        return idx
+
+    def _restricted_hessian(self, Q):
+        """The damped Hessian at theta_t on the rows ``Q`` (and ``b``), from ``X[:, Q]``."""
+        if self.Hw is None:  # (a loss without pointwise weights: its own block at the iterate)
+            H = self.loss.hessian_block(self.Z, Q)
+            H[np.diag_indices_from(H)] += self.lam
+            return H
+        XQ = self.loss.design.columns(Q).dense()
+        k, m, Hw = Q.size, self.m, self.Hw
+        block = np.empty((k, m, k, m))
+        for a in range(m):
+            for c in range(a, m):
+                G = XQ.T @ (Hw[:, a, c][:, None] * XQ)
+                block[:, a, :, c] = G
+                block[:, c, :, a] = G.T
+        H = block.reshape(k * m, k * m)
+        H[np.diag_indices_from(H)] += self.loss.alpha
+        if self.has_b:
+            cross = np.einsum("ij,iac->jac", XQ, Hw).reshape(k * m, m)
+            H = np.block([[H, cross], [cross.T, Hw.sum(axis=0)]])
+        H[np.diag_indices_from(H)] += self.lam
+        return H
+
+    def correct(self, Q, R, W, b):
+        idx = self._indices(Q)
+        if self.H is not None:
+            x = _SPDSolver(self.H[np.ix_(idx, idx)]).solve(R[idx])
+        elif idx.size <= DENSE_MAX_GLM:
+            x = _SPDSolver(self._restricted_hessian(Q)).solve(R[idx])
+        else:
+            q = self.pack(W, b).size
+
+            def apply(v):
+                full = np.zeros(q)
+                full[idx] = v
+                return self._hv(full)[idx]
+
+            x = _pcg(apply, R[idx], _inverse_diag(self.diag[idx] + self.lam))
+        theta = np.zeros(self.pack(W, b).size)
+        theta[idx] = x
+        return self.unpack(theta, b)
