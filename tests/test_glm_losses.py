@@ -209,6 +209,47 @@ def test_candidate_refits_equal_reference_optima(family, weighted, fit_intercept
         assert_allclose(f_c, loss.value(W_c, b_c), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("family", ["poisson", "gamma"])
+@pytest.mark.parametrize("weighted, alpha", [(False, 0.0), (True, 0.05)])
+def test_candidate_screening_skips_only_candidates_that_cannot_pass(family, weighted, alpha):
+    # with limits, the candidates whose quadratic model rises well above the current value are not refitted
+    # (value inf); each of them, refitted anyway, stays above its limit, and the others are refitted exactly
+    # as without limits
+    X, y, _ = glm_data(family, shape=4.0, noise=0.5)
+    sw = np.random.RandomState(3).uniform(0.5, 2.0, X.shape[0]) if weighted else None
+    loss = LOSSES[family](X, y, sw, True, alpha=alpha)
+    W, b = loss.refit(np.array([3, 11, 30]), *loss.zeros())  # feature 25 missing, noise feature 30 selected
+    f = loss.value(W, b)
+    candidates = [np.array([3, 11, 25]), np.array([1, 11, 30]), np.array([3, 25, 30]), np.array([2, 3, 11]),
+                  np.array([1, 2, 30])]
+    limits = [f - 0.002 * c for c in (1, 1, 1, 1, 2)]
+    plain = [r[2] for r in LOSSES[family](X, y, sw, True, alpha=alpha).refit_candidates(candidates, W, b)]
+    screened = [r[2] for r in loss.refit_candidates(candidates, W, b, limits=limits)]
+    skipped = np.isinf(screened)
+    assert skipped[[1, 4]].all() and not skipped[0]  # (losing feature 3 or 11 costs far more than 0.002)
+    assert all(value > limit for value, limit, skip in zip(plain, limits, skipped, strict=True) if skip)
+    assert_array_equal(np.asarray(screened)[~skipped], np.asarray(plain)[~skipped])
+
+
+@pytest.mark.parametrize("family", ["poisson", "gamma"])
+def test_candidate_screening_keeps_the_fits(family, monkeypatch):
+    # the screened splicing search selects what the search refitting every candidate selects
+    from sparse_estimators.losses._glm import _LogLinkLoss
+
+    fits = []
+    for screens in (True, False):
+        monkeypatch.setattr(_LogLinkLoss, "screens_candidates", screens)
+        supports = []
+        for seed in range(6):
+            X, y, _ = glm_data(family, n=150, p=60, support=(3, 11, 25, 40), coef=(0.3, -0.25, 0.2, 0.15),
+                               seed=seed, shape=3.0)
+            X[:, 1::2] += 0.8 * X[:, 0::2]  # (correlated pairs: exchanges happen)
+            supports.append(np.flatnonzero(IHTRegressor(k=4, loss=family).fit(X, y).coef_))
+        fits.append(supports)
+    for screened, plain in zip(*fits, strict=True):
+        assert_array_equal(screened, plain)
+
+
 def test_huber_candidate_refits_follow_the_scale():
     # the candidate refits are remembered per loss object: the loss at another scale (with_scale, a copy
     # sharing the design) refits again, and gives what a loss built at that scale gives

@@ -78,6 +78,7 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
     """A GLM loss with the log link: ``mu = exp(z)``, the model's mean (``predict``)."""
 
     _solve_newton = staticmethod(cholesky_newton_solve)
+    screens_candidates = True  # (the splicing search's candidates screened by their quadratic model)
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):
         Y = _check_target(y, sample_weight, positive=self._positive_target, family=self._family)

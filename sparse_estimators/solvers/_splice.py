@@ -262,6 +262,19 @@ def _explained(H, m, removed):
     return np.array(share)
 
 
+def _screened(loss, candidates, W, b, limits):
+    """``loss.refit_candidates(candidates, W, b)``, told the values the candidates must get below where it screens.
+
+    A loss with ``screens_candidates`` (Poisson, Gamma) skips the refit of a
+    candidate its quadratic model puts well above its limit (value ``inf``;
+    see :data:`~sparse_estimators.losses._pointwise_newton.SCREEN_MARGIN`);
+    the others refit every candidate.
+    """
+    if getattr(loss, "screens_candidates", False):
+        return loss.refit_candidates(candidates, W, b, limits=limits)
+    return loss.refit_candidates(candidates, W, b)
+
+
 def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate, add_gate,
               add_gate_uncorrelated=None, protected=None, known=frozenset()):
     """Splicing from one refitted start (``Z`` its linear predictor).
@@ -287,8 +300,9 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         threshold = gate * unit * loss.noise_scale(f, k)
         candidates = _swaps(kept, adds, range(1, n_out + 1))
         best, H = None, None  # H: the current fit's Hessian, formed when first needed in this round
+        limits = [f - c * threshold for c in range(1, n_out + 1)]
         for c, candidate, (W_c, b_c, f_c, Z_c) in zip(range(1, n_out + 1), candidates,
-                                                      loss.refit_candidates(candidates, W, b), strict=True):
+                                                      _screened(loss, candidates, W, b, limits), strict=True):
             if not (f - f_c > c * threshold and (best is None or f_c < best[3])):
                 continue
             if add_gate:  # every added feature significant (see splice's add_gate and add_gate_uncorrelated)
@@ -345,9 +359,12 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     if gain is None:
         gain = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
     gain = gain.copy()
+    U, stuck = None, False
     for _ in range(max_rounds):
         gain[support] = np.inf  # U keeps the support
-        U = np.sort(_top(gain, U_size))
+        U_last, U = U, np.sort(_top(gain, U_size))
+        if stuck and np.array_equal(U, U_last):  # (the round would repeat the last one's failed attempt)
+            break
         # the search below works in U's own indices, on U's columns (a copy, unless U is everything;
         # the previous round's copy is released first, so that at most one is held)
         sub = None
@@ -360,23 +377,25 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
             W_U, b, f, Z = sub.refit_candidates([local], W0[U], b0)[0]
             objective.append(f)
         C = int(min(max_exchange, k, U_size - k))
-        changed = False
+        changed = stuck = False
         for _ in range(max_rounds * k):  # each accepted exchange lowers the loss by more than tau
             kept, forward = _ranked(sub, local, W_U, Z, h_U, usable_U)
-            C = min(C, int(np.isfinite(forward).sum()))
+            n_finite = int(np.isfinite(forward).sum())
+            C = min(C, n_finite)
             if C < 1:
                 break
             adds = _top(forward, C)
             sizes = [C >> i for i in range(C.bit_length())]  # C, C // 2, ..., 1
             candidates = _swaps(kept, adds, sizes)
-            for c, candidate, (W_c, b_c, f_c, Z_c) in zip(sizes, candidates,
-                                                          sub.refit_candidates(candidates, W_U, b), strict=True):
+            refits = _screened(sub, candidates, W_U, b, [f - tau] * len(candidates))
+            for c, candidate, (W_c, b_c, f_c, Z_c) in zip(sizes, candidates, refits, strict=True):
                 if f - f_c > tau:
                     local, W_U, b, f, Z, C = candidate, W_c, b_c, f_c, Z_c, c
                     objective.append(f)
                     changed = True
                     break
-            else:
+            else:  # none accepted; a new round over the same U would try the same C first: stuck
+                stuck = C == min(max_exchange, k, U_size - k, n_finite)
                 break
         support = U[local]
         W = np.zeros_like(W0)
