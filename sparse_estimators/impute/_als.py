@@ -39,10 +39,10 @@ from ._factored import CompletionResult, _add_gathered, _column_sums, _not_conve
 #: start, 1, its floor); doc/changelog.rst has the tuning
 _EXTRAPOLATION_GROWTH = 1.5
 #: the dense route (_DenseSweep) from this share of observed entries, for matrices of at most this many entries
-#: (its four m x n arrays, 32 bytes per entry: 128 MB at the cap); doc/changelog.rst ("dense ALS sweeps") has the
-#: measurements
-_DENSE_SWEEP_SHARE = 0.25
-_DENSE_SWEEP_MAX_ENTRIES = 1 << 22
+#: (its four m x n arrays, 32 bytes per entry: 32 MB at the cap; beyond it they leave the caches and the passes
+#: over them cost more than the sparse products); doc/changelog.rst ("dense ALS sweeps") has the measurements
+_DENSE_SWEEP_SHARE = 0.4
+_DENSE_SWEEP_MAX_ENTRIES = 1 << 20
 _POTRF, _POTRI = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotri
 
 
@@ -58,9 +58,9 @@ def _ridge_solve(gram, rhs, alpha):
     a = gram + alpha * np.eye(r)
     c, info = _POTRF(a, lower=0, clean=1)
     if info == 0:
-        inverse, info = _POTRI(c, lower=0)
-        inverse = np.triu(inverse)
-        inverse += np.triu(inverse, 1).T
+        upper, info = _POTRI(c, lower=0)  # (the upper triangle; the lower one is zero, potrf's clean=1)
+        inverse = upper + upper.T
+        inverse.flat[::r + 1] *= 0.5
         if info == 0 and np.isfinite(inverse).all():
             return rhs @ inverse
     jitter = 1e-12 * max(float(np.trace(gram)) / max(r, 1), np.finfo(float).tiny)
@@ -71,16 +71,18 @@ def _ridge_solve(gram, rhs, alpha):
     return scipy.linalg.cho_solve(c, rhs.T, check_finite=False).T
 
 
-def _product_distance_squared(U, V, U0, V0):
+def _product_distance_squared(U, V, U0, V0, VtV=None):
     """``||U V^T - U0 V0^T||_F^2`` from ``r x r`` Gram blocks (no QR).
 
     ``U V^T - U0 V0^T = A B^T`` with ``A = [U - U0, U0]``, ``B = [V, V - V0]``;
     every term of ``sum((A^T A) * (B^T B))`` is of the order of the result (a
-    product with a difference), so nothing large cancels.
+    product with a difference), so nothing large cancels. The sum is taken
+    block by block (no stacked copies); ``VtV``: ``V^T V`` if known.
     """
-    A = np.hstack([U - U0, U0])
-    B = np.hstack([V, V - V0])
-    return max(float(np.sum((A.T @ A) * (B.T @ B))), 0.0)
+    dU, dV = U - U0, V - V0
+    VtV = V.T @ V if VtV is None else VtV
+    total = np.vdot(dU.T @ dU, VtV) + 2.0 * np.vdot(dU.T @ U0, V.T @ dV) + np.vdot(U0.T @ U0, dV.T @ dV)
+    return max(float(total), 0.0)
 
 
 class _SparseSweep:
@@ -184,14 +186,17 @@ def _spectral_init(obs, r, mu, rng):
     return u[:, :r] * root, vt[:r].T * root
 
 
-def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True, dense=None):
+def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True, dense=None,
+               monitor=None):
     """``solver='als'`` on validated (and scaled) observations; ``alpha`` in the scaled units.
 
     ``init``: factors ``(U, V)`` to start from (a warm start along a path of
     ``alpha``), else the spectral start. ``dense``: the route of the sweeps
     (:class:`_DenseSweep` or :class:`_SparseSweep`), None to choose by
-    :func:`_use_dense_sweep`. Returns a :class:`CompletionResult`
-    (orthonormal factors) and the factors ``(U, V)`` for a warm start.
+    :func:`_use_dense_sweep`. ``monitor``: called after each sweep with
+    ``(U, V, mu)``; the fit stops (not converged) when it returns True.
+    Returns a :class:`CompletionResult` (orthonormal factors) and the factors
+    ``(U, V)`` for a warm start.
     """
     m, n = obs.shape
     vals, cols = obs.values, obs.cols
@@ -229,9 +234,10 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         # the stopping rule measures the sweep's own move (the fixed-point residual of the ALS map), not the
         # extrapolation's jump on top of it
         dmu = mu - mu0
-        change = np.sqrt(_product_distance_squared(U, V, U0, V0) + m * float(dmu @ dmu))
+        VtV = V.T @ V
+        change = np.sqrt(_product_distance_squared(U, V, U0, V0, VtV) + m * float(dmu @ dmu))
         # relative to the low-rank part only (invariant to constants added to the data when centering)
-        size = np.sqrt(max(float(np.sum(UtU * (V.T @ V))), 0.0))  # (U has not moved since UtU)
+        size = np.sqrt(max(float(np.sum(UtU * VtV)), 0.0))  # (U has not moved since UtU)
         if it > 1 and change > tol * size:  # a safeguarded extrapolation of both factors
             Ue, Ve = U + beta * (U - U0), V + beta * (V - V0)
             fe, mue, rese = evaluate(Ue, Ve, trial)
@@ -247,6 +253,8 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
                   f"rel. change {change / max(size, 1e-300):.2e}")
         if change <= tol * size:
             converged = True
+            break
+        if monitor is not None and monitor(U, V, mu):
             break
     if warn and not converged:
         warnings.warn(_not_converged_message(max_iter, tol, obs.shape, vals.size, r, offsets, hard=alpha == 0),
