@@ -95,7 +95,7 @@ def test_rank_and_ridge_choice_are_the_same_on_both_routes(monkeypatch):
 
 
 def test_hopeless_validation_fits_stop_early_without_changing_the_choice(monkeypatch):
-    # digits (no sharp rank), 30 % hidden: the ridge path's last fit, the smaller rank's second fit and the two
+    # digits (no sharp rank), 30 % hidden: the ridge path's last fit, the smaller rank cap's fits and the two
     # refinements move away from the held-out optimum from their first sweep
     X = load_digits().data[:900].astype(float)
     hidden = np.random.default_rng(3).uniform(size=X.shape) < 0.3

@@ -264,12 +264,15 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         """A fit's monitor: True once its held-out error stayed above ``bar`` and rose (from ``start``, at sweep 0).
 
         Given only to fits whose outcome is decided by whether they beat
-        ``bar`` and whose factors are used only if they do (the later fits of
-        a ridge path, which ends at the first fit without a gain, and the
-        refinements): a fit moving away from the held-out optimum is then
-        stopped instead of converged, and its error recorded where it stopped.
-        Only a fit above ``bar`` after its first sweep is watched (the error
-        costs a product per sweep).
+        ``bar``: the later fits of a ridge path (it ends at the first fit
+        without a gain; the factors of such a fit are not used), the
+        refinements, and the first fit at a smaller rank cap (the rank loop
+        keeps a cap only if its path beats the best error; a stopped first fit
+        hands its factors to the path's next ridge, itself watched against
+        it). A fit moving away from the held-out optimum is then stopped
+        instead of converged, and its error recorded where it stopped. Only a
+        fit above ``bar`` after its first sweep is watched (the error costs a
+        product per sweep).
         """
         history = [start]
 
@@ -329,8 +332,11 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         start = alphas[best[1]]
         # (not below the first path's smallest ridge: there the gains are the fits' convergence, not the ridge's)
         levels = [start * 0.5 ** k for k in range(len(_ALS_ALPHAS)) if start * 0.5 ** k >= _ALS_ALPHAS[-1] * top]
-        here = path(r, levels or [start],
-                    (fit.U[:, :r] * root, fit.Vt[:r].T * root))
+        # (watched against the best error: the rank loop keeps this cap only if its path beats it)
+        truncated = CompletionResult(fit.U[:, :r], fit.s[:r], fit.Vt[:r], 0, None, False,
+                                     column_offsets=fit.column_offsets)
+        here = path(r, levels or [start], (fit.U[:, :r] * root, fit.Vt[:r].T * root), bar=best[0],
+                    start=held_out_error(truncated))
         if here[0] >= best[0] * (1 - _ALS_GAIN):
             best = min(best, here)
             misses += 1
