@@ -19,6 +19,11 @@ F_prev)`` of both factors is tried and kept only when it lowers the
 objective (``beta`` grows by 1.5 while accepted and shrinks by 1.5, not
 below 1, on a refusal), as the line-search extrapolation of ALS for tensor
 decompositions (Bro 1998, Rajih, Comon & Harshman 2008).
+
+When most entries are observed and the matrix is small, the residual is
+kept as a dense ``m x n`` array, zero off the pattern (:class:`_DenseSweep`):
+the same half-steps from dense products (BLAS) instead of scipy's sparse
+products and gathers on the pattern, equal up to rounding.
 """
 
 import time
@@ -33,12 +38,31 @@ from ._factored import CompletionResult, _add_gathered, _column_sums, _not_conve
 #: growth of the extrapolation weight while extrapolations are accepted, its shrinkage on a refusal (and its
 #: start, 1, its floor); doc/changelog.rst has the tuning
 _EXTRAPOLATION_GROWTH = 1.5
+#: the dense route (_DenseSweep) from this share of observed entries, for matrices of at most this many entries
+#: (its four m x n arrays, 32 bytes per entry: 32 MB at the cap; beyond it they leave the caches and the passes
+#: over them cost more than the sparse products); doc/changelog.rst ("dense ALS sweeps") has the measurements
+_DENSE_SWEEP_SHARE = 0.4
+_DENSE_SWEEP_MAX_ENTRIES = 1 << 20
+_POTRF, _POTRI = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotri
 
 
 def _ridge_solve(gram, rhs, alpha):
-    """``rhs (gram + alpha I)^{-1}`` for a symmetric positive semi-definite ``gram`` (a tiny jitter if singular)."""
+    """``rhs (gram + alpha I)^{-1}`` for a symmetric positive semi-definite ``gram`` (a tiny jitter if singular).
+
+    The ``r x r`` inverse from the Cholesky factor (LAPACK ``potrf``,
+    ``potri``), then one product: triangular solves with ``m`` right-hand
+    sides of ``r`` rows, and scipy's wrappers, took 4 times as long at
+    ``r = 19``, ``m = 1797``. A singular system takes the solves with a jitter.
+    """
     r = gram.shape[0]
     a = gram + alpha * np.eye(r)
+    c, info = _POTRF(a, lower=0, clean=1)
+    if info == 0:
+        upper, info = _POTRI(c, lower=0)  # (the upper triangle; the lower one is zero, potrf's clean=1)
+        inverse = upper + upper.T
+        inverse.flat[::r + 1] *= 0.5
+        if info == 0 and np.isfinite(inverse).all():
+            return rhs @ inverse
     jitter = 1e-12 * max(float(np.trace(gram)) / max(r, 1), np.finfo(float).tiny)
     try:
         c = scipy.linalg.cho_factor(a, check_finite=False)
@@ -47,16 +71,108 @@ def _ridge_solve(gram, rhs, alpha):
     return scipy.linalg.cho_solve(c, rhs.T, check_finite=False).T
 
 
-def _product_distance_squared(U, V, U0, V0):
+def _product_distance_squared(U, V, U0, V0, VtV=None):
     """``||U V^T - U0 V0^T||_F^2`` from ``r x r`` Gram blocks (no QR).
 
     ``U V^T - U0 V0^T = A B^T`` with ``A = [U - U0, U0]``, ``B = [V, V - V0]``;
     every term of ``sum((A^T A) * (B^T B))`` is of the order of the result (a
-    product with a difference), so nothing large cancels.
+    product with a difference), so nothing large cancels. The sum is taken
+    block by block (no stacked copies); ``VtV``: ``V^T V`` if known.
     """
-    A = np.hstack([U - U0, U0])
-    B = np.hstack([V, V - V0])
-    return max(float(np.sum((A.T @ A) * (B.T @ B))), 0.0)
+    dU, dV = U - U0, V - V0
+    VtV = V.T @ V if VtV is None else VtV
+    total = np.vdot(dU.T @ dU, VtV) + 2.0 * np.vdot(dU.T @ U0, V.T @ dV) + np.vdot(U0.T @ U0, dV.T @ dV)
+    return max(float(total), 0.0)
+
+
+class _SparseSweep:
+    """The residual ``U V^T + 1 mu^T - A`` on the observed entries as a vector (CSR order); sparse products."""
+
+    def __init__(self, obs, vals_sums, inv_counts, offsets):
+        m, n = obs.shape
+        self.obs, self.vals_sums, self.inv_counts, self.offsets = obs, vals_sums, inv_counts, offsets
+        self.ones = np.ones((m, 1))
+        # two residual buffers, reused by every sweep (the current point's and a trial's: no allocation per sweep)
+        self.buffers = [np.empty(obs.values.size), np.empty(obs.values.size)]
+
+    def residual(self, U, V, mu, out):
+        """``U V^T + 1 mu^T - A`` on the pattern into ``out``: the offsets as one more factor column."""
+        r = U.shape[1]
+        self.obs.entries(np.hstack([U, self.ones]), np.ones(r + 1), np.vstack([V.T, mu]), out=out)
+        out -= self.obs.values
+        return out
+
+    def evaluate(self, U, V, out):
+        """The best offsets given ``U V^T`` and the residual (fit minus observed) into ``out``."""
+        obs = self.obs
+        m, n = obs.shape
+        res = obs.entries(U, np.ones(U.shape[1]), V.T, out=out)
+        if self.offsets:
+            mu = (self.vals_sums - _column_sums(obs.cols, n, res)) * self.inv_counts
+            _add_gathered(res, mu, obs.cols)
+        else:
+            mu = np.zeros(n)
+        res -= obs.values
+        return mu, res
+
+    def times(self, res, V):
+        """``R V`` for the residual matrix ``R``."""
+        return np.asarray(self.obs.set_data(res) @ V)
+
+    def transpose_times(self, res, U):
+        """``R^T U``."""
+        return np.asarray(self.obs.set_data(res).T @ U)
+
+
+class _DenseSweep:
+    """The residual as a dense ``m x n`` array, zero off the pattern: the products are dense (BLAS).
+
+    The observed values ``A`` (zero-filled) and the pattern's indicator ``W``
+    are made once per pattern and kept on it (the rank search fits the same
+    entries many times), with the two residual buffers.
+    """
+
+    def __init__(self, obs, vals_sums, inv_counts, offsets):
+        m, n = obs.shape
+        if obs._dense_sweep is None:
+            A, W = np.zeros((m, n)), np.zeros((m, n))
+            A[obs.rows, obs.cols] = obs.values
+            W[obs.rows, obs.cols] = 1.0
+            obs._dense_sweep = (A, W, [np.empty((m, n)), np.empty((m, n))])
+        self.A, self.W, self.buffers = obs._dense_sweep
+        self.vals_sums, self.inv_counts, self.offsets = vals_sums, inv_counts, offsets
+        self.ones = np.ones(m)
+
+    def residual(self, U, V, mu, out):
+        np.matmul(U, V.T, out=out)
+        out += mu
+        out *= self.W
+        out -= self.A
+        return out
+
+    def evaluate(self, U, V, out):
+        P = np.matmul(U, V.T, out=out)
+        P *= self.W
+        if self.offsets:
+            mu = (self.vals_sums - self.ones @ P) * self.inv_counts
+            P += mu
+            P *= self.W
+        else:
+            mu = np.zeros(P.shape[1])
+        P -= self.A
+        return mu, P
+
+    def times(self, res, V):
+        return res @ V
+
+    def transpose_times(self, res, U):
+        return res.T @ U
+
+
+def _use_dense_sweep(obs):
+    """Whether :class:`_DenseSweep` is the cheaper route (see ``_DENSE_SWEEP_SHARE``)."""
+    m, n = obs.shape
+    return m * n <= _DENSE_SWEEP_MAX_ENTRIES and obs.values.size >= _DENSE_SWEEP_SHARE * m * n
 
 
 def _spectral_init(obs, r, mu, rng):
@@ -70,40 +186,33 @@ def _spectral_init(obs, r, mu, rng):
     return u[:, :r] * root, vt[:r].T * root
 
 
-def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True):
+def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True, dense=None,
+               monitor=None):
     """``solver='als'`` on validated (and scaled) observations; ``alpha`` in the scaled units.
 
     ``init``: factors ``(U, V)`` to start from (a warm start along a path of
-    ``alpha``), else the spectral start. Returns a :class:`CompletionResult`
-    (orthonormal factors) and the factors ``(U, V)`` for a warm start.
+    ``alpha``), else the spectral start. ``dense``: the route of the sweeps
+    (:class:`_DenseSweep` or :class:`_SparseSweep`), None to choose by
+    :func:`_use_dense_sweep`. ``monitor``: called after each sweep with
+    ``(U, V, mu)``; the fit stops (not converged) when it returns True.
+    Returns a :class:`CompletionResult` (orthonormal factors) and the factors
+    ``(U, V)`` for a warm start.
     """
     m, n = obs.shape
     vals, cols = obs.values, obs.cols
+    dense = _use_dense_sweep(obs) if dense is None else dense
     counts = _column_sums(cols, n)
     inv_counts = np.divide(1.0, counts, out=np.zeros(n), where=counts > 0)
     vals_sums = _column_sums(cols, n, vals) if offsets else None
     mu = vals_sums * inv_counts if offsets else np.zeros(n)
     U, V = _spectral_init(obs, r, mu, rng) if init is None else (init[0].copy(), init[1].copy())
-
-    # two residual buffers, reused by every sweep (the current point's and a trial's: no allocation per sweep)
-    buffers = [np.empty(vals.size), np.empty(vals.size)]
-
-    ones = np.ones((m, 1))
-
-    def fit_entries(U, V, mu, out):
-        """``U V^T + 1 mu^T`` on the observed entries into ``out``: the offsets as one more factor column."""
-        return obs.entries(np.hstack([U, ones]), np.ones(r + 1), np.vstack([V.T, mu]), out=out)
+    sweep = (_DenseSweep if dense else _SparseSweep)(obs, vals_sums, inv_counts, offsets)
+    buffers = sweep.buffers
 
     def evaluate(U, V, out):
         """Objective, the best offsets given ``U V^T``, and the residual (fit minus observed) into ``out``."""
-        res = obs.entries(U, np.ones(r), V.T, out=out)
-        if offsets:
-            mu = (vals_sums - _column_sums(cols, n, res)) * inv_counts
-            _add_gathered(res, mu, cols)
-        else:
-            mu = np.zeros(n)
-        res -= vals
-        f = 0.5 * float(res @ res) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V)))
+        mu, res = sweep.evaluate(U, V, out)
+        f = 0.5 * float(np.vdot(res, res)) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V)))
         return f, mu, res
 
     f, mu, res = evaluate(U, V, buffers[0])
@@ -115,22 +224,20 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     for it in range(1, max_iter + 1):
         U0, V0, mu0 = U, V, mu
         # U <- argmin of the ridge regression of the filled-in matrix on V (residual = fit - observed)
-        S = obs.set_data(res)
         VtV = V.T @ V
-        U = _ridge_solve(VtV, U @ VtV - np.asarray(S @ V), alpha)
+        U = _ridge_solve(VtV, U @ VtV - sweep.times(res, V), alpha)
         trial = buffers[1] if res is buffers[0] else buffers[0]
-        fit_entries(U, V, mu, trial)
-        trial -= vals
-        S = obs.set_data(trial)
+        sweep.residual(U, V, mu, trial)
         UtU = U.T @ U
-        V = _ridge_solve(UtU, V @ UtU - np.asarray(S.T @ U), alpha)
+        V = _ridge_solve(UtU, V @ UtU - sweep.transpose_times(trial, U), alpha)
         f, mu, res = evaluate(U, V, res)
         # the stopping rule measures the sweep's own move (the fixed-point residual of the ALS map), not the
         # extrapolation's jump on top of it
         dmu = mu - mu0
-        change = np.sqrt(_product_distance_squared(U, V, U0, V0) + m * float(dmu @ dmu))
+        VtV = V.T @ V
+        change = np.sqrt(_product_distance_squared(U, V, U0, V0, VtV) + m * float(dmu @ dmu))
         # relative to the low-rank part only (invariant to constants added to the data when centering)
-        size = np.sqrt(max(float(np.sum((U.T @ U) * (V.T @ V))), 0.0))
+        size = np.sqrt(max(float(np.sum(UtU * VtV)), 0.0))  # (U has not moved since UtU)
         if it > 1 and change > tol * size:  # a safeguarded extrapolation of both factors
             Ue, Ve = U + beta * (U - U0), V + beta * (V - V0)
             fe, mue, rese = evaluate(Ue, Ve, trial)
@@ -146,6 +253,8 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
                   f"rel. change {change / max(size, 1e-300):.2e}")
         if change <= tol * size:
             converged = True
+            break
+        if monitor is not None and monitor(U, V, mu):
             break
     if warn and not converged:
         warnings.warn(_not_converged_message(max_iter, tol, obs.shape, vals.size, r, offsets, hard=alpha == 0),

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg.blas
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..thresholding import threshold_singular_values
 from ._als import _solve_als
@@ -43,6 +43,16 @@ _BLOWUP = 1e8
 #: BLAS threads of a completion: its dense products and factorisations are tall and thin ((m + n) x ~r), where
 #: threads cost more than they bring (doc/changelog.rst, "completion threads", has the measurements)
 _BLAS_THREADS = 1
+#: made once: a controller lists the loaded BLAS libraries (about 5 ms per ``threadpool_limits`` call otherwise)
+_CONTROLLER = None
+
+
+def _limit_blas_threads():
+    """A context in which BLAS runs on ``_BLAS_THREADS`` threads (threadpoolctl, one controller per process)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=_BLAS_THREADS, user_api="blas")
 
 
 def _line_search_step(U, obs, S):
@@ -284,7 +294,7 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
     factors ``(U, V)`` ``solver='als'`` starts from (scaled units), else its spectral start. BLAS runs on
     ``_BLAS_THREADS`` threads.
     """
-    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+    with _limit_blas_threads():
         if solver == "als":
             return _solve_als(obs, r, alpha * scale, max_iter, tol, rng, verbose, scale, offsets, init=init)[0]
         if solver == "regularized":

@@ -128,6 +128,7 @@ class _Observed:
         self.cols = S.indices
         self.rows = np.repeat(np.arange(m, dtype=S.indices.dtype), np.diff(S.indptr))
         self._plan = None
+        self._dense_sweep = None  # (impute/_als.py's dense arrays of the pattern, made on first use)
 
     def entries(self, U, s, Vt, out=None):
         """:func:`_entries` on the observed pattern (in CSR order); into ``out``.

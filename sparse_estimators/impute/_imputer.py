@@ -522,7 +522,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             power = _power_of_two_scale(values)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                result = _solve(_Observed(rows, cols, values * power, (m, n_valid)), r,
+                obs = _Observed(rows, cols, values * power, (m, n_valid))
+                result = _solve(obs, r,
                                 get_operator(self.thresholding), self.solver,
                                 not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter, self.tol,
                                 _MOMENTUM, "randomized", 1, check_random_state(self.random_state), self.verbose,
@@ -538,7 +539,10 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         power = _power_of_two_scale(values)
         residuals = (values - mean[cols]) * power
         if s.size:
-            residuals -= _entries(U, s * power, Vt, rows, cols)
+            # (solver='als': from the fit's own pattern, whose order is that of rows, cols, by dense row blocks;
+            # the other solvers keep the per-entry sums their fits were measured with)
+            residuals -= (obs.entries(U, s * power, Vt) if fitted and self.solver == "als"
+                          else _entries(U, s * power, Vt, rows, cols))
         n_rows = m - int(empty_rows.sum())
         noise = noise_variance(residuals, r * (n_rows + n_valid - r) + (n_valid if self.center else 0))
         prior = (s * power) ** 2 / max(n_rows, 1)

@@ -11,9 +11,8 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
-from ._completion import _BLAS_THREADS, complete_matrix
+from ._completion import _limit_blas_threads, complete_matrix
 from ._rank_choice import RankValidation, _beats_column_means, _column_means_residuals, _validate_rank_and_alpha
 
 __all__ = ["auto_rank", "auto_rank_and_alpha", "alpha_growth", "identifiable_ranks", "rank_grid"]
@@ -134,6 +133,6 @@ def auto_rank_and_alpha(rows, cols, values, shape, *, seed, center, max_iter, to
     allowed = identifiable_ranks(values.size, shape)
     if not allowed:
         return None, None
-    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+    with _limit_blas_threads():
         return _validate_rank_and_alpha(rows, cols, values, shape, allowed[-1], center=center, max_iter=max_iter,
                                         tol=max(tol, _AUTO_TOL), holdout=_AUTO_HOLDOUT, seed=seed)

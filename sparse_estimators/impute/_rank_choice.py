@@ -203,6 +203,9 @@ _ALS_RANK_CUTOFF = 1e-2
 _ALS_RANK_PATIENCE = 1
 #: then the ridge of the best fit times these factors, at its rank and from its factors
 _ALS_REFINE = (2 ** 0.5, 2 ** -0.5)
+#: a warm-started fit that cannot change the choice stops once its held-out error has stayed above the error it
+#: must beat for this many sweeps in a row and risen over them (doc/changelog.rst, "hopeless ALS fits")
+_ALS_HOPELESS_SWEEPS = 3
 
 
 def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter, tol, holdout, seed):
@@ -233,7 +236,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     """
     from ._als import _solve_als  # (the ALS module imports the completion's helpers)
     from ._completion import _power_of_two_scale
-    from ._factored import _column_sums, _Observed, _randomized_svd
+    from ._factored import CompletionResult, _column_sums, _Observed, _randomized_svd
 
     m, n = shape
     rng = check_random_state(seed)
@@ -248,19 +251,60 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     empty = (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n)))
     top = float(_randomized_svd(*empty, S, 1.0, min(6, m, n), None, 2, rng)[1][0])
     o_rows, o_cols, o_vals = rows[out], cols[out], values[out] * scale
+    held = _Observed(o_rows, o_cols, o_vals, shape)  # (the held-out entries as a pattern: errors during a fit)
     ranks, alphas, errors, fits = [], [], [], []
 
-    def path(r, levels, init):
-        """The ridge path at rank ``r``; the best (error, index) of it."""
+    def held_out_error(result):
+        """Root mean squared error of a fit on the held-out entries, in the data's units."""
+        fit = held.entries(result.U, result.s, result.Vt)
+        fit += result.column_offsets[held.cols] - held.values
+        return float(np.sqrt(np.mean(fit**2))) / scale
+
+    def hopeless(bar, start):
+        """A fit's monitor: True once its held-out error stayed above ``bar`` and rose (from ``start``, at sweep 0).
+
+        Given only to fits whose outcome is decided by whether they beat
+        ``bar``: the later fits of a ridge path (it ends at the first fit
+        without a gain; the factors of such a fit are not used), the
+        refinements, and the first fit at a smaller rank cap (the rank loop
+        keeps a cap only if its path beats the best error; a stopped first fit
+        hands its factors to the path's next ridge, itself watched against
+        it). A fit moving away from the held-out optimum is then stopped
+        instead of converged, and its error recorded where it stopped. Only a
+        fit above ``bar`` after its first sweep is watched (the error costs a
+        product per sweep).
+        """
+        history = [start]
+
+        def check(U, V, mu):
+            if history[-1] <= bar and len(history) > 1:
+                return False  # (no longer watched)
+            history.append(held_out_error(CompletionResult(U, np.ones(U.shape[1]), V.T, 0, None, False,
+                                                           column_offsets=mu)))
+            k = _ALS_HOPELESS_SWEEPS
+            return len(history) > k and min(history[-k:]) > bar and history[-1] >= history[-1 - k]
+
+        return check
+
+    def path(r, levels, init, bar=None, start=None):
+        """The ridge path at rank ``r``; the best (error, index) of it.
+
+        ``bar``, ``start``: the error the path's first fit must beat to matter (None: it always matters) and the
+        held-out error of ``init``.
+        """
         best = (np.inf, -1)
         rises = 0
-        for level in levels:
+        for i, level in enumerate(levels):
+            must_beat = best[0] if i else bar
+            monitor = hopeless(must_beat, start) if must_beat is not None and init is not None else None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                result, init = _solve_als(obs, r, level, max_iter, tol, rng, 0, 1.0, center, init=init, warn=False)
+                result, init = _solve_als(obs, r, level, max_iter, tol, rng, 0, 1.0, center, init=init, warn=False,
+                                          monitor=monitor)
             if not result.s.size or result.s[0] <= 1e-12 * top:
                 init = None  # (zero factors are a stationary point of ALS: the next fit starts afresh)
-            err = float(np.sqrt(np.mean((result.predict(o_rows, o_cols) - o_vals) ** 2))) / scale
+            err = held_out_error(result)
+            start = err
             ranks.append(r)
             alphas.append(level)
             errors.append(err)
@@ -288,8 +332,11 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         start = alphas[best[1]]
         # (not below the first path's smallest ridge: there the gains are the fits' convergence, not the ridge's)
         levels = [start * 0.5 ** k for k in range(len(_ALS_ALPHAS)) if start * 0.5 ** k >= _ALS_ALPHAS[-1] * top]
-        here = path(r, levels or [start],
-                    (fit.U[:, :r] * root, fit.Vt[:r].T * root))
+        # (watched against the best error: the rank loop keeps this cap only if its path beats it)
+        truncated = CompletionResult(fit.U[:, :r], fit.s[:r], fit.Vt[:r], 0, None, False,
+                                     column_offsets=fit.column_offsets)
+        here = path(r, levels or [start], (fit.U[:, :r] * root, fit.Vt[:r].T * root), bar=best[0],
+                    start=held_out_error(truncated))
         if here[0] >= best[0] * (1 - _ALS_GAIN):
             best = min(best, here)
             misses += 1
@@ -300,7 +347,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     # the ridge between the grid's halvings, at the best rank (the error moves by ~1 % per factor sqrt(2) on images)
     at = best[1]
     for factor in _ALS_REFINE:
-        best = min(best, path(ranks[at], [alphas[at] * factor], fits[at][0]))
+        best = min(best, path(ranks[at], [alphas[at] * factor], fits[at][0], bar=best[0], start=errors[at]))
     # rank 0, the column means, as in auto_rank: kept unless the best fit beats it by more than one standard error
     res_0 = _column_means_residuals(rows, cols, values, keep, out, n, center)
     res_best = (fits[best[1]][1].predict(o_rows, o_cols) - o_vals) / scale
