@@ -259,9 +259,9 @@ def lockstep_cv_fit(search, X, Xa, y, sample_weight, params):
     search._choose(grid, out, rescore)
     search._refit(X, y_mem, sw_mem)
     search.n_passes_ = n_passes + search.best_estimator_.n_passes_
-    search._n_passes_alone = int(sum(state.passes))  # (the folds fitted one after the other)
+    search._n_passes_alone = list(state.passes)  # (each fold fitted alone)
     if search.verbose:
         print(f"[SparsityCV] {search.n_passes_} passes over X: {n_passes} for the {len(folds)} folds in lockstep "
-              f"(one after the other: {search._n_passes_alone}), {search.best_estimator_.n_passes_} for the refit",
+              f"(one after the other: {sum(search._n_passes_alone)}), {search.best_estimator_.n_passes_} for the refit",
               flush=True)
         search._report(start)
