@@ -74,3 +74,43 @@ def test_sparsity_cv_in_lockstep_on_a_local_cluster():
     np.testing.assert_allclose(got.cv_results_["mean_test_score"], expected["scores"], rtol=0, atol=1e-9)
     _assert_same_fit(expected["best"], got.best_estimator_)
     assert max(got._n_passes_alone) <= got.n_passes_ - got.best_estimator_.n_passes_ < sum(got._n_passes_alone)
+
+
+def test_lockstep_reads_each_block_once_per_round_and_isolates_failures():
+    # two fits' computations in the same round are one scheduler call, in which each block of a generated X is
+    # made once (not once per fit: no fusion of X's tasks into each fit's); a failing graph fails its fit alone
+    from dask.local import get_sync
+
+    from sparse_estimators.model_selection._lockstep import run_in_lockstep
+
+    made, calls = [], []
+
+    def block(block_id=None):
+        made.append(block_id[0])
+        return np.full((3, 2), float(block_id[0]))
+
+    def counting(dsk, keys, **kwargs):
+        calls.append(keys)
+        return get_sync(dsk, keys, **kwargs)
+
+    X = da.map_blocks(block, chunks=((3, 3, 3), (2,)), dtype=float, meta=np.empty((0, 0)))
+
+    def fit(scale, rounds):
+        return lambda: [float((X[:, :1] * scale + r).sum().compute()) for r in range(rounds)]
+
+    def failing():
+        def divide(b):
+            return b * (1 // int(b[0, 0] - 2))  # (ZeroDivisionError on block 2)
+
+        try:
+            return float(X.map_blocks(divide, dtype=float, meta=np.empty((0, 0))).sum().compute())
+        except ZeroDivisionError as error:
+            return error
+
+    with dask.config.set(scheduler=counting):
+        results, scheduler = run_in_lockstep([fit(1.0, 3), fit(2.0, 2)], [X])
+    assert results == [[9.0, 18.0, 27.0], [18.0, 27.0]]
+    assert scheduler.n_passes == len(calls) == 3 and sorted(made) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    with dask.config.set(scheduler=counting):
+        results, _ = run_in_lockstep([fit(1.0, 1), failing], [X])
+    assert results[0] == [9.0] and isinstance(results[1], ZeroDivisionError)

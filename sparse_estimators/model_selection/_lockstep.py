@@ -95,9 +95,13 @@ class LockstepScheduler:
             results = self.scheduler(graph, keys, **kwargs)
             for thread, result in zip(batch, results, strict=True):
                 self._answers[thread] = (True, result)
-        except Exception as error:  # (every fit of the batch gets the error; each fold fails alone)
-            for thread in batch:
-                self._answers[thread] = (False, error)
+        except Exception:  # (each request alone, so that only the fits whose graphs fail get their error)
+            for thread, (dsk, request, options) in batch.items():
+                self.n_passes += 1
+                try:
+                    self._answers[thread] = (True, self.scheduler(_graph(dsk), request, **options))
+                except Exception as error:
+                    self._answers[thread] = (False, error)
         self._condition.notify_all()
 
 
@@ -131,7 +135,8 @@ def run_in_lockstep(calls, collections):
         finally:
             scheduler.leave()
 
-    threads = [threading.Thread(target=run, args=(i,), name=f"sparsity-cv-fold-{i}") for i in range(len(calls))]
+    threads = [threading.Thread(target=run, args=(i,), name=f"sparsity-cv-fold-{i}", daemon=True)
+               for i in range(len(calls))]
     for thread in threads:
         scheduler.register(thread)
     # (no fusion: a block of X read by several folds' tasks stays one task, computed once per batch)
