@@ -24,8 +24,8 @@ from .._dask import check_dask_fit_input
 from ._lockstep import run_in_lockstep
 from ._path import _fitted_estimator, _path_fits, _search_grid
 
-#: the estimator's own score under each name SparsityCV accepts on this path
-_SCORINGS = {"accuracy": "accuracy", "r2": "r2"}
+#: run the folds in lockstep (False: one after the other, each pass for one fold; benchmarks/bench_dask_cv.py)
+_LOCKSTEP = True
 
 
 def score_kind(estimator):
@@ -214,6 +214,15 @@ class _LockstepFolds:
         return self.scores(template, fits, levels, info, i)
 
 
+def _run_folds(calls, Xa):
+    """The folds' ``calls`` in lockstep (or one after the other without :data:`_LOCKSTEP`): results, passes."""
+    if _LOCKSTEP:
+        results, scheduler = run_in_lockstep(calls, [Xa])
+        return results, scheduler.n_passes
+    runs = [run_in_lockstep([call], [Xa]) for call in calls]
+    return [run[0][0] for run in runs], sum(run[1].n_passes for run in runs)
+
+
 def lockstep_cv_fit(search, X, Xa, y, sample_weight, params):
     """:meth:`SparsityCV.fit` on a dask ``X`` for the GLM losses and classifiers: the folds' passes shared."""
     import dask
@@ -243,17 +252,16 @@ def lockstep_cv_fit(search, X, Xa, y, sample_weight, params):
     if empty:
         raise ValueError(f"The test folds {empty} hold no rows of X ({Xa.shape[0]} rows): use fewer folds.")
     state = _LockstepFolds(search, X, Xa, Y, y_mem, sw_mem, sw, labels, folds)
-    out, scheduler = run_in_lockstep(
+    out, n_passes = _run_folds(
         [lambda i=i: _guarded(state.path, search.error_score, grid, i, search.verbose) for i in range(len(folds))],
-        [Xa])
-    n_passes = scheduler.n_passes
+        Xa)
 
     def rescore(todo):
         nonlocal n_passes
         calls = [lambda i=i, o=o: _guarded(state.rescore, search.error_score, i, grid[todo], [o[3][j] for j in todo])
                  for i, o in enumerate(out) if o[0] is not None]
-        results, batches = run_in_lockstep(calls, [Xa])
-        n_passes += batches.n_passes
+        results, passes = _run_folds(calls, Xa)
+        n_passes += passes
         return results
 
     search._choose(grid, out, rescore)
