@@ -17,8 +17,8 @@ P = 60  # (columns: X's bytes bound what one computation may return in the guard
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # (the same on both: compared)
 @pytest.mark.parametrize("est, family, search, cv_dask, cv_numpy, weights", [
-    (IHTClassifier(), "logistic", {}, 3, 3, True),
-    (IOBSClassifier(), "multinomial", {"return_train_score": True}, KFold(3), KFold(3), False),
+    (IOBSClassifier(), "logistic", {}, 3, 3, True),
+    (IHTClassifier(), "multinomial", {"return_train_score": True}, KFold(3), KFold(3), False),
     (IHTRegressor(loss="poisson"), "poisson", {}, KFold(3, shuffle=True, random_state=2), "hash", True),
     (IHTRegressor(loss="gamma"), "gamma", {"return_train_score": True}, "predefined", "predefined", False),
     (IHTRegressor(loss="huber"), "huber", {"scoring": "r2"}, 3, 3, True),
