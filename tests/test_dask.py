@@ -353,10 +353,11 @@ def test_sparsity_cv_on_dask_scores_nan_where_the_metric_is_undefined():
 
 def test_sparsity_cv_on_dask_refuses_what_one_pass_cannot_do(monkeypatch):
     X, y, _, Xd, yd, _ = _data()
-    with pytest.raises(ValueError, match="least-squares regressors"):
-        SparsityCV(IHTClassifier()).fit(Xd, da.from_array(y > 4, chunks=(CHUNKS,)))
-    with pytest.raises(ValueError, match="least-squares regressors.*loss='huber'"):
-        SparsityCV(IHTRegressor(loss="huber")).fit(Xd, yd)
+    # (classifiers and the GLM losses are searched with their folds in lockstep: tests/test_dask_cv_glm.py)
+    with pytest.raises(ValueError, match="scoring must be None or 'accuracy', got 'roc_auc'"):
+        SparsityCV(IHTClassifier(), scoring="roc_auc").fit(Xd, da.from_array(y > 4, chunks=(CHUNKS,)))
+    with pytest.raises(ValueError, match=r"own score \(D\^2 \(power 1\)\): scoring must be None, got 'r2'"):
+        SparsityCV(IHTRegressor(loss="poisson"), scoring="r2").fit(Xd, yd)
     with pytest.raises(ValueError, match="cv must be an int, a KFold or a PredefinedSplit"):
         SparsityCV(IHTRegressor(), cv=GroupKFold(3)).fit(Xd, yd, groups=np.arange(503) % 3)
     with pytest.raises(ValueError, match="scoring must be one of"):

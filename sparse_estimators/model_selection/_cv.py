@@ -66,13 +66,24 @@ class SparsityCV(_SparsitySearchBase):
     random_state=seed)`` puts row ``i`` in fold ``splitmix64(i, seed) mod
     n`` (a seeded hash: folds of about ``n_samples / n`` rows, not the
     NumPy ``KFold``'s permutation); ``PredefinedSplit(test_fold)`` takes the
-    given labels. Other splitters, scorers other than ``None`` (R^2),
+    given labels. Other splitters, and scorers other than ``None`` (R^2),
     ``'r2'``, ``'neg_mean_squared_error'`` and
-    ``'neg_root_mean_squared_error'``, classifiers and the other losses
-    (which would read ``X`` once per fold and iteration) are refused with a
-    ValueError: choose their ``k`` with :class:`SparsityIC` or ``k=None``.
-    The partial results in flight hold one ``p x p`` matrix per fold:
-    above 4096 features the estimator needs ``precompute=True``.
+    ``'neg_root_mean_squared_error'``, are refused with a ValueError. The
+    partial results in flight hold one ``p x p`` matrix per fold: above
+    4096 features the estimator needs ``precompute=True``.
+
+    The classifiers and the ``'poisson'``, ``'gamma'`` and ``'huber'``
+    losses read a dask ``X`` at every step (one pass per product). Each
+    fold's path is then the estimator's own dask fit on a lazy view of its
+    training rows, and the folds run **in lockstep**: every pass over
+    ``X`` computes the next product of every fold (``n_passes_`` about the
+    passes of the slowest fold's path, not their sum, plus the refit's).
+    Each level is scored on its test rows block by block, where the blocks
+    live, with the estimator's own ``score`` (accuracy, D^2, R^2: the only
+    ``scoring`` accepted, ``None`` or its name). The folds are those above,
+    except that a classifier with an int ``cv`` (or a ``StratifiedKFold``)
+    is split by ``StratifiedKFold`` on its labels, which these fits hold in
+    memory, as on NumPy data.
 
     Parameters
     ----------
@@ -91,7 +102,8 @@ class SparsityCV(_SparsitySearchBase):
         As in :class:`~sklearn.model_selection.GridSearchCV` (stratified
         folds for classifiers when an int). Group-aware splitters
         (``GroupKFold``) get the ``groups`` passed to :meth:`fit`. On a dask
-        ``X``: an int, ``KFold`` or ``PredefinedSplit`` (see above).
+        ``X``: an int, ``KFold`` or ``PredefinedSplit``, and
+        ``StratifiedKFold`` for a classifier (see above).
     scoring : str, callable, list, tuple or dict, default=None
         As in ``GridSearchCV``; ``None`` uses the estimator's ``score``
         (R^2, D^2, accuracy, or the concordance index of the survival
@@ -110,8 +122,8 @@ class SparsityCV(_SparsitySearchBase):
         Folds run in parallel through joblib; any joblib backend works,
         including Dask's (``with joblib.parallel_config(backend="dask"):``
         after creating a ``distributed.Client``). Not used for a dask ``X``
-        (its folds run in memory on ``p x p`` statistics, one after the
-        other).
+        (least squares: its folds run in memory on ``p x p`` statistics, one
+        after the other; the other losses: its folds in lockstep, see above).
     verbose : int, default=0
         Print one line per fold.
     return_train_score : bool, default=False
@@ -148,7 +160,9 @@ class SparsityCV(_SparsitySearchBase):
         Number of folds.
     n_passes_ : int
         Only when ``X`` is a dask array: the passes over its chunks for the
-        whole search and the refit (1).
+        whole search and the refit (1 for least squares; for the other
+        losses, the passes of the folds in lockstep plus the refit's
+        ``best_estimator_.n_passes_``).
     classes_ : ndarray
         Class labels (classifiers).
     n_features_in_ : int
@@ -209,7 +223,8 @@ class SparsityCV(_SparsitySearchBase):
         Parameters
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-            A dask array chunked by rows is read once (see above).
+            A dask array chunked by rows is read once for least squares,
+            once per step of the folds in lockstep otherwise (see above).
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             A classifier's column vector ``(n_samples, 1)`` is raveled with
             a DataConversionWarning.

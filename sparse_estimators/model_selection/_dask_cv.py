@@ -20,7 +20,7 @@ import numbers
 import time
 
 import numpy as np
-from sklearn.base import clone, is_regressor
+from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.model_selection import KFold, PredefinedSplit
 from sklearn.utils import check_random_state
 
@@ -104,17 +104,16 @@ def _fold_plan(cv, rows):
 
 
 def _check_supported(search, n_features):
-    """ValueErrors for what the per-fold Gram statistics cannot do (other losses, scorers, wide X)."""
+    """Which search a dask ``X`` takes (``'gram'``, ``'lockstep'``); ValueErrors for what neither can do."""
     from ..linear_model._dask import DASK_GRAM_MAX_FEATURES
 
     est = search.estimator
     loss = est._loss_name() if hasattr(est, "_loss_name") else None
-    if not is_regressor(est) or loss != "squared_error" or getattr(est, "_structured_target", False):
-        raise ValueError(f"SparsityCV on a dask X takes the least-squares regressors (loss='squared_error'), whose "
-                         f"folds come from one pass of Gram statistics; {type(est).__name__}"
-                         f"{'' if loss is None else f' with loss={loss!r}'} would read X once per fold and "
-                         "iteration. Choose k with SparsityIC or k=None (one path on all the rows), or pass a NumPy "
-                         "array.")
+    if getattr(est, "_structured_target", False) or not (is_classifier(est) or is_regressor(est)):
+        raise ValueError(f"SparsityCV on a dask X takes the regressors and classifiers; {type(est).__name__} "
+                         "would need its folds' risk sets in memory. Pass a NumPy array.")
+    if is_classifier(est) or loss != "squared_error":  # (a pass per product: the folds fitted in lockstep)
+        return "lockstep"
     if est.precompute is False or (est.precompute == "auto" and n_features > DASK_GRAM_MAX_FEATURES):
         raise ValueError(f"SparsityCV on a dask X works on the folds' {n_features} x {n_features} Gram matrices: "
                          f"pass precompute=True (precompute={est.precompute!r} with {n_features} features; "
@@ -122,6 +121,7 @@ def _check_supported(search, n_features):
     if not (search.scoring is None or (isinstance(search.scoring, str) and search.scoring in _SCORINGS)):
         raise ValueError(f"On a dask X, SparsityCV scores the folds from their statistics: scoring must be one of "
                          f"{list(_SCORINGS)}, got {search.scoring!r}.")
+    return "gram"
 
 
 def _squared_errors(stats, W, b):
@@ -232,7 +232,10 @@ def dask_cv_fit(search, X, y, sample_weight, params):
     from ._scoring import _guarded
 
     Xa = check_dask_X(as_dask_array(X, "X"))
-    _check_supported(search, Xa.shape[1])
+    if _check_supported(search, Xa.shape[1]) == "lockstep":  # (the GLM losses, classifiers: _dask_cv_glm.py)
+        from ._dask_cv_glm import lockstep_cv_fit
+
+        return lockstep_cv_fit(search, X, Xa, y, sample_weight, params)
     X, y = search._validate_input(X, y)
     scorer, _, _ = search._get_scorers()
     routed = search._routed_fit_params(sample_weight, params, splitter=True,

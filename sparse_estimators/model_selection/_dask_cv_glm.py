@@ -1,0 +1,275 @@
+"""SparsityCV on a dask ``X`` for the losses read at every iteration: the folds fitted in lockstep, scored blockwise.
+
+The classifiers (logistic, multinomial) and the regressors with
+``loss='poisson'``, ``'gamma'`` or ``'huber'`` fit by one pass over ``X``
+per product (:class:`~sparse_estimators.losses._dask_design.DaskLinearDesign`).
+Each fold's path is the estimator's own dask fit on its training rows (a
+lazy view of ``X``'s blocks, never a copy), and the folds run in lockstep
+(:func:`~sparse_estimators.model_selection._lockstep.run_in_lockstep`):
+every pass over ``X`` computes the next product of every fold. Each fold's
+levels are scored on its test rows block by block where the blocks live
+(weighted sums per level, merged in the client): accuracy, R^2 (Huber) or
+D^2 (Poisson, Gamma), the estimators' own ``score``. The targets and
+weights (``n`` values) are in the client, as in those fits.
+"""
+
+import time
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.validation import _check_sample_weight
+
+from .._dask import check_dask_fit_input
+from ._lockstep import run_in_lockstep
+from ._path import _fitted_estimator, _path_fits, _search_grid
+
+#: run the folds in lockstep (False: one after the other, each pass for one fold; benchmarks/bench_dask_cv.py)
+_LOCKSTEP = True
+
+
+def score_kind(estimator):
+    """The estimator's own ``score`` as a blockwise sum: ``'accuracy'``, ``'r2'``, or ``('d2', power)``."""
+    from ..linear_model._base import _LOG_LINK_POWER
+
+    if is_classifier(estimator):
+        return "accuracy"
+    power = _LOG_LINK_POWER.get(estimator._loss_name())
+    return "r2" if power is None else ("d2", power)
+
+
+def check_scoring_name(search):
+    """ValueError unless ``search.scoring`` is the estimator's own score (None, or its name)."""
+    kind = score_kind(search.estimator)
+    if search.scoring is None or (isinstance(kind, str) and search.scoring == kind):
+        return
+    own = kind if isinstance(kind, str) else f"D^2 (power {kind[1]})"
+    raise ValueError(f"On a dask X, SparsityCV scores {type(search.estimator).__name__}'s folds block by block with "
+                     f"its own score ({own}): scoring must be None"
+                     f"{f' or {kind!r}' if isinstance(kind, str) else ''}, got {search.scoring!r}.")
+
+
+def _block_sums(x, y, w, rows, estimators, kind, centre):
+    """Per level of ``estimators``: the weighted sums of ``kind``'s score on the block's rows ``rows``, ``(L, 3)``.
+
+    Columns: the numerator (right predictions, residual sum of squares or
+    deviance), the denominator (total weight, total sum of squares or null
+    deviance about ``centre``) and the number of rows.
+    """
+    from scipy.special import xlogy
+
+    x, y = np.asarray(x)[rows], np.asarray(y)[rows]
+    w = np.ones(y.shape[0]) if w is None else np.asarray(w, dtype=float)[rows]
+    out = np.zeros((len(estimators), 3))
+    out[:, 2] = y.shape[0]
+    if not y.shape[0]:
+        return out
+    if kind != "accuracy":
+        y = y.astype(float)
+    for j, est in enumerate(estimators):
+        scores = est._scores(x)
+        if kind == "accuracy":
+            out[j, :2] = w @ (est._labels_from_scores(scores) == y), w.sum()
+        elif kind == "r2":
+            out[j, :2] = w @ (y - scores) ** 2, w @ (y - centre) ** 2
+        elif kind[1] == 1:  # (Poisson deviance, as sklearn's _mean_tweedie_deviance)
+            mu = np.exp(scores)
+            out[j, :2] = w @ (2 * (xlogy(y, y / mu) - y + mu)), w @ (2 * (xlogy(y, y / centre) - y + centre))
+        else:  # (Gamma deviance)
+            mu = np.exp(scores)
+            out[j, :2] = w @ (2 * (np.log(mu / y) + y / mu - 1)), w @ (2 * (np.log(centre / y) + y / centre - 1))
+    return out
+
+
+def _sum(*parts):
+    return sum(parts[1:], parts[0])
+
+
+def _finish(sums, kind):
+    """Scores of the levels from their sums (NaN where scikit-learn's metric is undefined)."""
+    num, den, rows = sums[:, 0], sums[:, 1], sums[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "accuracy":
+            return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+        if kind == "r2":  # (r2_score: 1 where y is constant and predicted exactly, else 0 there)
+            score = np.where(den > 0, 1 - num / np.where(den > 0, den, 1), np.where(num == 0, 1.0, 0.0))
+        else:
+            score = 1 - num / den
+    return np.where(rows < 2, np.nan, score)
+
+
+def _fold_labels(search, y, rows):
+    """``(labels, folds)``: the test fold of each row (-1 for none) and the folds, as on NumPy data where possible.
+
+    A classifier with an int ``cv`` (or a ``StratifiedKFold``) is split by
+    ``StratifiedKFold`` on the labels in memory, as scikit-learn's
+    ``check_cv``; otherwise the folds of the least-squares path
+    (:func:`~sparse_estimators.model_selection._dask_cv._fold_plan`).
+    """
+    import numbers
+
+    from ._dask_cv import _fold_plan
+
+    cv = 5 if search.cv is None else search.cv
+    if is_classifier(search.estimator) and isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        cv = StratifiedKFold(int(cv))
+    if type(cv) is StratifiedKFold:
+        labels = np.full(y.shape[0], -1, dtype=np.int64)
+        for i, (_, test) in enumerate(cv.split(np.zeros((y.shape[0], 0)), y)):
+            labels[test] = i
+        return labels, list(range(cv.n_splits))
+    labelling, folds = _fold_plan(cv, rows)
+    return np.concatenate([function(*args) for function, args in labelling]).astype(np.int64), folds
+
+
+def _subset(X, masks):
+    """The rows of the dask ``X`` where the per-block ``masks`` hold: a lazy view of its blocks (no copy)."""
+    import dask.array as da
+
+    pieces = [X.blocks[b][m] for b, m in enumerate(masks) if m.any()]
+    return pieces[0] if len(pieces) == 1 else da.concatenate(pieces, axis=0)
+
+
+class _LockstepFolds:
+    """The folds of a dask ``X``: each path the estimator's own dask fit on its training rows, scored blockwise."""
+
+    def __init__(self, search, X, Xa, Y, y, sample_weight, sample_weight_lazy, labels, folds):
+        self.estimator, self.X, self.Xa = search.estimator, X, Xa
+        self.return_train_score = search.return_train_score
+        self.kind = score_kind(search.estimator)
+        self.y, self.sample_weight = y, sample_weight
+        self.x_blocks = Xa.to_delayed(optimize_graph=False).ravel()
+        self.y_blocks = Y[:, 0].to_delayed(optimize_graph=False).ravel()
+        self.w_blocks = [None] * len(self.x_blocks) if sample_weight_lazy is None else \
+            list(sample_weight_lazy.to_delayed(optimize_graph=False).ravel())
+        self.bounds = np.concatenate([[0], np.cumsum(Xa.chunks[0])]).astype(int)
+        self.test = [labels == f for f in folds]
+        self.setups = [None] * len(folds)  # (the path's template, loss and info, reused by the full fits)
+        self.passes = [0] * len(folds)  # (each fold's passes, were it fitted alone)
+
+    def _blocks(self, mask):
+        return [mask[a:b] for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)]
+
+    def _lazy_sums(self, estimators, mask):
+        """The delayed sums of :func:`_block_sums` over the rows ``mask`` (a tree over the blocks)."""
+        import dask
+
+        from ..losses._dask_design import _tree
+
+        centre = None
+        if self.kind != "accuracy" and mask.any():
+            w = None if self.sample_weight is None else self.sample_weight[mask]
+            centre = float(np.average(self.y[mask].astype(float), weights=w)) if w is None or w.sum() > 0 else 0.0
+        ests = dask.delayed(estimators, traverse=False)
+        block = dask.delayed(_block_sums, pure=True)
+        parts = [block(x, y, w, m, ests, self.kind, centre)
+                 for x, y, w, m in zip(self.x_blocks, self.y_blocks, self.w_blocks, self._blocks(mask), strict=True)
+                 if m.any()]
+        if not parts:
+            return dask.delayed(np.zeros)((len(estimators), 3))
+        return _tree(parts, _sum)
+
+    def scores(self, template, fits, levels, info, i):
+        """Test (and train) scores of the fitted levels of fold ``i``: one pass (shared with the other folds)."""
+        import dask
+
+        estimators = [_fitted_estimator(template, fit, info, k) for fit, k in zip(fits, levels, strict=True)]
+        masks = [self.test[i]] + ([~self.test[i]] if self.return_train_score else [])
+        sums = dask.compute(*[self._lazy_sums(estimators, mask) for mask in masks])
+        self.passes[i] += 1
+        test = {"score": _finish(np.asarray(sums[0]), self.kind)}
+        train = {"score": _finish(np.asarray(sums[1]), self.kind)} if self.return_train_score else None
+        return test, train
+
+    def path(self, grid, i, verbose):
+        """The path over ``grid`` on training fold ``i``, scored: as ``_fold_scores`` of NumPy data."""
+        start = time.perf_counter()
+        train = ~self.test[i]
+        X_train = _subset(self.Xa, self._blocks(train))
+        sw = None if self.sample_weight is None else self.sample_weight[train]
+        template, grid, fits, info, loss = _path_fits(self.estimator, X_train, self.y[train], sw, grid,
+                                                      second_search=False)
+        self.setups[i] = (template, loss, info)
+        self.passes[i] += loss.design.n_passes
+        test, train_scores = self.scores(template, fits, grid, info, i)
+        elapsed = time.perf_counter() - start
+        if verbose:
+            first = test["score"]
+            best = int(np.nanargmax(first)) if not np.all(np.isnan(first)) else 0
+            print(f"[SparsityCV] fold {i + 1}/{len(self.test)}: path over {len(grid)} values of k "
+                  f"in {elapsed:.2f} s, best k={grid[best]} (score {first[best]:.4f})", flush=True)
+        return test, train_scores, elapsed, [(fit.support, fit.coef[fit.support], fit.b) for fit in fits]
+
+    def rescore(self, i, levels, starts):
+        """Full fits at ``levels`` on training fold ``i`` from the path's ``starts``: as ``_fold_rescore``."""
+        template, loss, info = self.setups[i]
+        before = loss.design.n_passes
+        operator = template._validate_params()
+        fits = []
+        for k, (support, rows, b) in zip(levels, starts, strict=True):
+            W = loss.zeros()[0]
+            W[support] = rows
+            fits.append(template._solve(loss, operator, int(min(k, loss.n_features)), W, b.copy()))
+        self.passes[i] += loss.design.n_passes - before
+        return self.scores(template, fits, levels, info, i)
+
+
+def _run_folds(calls, Xa):
+    """The folds' ``calls`` in lockstep (or one after the other without :data:`_LOCKSTEP`): results, passes."""
+    if _LOCKSTEP:
+        results, scheduler = run_in_lockstep(calls, [Xa])
+        return results, scheduler.n_passes
+    runs = [run_in_lockstep([call], [Xa]) for call in calls]
+    return [run[0][0] for run in runs], sum(run[1].n_passes for run in runs)
+
+
+def lockstep_cv_fit(search, X, Xa, y, sample_weight, params):
+    """:meth:`SparsityCV.fit` on a dask ``X`` for the GLM losses and classifiers: the folds' passes shared."""
+    import dask
+    from sklearn.metrics import check_scoring
+
+    from ._scoring import _guarded
+
+    check_scoring_name(search)
+    X, y = search._validate_input(X, y)
+    routed = search._routed_fit_params(sample_weight, params, splitter=True,
+                                       scorer=check_scoring(search.estimator))
+    sample_weight = routed.estimator.fit.get("sample_weight")
+    if (routed.scorer.score.get("sample_weight") is None) != (sample_weight is None):
+        raise ValueError("On a dask X, SparsityCV scores the folds with the fit's sample weights: the scorer must "
+                         "receive the same sample_weight as the estimator (or neither may).")
+    grid = _search_grid(search.estimator, X, search.k_grid)
+    classifier = is_classifier(search.estimator)
+    Xa, Y, _, sw = check_dask_fit_input(Xa, y, sample_weight, numeric_y=not classifier)
+    start = time.perf_counter()
+    # the targets and weights in memory (n values, as the fits hold them): one computation, not a pass over X
+    y_mem, sw_mem = dask.compute(Y[:, 0], sw)
+    y_mem = np.asarray(y_mem)
+    if sw_mem is not None:
+        sw_mem = _check_sample_weight(np.asarray(sw_mem, dtype=float), y_mem)
+    labels, folds = _fold_labels(search, y_mem, Xa.chunks[0])
+    empty = [f for f in folds if not np.any(labels == f)]
+    if empty:
+        raise ValueError(f"The test folds {empty} hold no rows of X ({Xa.shape[0]} rows): use fewer folds.")
+    state = _LockstepFolds(search, X, Xa, Y, y_mem, sw_mem, sw, labels, folds)
+    out, n_passes = _run_folds(
+        [lambda i=i: _guarded(state.path, search.error_score, grid, i, search.verbose) for i in range(len(folds))],
+        Xa)
+
+    def rescore(todo):
+        nonlocal n_passes
+        calls = [lambda i=i, o=o: _guarded(state.rescore, search.error_score, i, grid[todo], [o[3][j] for j in todo])
+                 for i, o in enumerate(out) if o[0] is not None]
+        results, passes = _run_folds(calls, Xa)
+        n_passes += passes
+        return results
+
+    search._choose(grid, out, rescore)
+    search._refit(X, y_mem, sw_mem)
+    search.n_passes_ = n_passes + search.best_estimator_.n_passes_
+    search._n_passes_alone = list(state.passes)  # (each fold fitted alone)
+    if search.verbose:
+        print(f"[SparsityCV] {search.n_passes_} passes over X: {n_passes} for the {len(folds)} folds in lockstep "
+              f"(one after the other: {sum(search._n_passes_alone)}), {search.best_estimator_.n_passes_} for the refit",
+              flush=True)
+        search._report(start)
