@@ -6,6 +6,7 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._base import BaseLoss, cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
 from ._design import LinearDesign, column_values, constant_columns
+from ._pointwise_newton import _PointwiseNewtonRefit
 from ._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature, block_hessian, class_rmatvec, softmax_parts
 
 
@@ -243,7 +244,7 @@ class _GLMLoss(BaseLoss):
         return sub
 
 
-class LogisticLoss(_GLMLoss):
+class LogisticLoss(_PointwiseNewtonRefit, _GLMLoss):
     """Binary logistic loss, labels in {0, 1}.
 
     ``sum_i s_i (log(1 + exp(z_i)) - y_i z_i) / sum_i s_i + alpha/2 ||w||^2``
@@ -267,6 +268,16 @@ class LogisticLoss(_GLMLoss):
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
         return -log_expit(z) + (1.0 - y) * z
+
+    # the splicing search's candidate refits: the shared quadratic start and the one-output Newton loop of
+    # _PointwiseNewtonRefit.refit_candidates; refit() keeps _GLMLoss's loop (fits without an exchange unchanged)
+    _dense_refit = _GLMLoss._dense_refit
+
+    def _parts(self, z):
+        """The pointwise loss and its first and second derivatives in ``z`` (1-D), for the candidate refits."""
+        p = expit(z)
+        y = self.Y[:, 0]
+        return -log_expit(z) + (1.0 - y) * z, p - y, p * (1.0 - p)
 
     def _dz(self, Z):
         return expit(Z) - self.Y

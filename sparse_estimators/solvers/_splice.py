@@ -662,8 +662,8 @@ def _unit_blocks(loss, codes, n_units, max_bytes=2 ** 26):
                 if design.offset is not None:
                     block -= design.offset[cols]
                 block = (block * root).reshape(design.shape[0], -1, size)
-                # (einsum's optimized path calls BLAS: 5 times faster on 2000 x 1200, slower on small blocks)
-                H[start:start + step] = np.einsum("nua,nub->uab", block, block, optimize=block.size > 2 ** 16)
+                # (a stack of products X_u^T X_u: 5 to 25 times faster than einsum's own loop at n = 200)
+                H[start:start + step] = np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2))
             if design.constant is not None:  # (constant columns carry nothing, as in LinearDesign)
                 keep = ~design.constant[members]
                 H *= keep[:, :, None] & keep[:, None, :]
