@@ -174,7 +174,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         protected[np.asarray(forced, dtype=np.intp)] = True
         screening_start = bool(screening_start)  # (abess's rules know no forced features)
     options = (h, usable, unit, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated, protected)
-    best, visited = _exchange(loss, k, support, W, b, f, Z, *options)
+    best, visited, last = _exchange(loss, k, support, W, b, f, Z, *options)
     exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
     if screening_start:
         W0, _ = loss.zeros()
@@ -187,7 +187,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
             start = np.union1d(np.flatnonzero(protected), _top(free, k - int(protected.sum())))
         other = None
         if screening_start == "abess":
-            other = _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, gain=forward)
+            if not _abess_search_stays(loss, k, start, best.support, last, forward, usable, max_exchange):
+                other = _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, gain=forward)
         elif start.tobytes() not in visited:
             other = _exchange(loss, k, start, *loss.refit_candidates([start], W0, b0)[0], *options,
                               known=visited)[0]
@@ -266,8 +267,12 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
               add_gate_uncorrelated=None, protected=None, known=frozenset()):
     """Splicing from one refitted start (``Z`` its linear predictor).
 
-    Returns ``(result, visited)``: ``result.objective`` starts with the
-    start's loss, ``visited`` holds the supports passed through (as bytes).
+    Returns ``(result, visited, last)``: ``result.objective`` starts with the
+    start's loss, ``visited`` holds the supports passed through (as bytes),
+    ``last`` the round that accepted nothing at ``result.support`` (see
+    :func:`_abess_search_stays`): ``(kept, adds, decreases)``, the
+    decrease of each exchange size ``c`` (a dict), or None when the search
+    stopped otherwise.
     The search from a support depends on nothing else (the point is the
     refit on it), so one that reaches a support of ``known`` (visited by an
     earlier search) would end where that search did: it stops and
@@ -275,10 +280,11 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
     """
     objective = [f]
     visited = set()
+    last = None
     for _ in range(max_rounds):
         key = support.tobytes()
         if key in known:
-            return None, visited
+            return None, visited, None
         visited.add(key)
         kept, forward = _ranked(loss, support, W, Z, h, usable, protected)
         removable = k if protected is None else k - int(protected[support].sum())
@@ -287,8 +293,10 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         threshold = gate * unit * loss.noise_scale(f, k)
         candidates = _swaps(kept, adds, range(1, n_out + 1))
         best, H = None, None  # H: the current fit's Hessian, formed when first needed in this round
+        decreases = {}
         for c, candidate, (W_c, b_c, f_c, Z_c) in zip(range(1, n_out + 1), candidates,
                                                       loss.refit_candidates(candidates, W, b), strict=True):
+            decreases[c] = f - f_c
             if not (f - f_c > c * threshold and (best is None or f_c < best[3])):
                 continue
             if add_gate:  # every added feature significant (see splice's add_gate and add_gate_uncorrelated)
@@ -303,11 +311,52 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                         continue
             best = (candidate, W_c, b_c, f_c, Z_c)
         if best is None:
+            last = (kept, adds, decreases)
             break
         support, W, b, f, Z = best
         objective.append(f)
     visited.add(support.tobytes())
-    return SolverResult(W, b, support, len(objective) - 1, objective, converged=True), visited
+    return SolverResult(W, b, support, len(objective) - 1, objective, converged=True), visited, last
+
+
+def _abess_threshold(loss, k):
+    """abess's threshold of an accepted exchange, ``0.01 k m log(p) log(log N) / N`` (see :func:`_important_search`)."""
+    N = loss.n_observations
+    return 0.01 * k * loss.n_outputs * np.log(loss.n_features) * max(np.log(max(np.log(N), 1.0)), 0.0) / N
+
+
+def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchange, important_search=128):
+    """Whether :func:`_important_search` from ``start`` is certain to accept no exchange (and return ``start``).
+
+    When ``start`` is the ``support`` where the first search stopped, that
+    search's ``last`` round (:func:`_exchange`) has refitted every candidate
+    the important search's first round would: the same least useful
+    selected features, the same most useful others (provided they lie in
+    the important search's set ``U`` of features, built from ``gain``, the
+    marginal gains at zero), exchange sizes ``C, C // 2, ..., 1`` among the
+    round's ``1, ..., n_out``. If none of them lowered the loss by more than
+    abess's threshold, that search would stop at once: its result would be
+    the first search's support (no switch), so it is not run. The
+    candidates' values are those of the same refits (to rounding).
+    """
+    if last is None or not (start.shape == support.shape and (start == support).all()):
+        return False
+    kept, adds, decreases = last
+    p = loss.n_features
+    U_size = min(p, k + important_search)
+    g = gain.copy()
+    g[support] = np.inf  # (as _important_search builds U)
+    in_U = np.zeros(p, dtype=bool)
+    in_U[_top(g, U_size)] = True
+    in_U[support] = False
+    C = int(min(max_exchange, k, U_size - k, np.count_nonzero(usable & in_U)))
+    if C < 1:
+        return True
+    sizes = [C >> i for i in range(C.bit_length())]
+    if len(adds) < C or not in_U[adds[:C]].all() or any(c not in decreases for c in sizes):
+        return False
+    tau = _abess_threshold(loss, k)
+    return not any(decreases[c] > tau for c in sizes)
 
 
 def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, important_search=128,
@@ -337,8 +386,8 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     SolverResult
         As :func:`_exchange`'s (``objective`` starts with the start's loss).
     """
-    p, N = loss.n_features, loss.n_observations
-    tau = 0.01 * k * loss.n_outputs * np.log(p) * max(np.log(max(np.log(N), 1.0)), 0.0) / N
+    p = loss.n_features
+    tau = _abess_threshold(loss, k)
     U_size = min(p, k + important_search)
     support, W, b = np.sort(start), W0, b0
     objective = []
