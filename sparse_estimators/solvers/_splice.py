@@ -688,34 +688,48 @@ def _unit_blocks(loss, codes, n_units, max_bytes=2 ** 26):
         Per unit size ``s``: the units (n_s,), their features (n_s, s), the
         blocks and their pseudo-inverses (n_s, s, s).
     """
-    order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes, minlength=n_units)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    # the features by their unit's size, then unit, then index: each size's units are one run of columns
+    order = np.lexsort((codes, counts[codes]))
     design, weights = loss.design, loss.sample_weight / loss.sw_sum
     gram = getattr(loss, "gram", None)  # (the precomputed Gram matrix of GramSquaredLoss)
+    n = design.shape[0]
+    root = np.sqrt(weights)[:, None]
+    whole = None
+    if gram is None and not design.is_sparse and 8 * n * codes.size <= max_bytes:
+        # the scaled centred columns of every unit in one copy (small designs: a copy per size costs more
+        # in overhead than in arithmetic)
+        whole = np.asarray(design.X[:, order], dtype=float)
+        if design.offset is not None:
+            whole -= design.offset[order]
+        whole *= root
     out = []
+    first = 0
     for size in np.unique(counts[counts > 0]):
         units = np.flatnonzero(counts == size)
-        members = order[starts[units][:, None] + np.arange(size)]
+        members = order[first:first + units.size * size].reshape(units.size, size)
         if gram is not None:
             H = gram[members[:, :, None], members[:, None, :]]
         elif design.is_sparse:
             H = np.stack([design.columns(cols).weighted_gram(weights) for cols in members])
+        elif whole is not None:
+            block = whole[:, first:first + units.size * size].reshape(n, units.size, size)
+            # (a stack of products X_u^T X_u: 5 to 25 times faster than einsum's own loop at n = 200)
+            H = np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2))
         else:
             H = np.empty((units.size, size, size))
-            root = np.sqrt(weights)[:, None]
-            step = max(1, int(max_bytes // (8 * design.shape[0] * size)))
+            step = max(1, int(max_bytes // (8 * n * size)))
             for start in range(0, units.size, step):
                 cols = members[start:start + step].ravel()
                 block = np.asarray(design.X[:, cols], dtype=float)
                 if design.offset is not None:
                     block -= design.offset[cols]
-                block = (block * root).reshape(design.shape[0], -1, size)
-                # (a stack of products X_u^T X_u: 5 to 25 times faster than einsum's own loop at n = 200)
+                block = (block * root).reshape(n, -1, size)
                 H[start:start + step] = np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2))
-            if design.constant is not None:  # (constant columns carry nothing, as in LinearDesign)
-                keep = ~design.constant[members]
-                H *= keep[:, :, None] & keep[:, None, :]
+        first += units.size * size
+        if gram is None and not design.is_sparse and design.constant is not None:
+            keep = ~design.constant[members]  # (constant columns carry nothing, as in LinearDesign)
+            H *= keep[:, :, None] & keep[:, None, :]
         H = loss.curvature * H + loss.alpha * np.eye(size)
         # the inverse with a ridge of 1e-10 of the largest diagonal entry (a pseudo-inverse for gradients,
         # which vanish along the null directions: constant or duplicated columns); 10 times faster than pinv
