@@ -525,6 +525,10 @@ class _UnitSearch:
             self.protected = np.zeros(self.n_units, dtype=bool)
             self.protected[self.codes[np.asarray(forced, dtype=np.intp)]] = True
         self.blocks = _unit_blocks(loss, self.codes, self.n_units)
+        # the blocks' features one after the other (a permutation of all features): one gather of the
+        # gradient per round instead of one per unit size
+        self.order = np.concatenate([members.ravel() for _, members, _, _ in self.blocks])
+        self.spans = np.cumsum([0] + [members.size for _, members, _, _ in self.blocks])
         self.max_exchange, self.max_rounds = max_exchange, max_rounds
         self.gate, self.add_gate, self.add_gate_uncorrelated = gate, add_gate, add_gate_uncorrelated
 
@@ -555,12 +559,16 @@ class _UnitSearch:
         Also returns the steps ``-H_u^+ g_u`` of all units, shape (p, m).
         """
         gW = self.loss.gradient_from_z(Z, W)[0]
-        gain, step = np.empty(self.n_units), np.empty_like(gW)
-        for units, members, _, H_inv in self.blocks:
-            g = gW[members]  # (units, size, m)
-            s = -np.einsum("uab,ubm->uam", H_inv, g)
-            step[members] = s
-            gain[units] = -0.5 * np.einsum("uam,uam->u", g, s)
+        m = gW.shape[1]
+        gain, g_all = np.empty(self.n_units), gW[self.order]
+        s_all = np.empty_like(g_all)
+        for (units, members, _, H_inv), lo, hi in zip(self.blocks, self.spans[:-1], self.spans[1:], strict=True):
+            g = g_all[lo:hi].reshape(members.shape + (m,))  # (units, size, m)
+            s = H_inv @ g  # (minus the steps)
+            s_all[lo:hi] = s.reshape(-1, m)
+            gain[units] = 0.5 * (g * s).sum(axis=(1, 2))
+        step = np.empty_like(gW)
+        step[self.order] = -s_all
         gain[self.sizes == 0] = -np.inf
         if self.structure.excluded is not None:  # (units the structure never selects)
             gain[self.structure.excluded] = -np.inf
