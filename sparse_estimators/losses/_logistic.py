@@ -272,6 +272,15 @@ class LogisticLoss(_PointwiseNewtonRefit, _GLMLoss):
     # the splicing search's candidate refits: the shared quadratic start and the one-output Newton loop of
     # _PointwiseNewtonRefit.refit_candidates; refit() keeps _GLMLoss's loop (fits without an exchange unchanged)
     _dense_refit = _GLMLoss._dense_refit
+    #: newton_minimise's precise=False rule, as before: the candidates' values within about 1e-12 of their
+    #: minima (the classifiers' gate is 0: any decrease counts, so the values are kept that close)
+    candidate_decrement = 1e-6
+
+    def _refit_evaluated(self, support, W, b):
+        """A lone candidate (the second search's start): the one-output Newton loop, as the others."""
+        if self.design.is_sparse or self.positive:
+            return super()._refit_evaluated(support, W, b)
+        return _PointwiseNewtonRefit._dense_refit(self, support, W, b, 100, precise=False)
 
     def _parts(self, z):
         """The pointwise loss and its first and second derivatives in ``z`` (1-D), for the candidate refits."""
