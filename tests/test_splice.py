@@ -450,8 +450,7 @@ def test_abess_search_is_skipped_only_where_it_would_not_move(p):
     """The certificate that abess's search from the first search's support would accept nothing
     (``_abess_search_stays``, which skips that search) holds only where the search itself returns
     its start unchanged; on weak signals it holds in some data sets and not in others."""
-    from sparse_estimators.solvers._splice import (_abess_search_stays, _exchange, _forward_gain,
-                                                   _important_search, _top)
+    from sparse_estimators.solvers._splice import _abess_search_stays, _exchange, _forward_gain, _important_search, _top
 
     k, n = 5, 120
     outcomes = []
