@@ -320,7 +320,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
 
 
 def _abess_threshold(loss, k):
-    """The threshold of an exchange in abess's search, ``0.01 k m log(p) log(log N) / N`` (see :func:`_important_search`)."""
+    """The threshold of an exchange in abess's search: ``0.01 k m log(p) log(log N) / N``."""
     N = loss.n_observations
     return 0.01 * k * loss.n_outputs * np.log(loss.n_features) * max(np.log(max(np.log(N), 1.0)), 0.0) / N
 
