@@ -529,6 +529,9 @@ class _UnitSearch:
         # gradient per round instead of one per unit size
         self.order = np.concatenate([members.ravel() for _, members, _, _ in self.blocks])
         self.spans = np.cumsum([0] + [members.size for _, members, _, _ in self.blocks])
+        self.unit_block, self.unit_row = np.zeros(self.n_units, dtype=np.intp), np.zeros(self.n_units, dtype=np.intp)
+        for j, (units, _, _, _) in enumerate(self.blocks):
+            self.unit_block[units], self.unit_row[units] = j, np.arange(units.size)
         self.max_exchange, self.max_rounds = max_exchange, max_rounds
         self.gate, self.add_gate, self.add_gate_uncorrelated = gate, add_gate, add_gate_uncorrelated
 
@@ -574,12 +577,16 @@ class _UnitSearch:
             gain[self.structure.excluded] = -np.inf
         return gain, step
 
-    def unit_cost(self, W):
-        """Loss increase from removing each unit alone, ``w_u^T H_u w_u / 2`` per output (0 where ``W`` is)."""
-        cost = np.empty(self.n_units)
-        for units, members, H, _ in self.blocks:
-            w = W[members]
-            cost[units] = 0.5 * np.einsum("uam,uab,ubm->u", w, H, w)
+    def unit_cost(self, W, units):
+        """Loss increase from removing each of ``units`` alone, ``w_u^T H_u w_u / 2`` per output."""
+        cost = np.empty(units.size)
+        block = self.unit_block[units]
+        for j in np.unique(block):  # (only the blocks of the selected units)
+            chosen = block == j
+            _, members, H, _ = self.blocks[j]
+            rows = self.unit_row[units[chosen]]
+            w = W[members[rows]]
+            cost[chosen] = 0.5 * np.einsum("uam,uab,ubm->u", w, H[rows], w)
         return cost
 
     def curvature_ratio(self, Z, support):
@@ -605,7 +612,7 @@ class _UnitSearch:
         what the best noise unit of its size would.
         """
         ratio = self.curvature_ratio(Z, self.features(units))
-        cost = (self.unit_cost(W) * ratio - price)[units]
+        cost = self.unit_cost(W, units) * ratio - price[units]
         if self.protected is not None:
             cost[self.protected[units]] = np.inf
         gain, step = self.unit_gain(Z, W)
