@@ -217,7 +217,13 @@ class SquaredLoss(BaseLoss):
         # (plain Python sets and np.array: on the few small arrays of a splicing round,
         # np.unique and np.stack cost more in overhead than the rest of the set-up)
         union = np.array(sorted(set().union(*(s.tolist() for s in supports))), dtype=np.intp)
-        A = self.design.columns(union).dense()  # centered columns of the union
+        design = self.design
+        if design.is_sparse:
+            A = design.columns(union).dense()  # centered columns of the union
+        else:  # (the same, without building a LinearDesign for them)
+            A = design._copy(union, np.float64)
+            if design.offset is not None:
+                A = A - design.offset[union]
         Aw = A if self.uniform_weights else A * self.sample_weight[:, None]
         gram, rhs = Aw.T @ A, Aw.T @ self.Y
         if not batched:  # (supports of several sizes, e.g. unions of groups: one system each)
