@@ -253,7 +253,9 @@ def _explained(H, m, removed):
     """
     blocks = [np.arange(j * m, (j + 1) * m) for j in removed]
     cols = np.concatenate(blocks)
-    rest = np.setdiff1d(np.arange(H.shape[0]), cols)
+    outside = np.ones(H.shape[0], dtype=bool)
+    outside[cols] = False
+    rest = np.flatnonzero(outside)  # (np.setdiff1d's result, without its sorting)
     A = np.linalg.lstsq(H[np.ix_(rest, rest)], H[np.ix_(rest, cols)], rcond=None)[0] if rest.size else None
     share = []
     for i, block in enumerate(blocks):
