@@ -90,8 +90,17 @@ class _GLMLoss(BaseLoss):
         raise NotImplementedError
 
     def feature_curvatures(self, Z, features):  # noqa: D102 - documented in BaseLoss
+        features = np.asarray(features)
         weights = self._hess_diag(Z) * (self.sample_weight / self.sw_sum)[:, None]
-        return self.design.columns(np.asarray(features)).column_moments(weights) + self.alpha
+        design = self.design
+        if not design.is_sparse and features.size <= design.shape[1] // 4:
+            # a few columns (the splicing search's): their centred squares in one product, a quarter of the time
+            # of column_moments' blocked pass (constant columns are exactly 0 once centred)
+            A = np.asarray(design.X[:, features], dtype=float)
+            if design.offset is not None:
+                A -= design.offset[features]
+            return (A * A).T @ weights + self.alpha
+        return design.columns(features).column_moments(weights) + self.alpha
 
     def hessian(self, W, b):  # noqa: D102 - documented in BaseLoss
         m, p = self.n_outputs, self.n_features
