@@ -439,6 +439,9 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
 
 
 # -- units: whole groups of features exchanged ----------------------------------------------------
+#: the group search forms the units' blocks in one stack padded to the largest unit's size (see _unit_blocks)
+#: while that stack holds at most this many times the entries of the unpadded blocks (sizes 2 to 10: 2.4)
+UNIT_PADDING = 4.0
 #: a unit's price is its noise gain's quantile at 1 - UNIT_PRICE_LEVEL / G, the level the best of G noise
 #: units reaches about once (see _UnitSearch.price): 1, the risk-inflation level, not tuned; measured on
 #: benchmarks/compare_groups.py (doc/peers/compare_groups.md)
@@ -506,6 +509,14 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     return best
 
 
+def _padded(A):
+    """``A`` (p, m) with one more row of zeros, read at the padded positions of :func:`_unit_blocks`' units."""
+    out = np.empty((A.shape[0] + 1, A.shape[1]))
+    out[:-1] = A
+    out[-1] = 0.0
+    return out
+
+
 class _UnitSearch:
     """The exchange search of :func:`_unit_splice`: units, their sizes, scores and gates."""
 
@@ -527,7 +538,7 @@ class _UnitSearch:
             self.protected = np.zeros(self.n_units, dtype=bool)
             self.protected[self.codes[np.asarray(forced, dtype=np.intp)]] = True
         self.blocks = _unit_blocks(loss, self.codes, self.n_units)
-        # the blocks' features one after the other (a permutation of all features): one gather of the
+        # the blocks' features one after the other (all features, and the padding): one gather of the
         # gradient per round instead of one per unit size
         self.order = np.concatenate([members.ravel() for _, members, _, _ in self.blocks])
         self.spans = np.cumsum([0] + [members.size for _, members, _, _ in self.blocks])
@@ -564,16 +575,17 @@ class _UnitSearch:
         Also returns the steps ``-H_u^+ g_u`` of all units, shape (p, m).
         """
         gW = self.loss.gradient_from_z(Z, W)[0]
-        m = gW.shape[1]
-        gain, g_all = np.empty(self.n_units), gW[self.order]
+        p, m = gW.shape
+        gain, g_all = np.empty(self.n_units), _padded(gW)[self.order]
         s_all = np.empty_like(g_all)
         for (units, members, _, H_inv), lo, hi in zip(self.blocks, self.spans[:-1], self.spans[1:], strict=True):
             g = g_all[lo:hi].reshape(members.shape + (m,))  # (units, size, m)
             s = H_inv @ g  # (minus the steps)
             s_all[lo:hi] = s.reshape(-1, m)
             gain[units] = 0.5 * (g * s).sum(axis=(1, 2))
-        step = np.empty_like(gW)
+        step = np.empty((p + 1, m))
         step[self.order] = -s_all
+        step = step[:p]
         gain[self.sizes == 0] = -np.inf
         if self.structure.excluded is not None:  # (units the structure never selects)
             gain[self.structure.excluded] = -np.inf
@@ -582,6 +594,7 @@ class _UnitSearch:
     def unit_cost(self, W, units):
         """Loss increase from removing each of ``units`` alone, ``w_u^T H_u w_u / 2`` per output."""
         cost = np.empty(units.size)
+        W = _padded(W)
         block = self.unit_block[units]
         for j in np.unique(block):  # (only the blocks of the selected units)
             chosen = block == j
@@ -691,48 +704,64 @@ class _UnitSearch:
 
 
 def _unit_blocks(loss, codes, n_units, max_bytes=2 ** 26):
-    """The diagonal blocks of the loss's curvature bound, one per unit, grouped by unit size.
+    """The diagonal blocks of the loss's curvature bound, one per unit, in stacks of one shape.
 
     ``H_u = curvature * X_u^T S X_u / sum(S) + alpha I`` over the centered
     columns ``X_u`` of unit ``u`` (its diagonal is
     :meth:`~sparse_estimators.losses.BaseLoss.coordinate_curvatures`; the
-    Hessian block itself for least squares). Units of one size are formed
-    together, in batches whose column copies take at most ``max_bytes``.
+    Hessian block itself for least squares). On a dense design whose units'
+    columns take at most ``max_bytes`` once padded to the largest unit's
+    size (and at most :data:`UNIT_PADDING` times the unpadded blocks'
+    entries), every unit is formed in one stack: a unit smaller than the
+    largest is padded with the feature index ``p`` (a zero column, to be read
+    from arrays with one extra zero row), and its block with the identity
+    there (zero rows and columns in ``H``'s products, the same values in
+    the others). Otherwise units of one size are formed together, in
+    batches whose column copies take at most ``max_bytes``.
 
     Returns
     -------
     list of tuples ``(units, members, H, H_inv)``
-        Per unit size ``s``: the units (n_s,), their features (n_s, s), the
-        blocks and their pseudo-inverses (n_s, s, s).
+        Per stack: the units (n_s,), their features (n_s, s; ``p`` where
+        padded), the blocks and their pseudo-inverses (n_s, s, s).
     """
     counts = np.bincount(codes, minlength=n_units)
-    # the features by their unit's size, then unit, then index: each size's units are one run of columns
-    order = np.lexsort((codes, counts[codes]))
+    p = codes.size
     design, weights = loss.design, loss.sample_weight / loss.sw_sum
     gram = getattr(loss, "gram", None)  # (the precomputed Gram matrix of GramSquaredLoss)
     n = design.shape[0]
     root = np.sqrt(weights)[:, None]
-    whole = None
-    if gram is None and not design.is_sparse and 8 * n * codes.size <= max_bytes:
-        # the scaled centred columns of every unit in one copy (small designs: a copy per size costs more
-        # in overhead than in arithmetic)
-        whole = np.asarray(design.X[:, order], dtype=float)
+    largest = int(counts.max())
+    if (gram is None and not design.is_sparse and 8 * n * n_units * largest <= max_bytes
+            and n_units * largest ** 2 <= UNIT_PADDING * float(counts @ counts)):
+        order = np.argsort(codes, kind="stable")
+        within = np.arange(p) - (np.cumsum(counts) - counts)[codes[order]]
+        members = np.full((n_units, largest), p, dtype=np.intp)
+        members[codes[order], within] = order
+        block = np.zeros((n, n_units, largest))
+        real = members < p
+        columns = np.asarray(design.X[:, members[real]], dtype=float)
         if design.offset is not None:
-            whole -= design.offset[order]
-        whole *= root
+            columns -= design.offset[members[real]]
+        block[:, real] = columns * root
+        # (a stack of products X_u^T X_u: 5 to 25 times faster than einsum's own loop at n = 200)
+        H = np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2))
+        if design.constant is not None:  # (constant columns carry nothing, as in LinearDesign)
+            keep = real & ~np.append(design.constant, False)[members]
+            H *= keep[:, :, None] & keep[:, None, :]
+        return [_inverted(loss, np.arange(n_units), members, H, padded=~real)]
+    # the features by their unit's size, then unit, then index: each size's units are one run of columns
+    order = np.lexsort((codes, counts[codes]))
     out = []
     first = 0
     for size in np.unique(counts[counts > 0]):
         units = np.flatnonzero(counts == size)
         members = order[first:first + units.size * size].reshape(units.size, size)
+        first += units.size * size
         if gram is not None:
             H = gram[members[:, :, None], members[:, None, :]]
         elif design.is_sparse:
             H = np.stack([design.columns(cols).weighted_gram(weights) for cols in members])
-        elif whole is not None:
-            block = whole[:, first:first + units.size * size].reshape(n, units.size, size)
-            # (a stack of products X_u^T X_u: 5 to 25 times faster than einsum's own loop at n = 200)
-            H = np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2))
         else:
             H = np.empty((units.size, size, size))
             step = max(1, int(max_bytes // (8 * n * size)))
@@ -743,13 +772,28 @@ def _unit_blocks(loss, codes, n_units, max_bytes=2 ** 26):
                     block -= design.offset[cols]
                 block = (block * root).reshape(n, -1, size)
                 H[start:start + step] = np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2))
-        first += units.size * size
-        if gram is None and not design.is_sparse and design.constant is not None:
-            keep = ~design.constant[members]  # (constant columns carry nothing, as in LinearDesign)
-            H *= keep[:, :, None] & keep[:, None, :]
-        H = loss.curvature * H + loss.alpha * np.eye(size)
-        # the inverse with a ridge of 1e-10 of the largest diagonal entry (a pseudo-inverse for gradients,
-        # which vanish along the null directions: constant or duplicated columns); 10 times faster than pinv
-        ridge = 1e-10 * np.einsum("uaa->ua", H).max(axis=1) + 1e-300
-        out.append((units, members, H, np.linalg.inv(H + ridge[:, None, None] * np.eye(size))))
+            if design.constant is not None:
+                keep = ~design.constant[members]
+                H *= keep[:, :, None] & keep[:, None, :]
+        out.append(_inverted(loss, units, members, H))
     return out
+
+
+def _inverted(loss, units, members, H, padded=None):
+    """``(units, members, H, H_inv)`` of :func:`_unit_blocks` from the products ``H`` (curvature and alpha added).
+
+    ``padded``: the padded positions (a mask like ``members``), whose
+    diagonal entries are set to 1 in ``H`` and its inverse.
+    """
+    size = H.shape[1]
+    H = loss.curvature * H + loss.alpha * np.eye(size)
+    # the inverse with a ridge of 1e-10 of the largest diagonal entry (a pseudo-inverse for gradients,
+    # which vanish along the null directions: constant or duplicated columns); 10 times faster than pinv
+    ridge = 1e-10 * np.einsum("uaa->ua", H).max(axis=1) + 1e-300
+    if padded is not None:
+        diagonal = np.einsum("uaa->ua", H)  # (a view)
+        diagonal[padded] = 1.0
+    H_inv = np.linalg.inv(H + ridge[:, None, None] * np.eye(size))
+    if padded is not None:
+        np.einsum("uaa->ua", H_inv)[padded] = 1.0  # (1 / (1 + ridge) there: exactly 1, as in H)
+    return units, members, H, H_inv
