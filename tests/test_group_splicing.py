@@ -189,3 +189,30 @@ def test_unit_price_levels_are_the_chi_squared_quantiles():
     G = labels.max() + 1
     dof = np.bincount(labels, minlength=G) - np.bincount(labels[[5]], minlength=G)
     np.testing.assert_allclose(search.level, scipy.stats.chi2.isf(1.0 / G, dof), rtol=1e-12)
+
+
+@pytest.mark.parametrize("padding", [4.0, 0.0])
+def test_unit_cost_is_the_exact_increase_for_least_squares(padding, monkeypatch):
+    """At a refit, removing a unit raises the least-squares loss by exactly ``w_u^T H_u w_u / 2``: the same
+    from the blocks stacked with padding (units of several sizes in one stack) as from one stack per size."""
+    import sparse_estimators.solvers._splice as splice_module
+
+    monkeypatch.setattr(splice_module, "UNIT_PADDING", padding)
+    rng = np.random.RandomState(4)
+    X, y, labels = _decoy(4)
+    X = X.copy()
+    X[:, labels == 5] = 2.0  # (a constant group: its block is 0)
+    weights = rng.uniform(0.5, 2.0, y.size)
+    loss = SquaredLoss(X, y[:, None], sample_weight=weights)
+    structure = Groups(Hard(), labels)
+    search = _UnitSearch(loss, 4, structure, None, 5, 20, 0.25, 0.0, None)
+    assert len(search.blocks) == (1 if padding else np.unique(np.bincount(labels)).size)
+    units = np.array([0, 1, 2, 5, 9])
+    W, b = loss.refit(structure.features(units), *loss.zeros())
+    f = loss.value(W, b)
+    cost = search.unit_cost(W, units)
+    for unit, c in zip(units, cost, strict=True):
+        W_out = W.copy()
+        W_out[labels == unit] = 0.0
+        assert c == pytest.approx(loss.value(W_out, b) - f, rel=1e-8, abs=1e-14)
+    assert cost[3] == 0.0

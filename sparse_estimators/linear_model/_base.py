@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._utils import _DocLinkMixin, all_or_nothing
@@ -32,7 +32,7 @@ from ..structures import Groups, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED
 from ._dask import lazy_method, uses_dask
-from ._validation import _check_int, _check_real
+from ._validation import _check_int, _check_real, check_parameters
 
 
 class _Fit(NamedTuple):
@@ -157,8 +157,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     def _validate_params(self):
         # scikit-learn's InvalidParameterError (a ValueError naming the class and the allowed range) first;
         # the checks below add what the constraints cannot say (bool is not an int, finite values)
-        validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
-                                       caller_name=type(self).__name__)
+        check_parameters(self._parameter_constraints, self.get_params(deep=False), type(self).__name__)
         if self.k is not None:
             _check_int(self._level_name, self.k, 1)
         operator = get_operator(self.thresholding)

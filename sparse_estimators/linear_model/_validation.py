@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 from sklearn import get_config
+from sklearn.utils._param_validation import make_constraint, validate_parameter_constraints
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
@@ -78,6 +79,31 @@ def validated_classification(estimator, X, y):
     X, y = validate_data(estimator, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
     check_classification_targets(y)
     return X, y
+
+
+#: the constraint objects of each ``_parameter_constraints`` dict, built once: ``id -> (dict, {name: list})``
+_CONSTRAINTS = {}
+
+
+def check_parameters(constraints, params, caller_name):
+    """scikit-learn's ``validate_parameter_constraints``, with each dict's constraint objects built once.
+
+    scikit-learn's function rebuilds every constraint object at each call
+    (40 us per fit, 2 to 3 % of a 1.6 ms fit); here they are built at the
+    first call and each value is tested against them. A value that
+    satisfies none is passed to scikit-learn's function, which raises its
+    ``InvalidParameterError``.
+    """
+    entry = _CONSTRAINTS.get(id(constraints))
+    if entry is None or entry[0] is not constraints:
+        built = {name: [make_constraint(c) for c in options] for name, options in constraints.items()
+                 if not (isinstance(options, str) and options == "no_validation")}
+        entry = _CONSTRAINTS[id(constraints)] = (constraints, built)
+    built = entry[1]
+    for name, value in params.items():
+        options = built.get(name)
+        if options is not None and not any(c.is_satisfied_by(value) for c in options):
+            validate_parameter_constraints(constraints, params, caller_name)
 
 
 def _check_int(name, value, minimum):

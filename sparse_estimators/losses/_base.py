@@ -464,9 +464,11 @@ class BaseLoss:
         ``1e-12`` of the minimum), which is all a comparison of candidates
         needs; the search refits its final support precisely. Losses with a
         closed-form refit evaluate all candidates at once (see
-        :meth:`SquaredLoss.refit_candidates`); the logistic and multinomial
-        losses refit each on a dense copy of its columns when ``X`` is dense
-        (see :meth:`LogisticLoss.refit`).
+        :meth:`SquaredLoss.refit_candidates`); the binary logistic loss and
+        the other one-output GLM losses start each at the minimum of one
+        shared quadratic model when ``X`` is dense
+        (``losses._pointwise_newton``), the multinomial loss refits each on
+        a dense copy of its columns (see :meth:`LogisticLoss.refit`).
 
         Parameters
         ----------

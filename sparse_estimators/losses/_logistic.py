@@ -6,6 +6,7 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._base import BaseLoss, cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
 from ._design import LinearDesign, column_values, constant_columns
+from ._pointwise_newton import _PointwiseNewtonRefit
 from ._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature, block_hessian, class_rmatvec, softmax_parts
 
 
@@ -89,8 +90,17 @@ class _GLMLoss(BaseLoss):
         raise NotImplementedError
 
     def feature_curvatures(self, Z, features):  # noqa: D102 - documented in BaseLoss
+        features = np.asarray(features)
         weights = self._hess_diag(Z) * (self.sample_weight / self.sw_sum)[:, None]
-        return self.design.columns(np.asarray(features)).column_moments(weights) + self.alpha
+        design = self.design
+        if not design.is_sparse and features.size <= design.shape[1] // 4:
+            # a few columns (the splicing search's): their centred squares in one product, a quarter of the time
+            # of column_moments' blocked pass (constant columns are exactly 0 once centred)
+            A = np.asarray(design.X[:, features], dtype=float)
+            if design.offset is not None:
+                A -= design.offset[features]
+            return (A * A).T @ weights + self.alpha
+        return design.columns(features).column_moments(weights) + self.alpha
 
     def hessian(self, W, b):  # noqa: D102 - documented in BaseLoss
         m, p = self.n_outputs, self.n_features
@@ -243,7 +253,7 @@ class _GLMLoss(BaseLoss):
         return sub
 
 
-class LogisticLoss(_GLMLoss):
+class LogisticLoss(_PointwiseNewtonRefit, _GLMLoss):
     """Binary logistic loss, labels in {0, 1}.
 
     ``sum_i s_i (log(1 + exp(z_i)) - y_i z_i) / sum_i s_i + alpha/2 ||w||^2``
@@ -267,6 +277,25 @@ class LogisticLoss(_GLMLoss):
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
         return -log_expit(z) + (1.0 - y) * z
+
+    # the splicing search's candidate refits: the shared quadratic start and the one-output Newton loop of
+    # _PointwiseNewtonRefit.refit_candidates; refit() keeps _GLMLoss's loop (fits without an exchange unchanged)
+    _dense_refit = _GLMLoss._dense_refit
+    #: newton_minimise's precise=False rule, as before: the candidates' values within about 1e-12 of their
+    #: minima (the classifiers' gate is 0: any decrease counts, so the values are kept that close)
+    candidate_decrement = 1e-6
+
+    def _refit_evaluated(self, support, W, b):
+        """A lone candidate (the second search's start): the one-output Newton loop, as the others."""
+        if self.design.is_sparse or self.positive:
+            return super()._refit_evaluated(support, W, b)
+        return _PointwiseNewtonRefit._dense_refit(self, support, W, b, 100, precise=False)
+
+    def _parts(self, z):
+        """The pointwise loss and its first and second derivatives in ``z`` (1-D), for the candidate refits."""
+        p = expit(z)
+        y = self.Y[:, 0]
+        return -log_expit(z) + (1.0 - y) * z, p - y, p * (1.0 - p)
 
     def _dz(self, Z):
         return expit(Z) - self.Y

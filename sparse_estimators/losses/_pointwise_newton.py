@@ -55,6 +55,9 @@ class _PointwiseNewtonRefit:
     :class:`~sparse_estimators.losses._logistic._GLMLoss` with one output.
     """
 
+    #: the decrement at which this loss's candidate refits stop (the logistic loss: 1e-6, see there)
+    candidate_decrement = CANDIDATE_DECREMENT
+
     def _parts(self, z):
         raise NotImplementedError
 
@@ -109,7 +112,7 @@ class _PointwiseNewtonRefit:
             slope = float(g @ step)
             Astep = A @ step
             tol = 1.0 + abs(f)
-            if not precise and -slope <= CANDIDATE_DECREMENT * tol:
+            if not precise and -slope <= self.candidate_decrement * tol:
                 z_new = z + Astep
                 f_new = value(z_new, theta + step)[0]
                 if f_new <= f + 1e-12 * tol:

@@ -203,8 +203,9 @@ class SquaredLoss(BaseLoss):
         Gram matrix of the union of their columns is formed once and the
         ``C`` normal equations (``k x k`` each) are solved in one batched
         call (supports of one size) or one after the other (supports of
-        several sizes: exchanges of groups), and each loss value comes from
-        the explicit residual. Falls back to one :meth:`refit` per candidate
+        several sizes: exchanges of groups); the linear predictors of all
+        candidates come from one product with the union's columns, and each
+        loss value from the explicit residual. Falls back to one :meth:`refit` per candidate
         (least squares by orthogonal factorisation) when a Cholesky pivot
         of a system is below ``1e-8`` times its largest diagonal entry
         (nearly collinear columns, for which the normal equations lose too
@@ -217,19 +218,31 @@ class SquaredLoss(BaseLoss):
         # (plain Python sets and np.array: on the few small arrays of a splicing round,
         # np.unique and np.stack cost more in overhead than the rest of the set-up)
         union = np.array(sorted(set().union(*(s.tolist() for s in supports))), dtype=np.intp)
-        A = self.design.columns(union).dense()  # centered columns of the union
+        design = self.design
+        if design.is_sparse:
+            A = design.columns(union).dense()  # centered columns of the union
+        else:  # (the same, without building a LinearDesign for them)
+            A = design._copy(union, np.float64)
+            if design.offset is not None:
+                A = A - design.offset[union]
         Aw = A if self.uniform_weights else A * self.sample_weight[:, None]
         gram, rhs = Aw.T @ A, Aw.T @ self.Y
-        if not batched:  # (supports of several sizes, e.g. unions of groups: one system each)
-            return [self._refit_on_union(support, union, A, gram, rhs, W, b) for support in supports]
-        rows = np.array(supports)  # (C, k) features of each candidate
-        pos = np.searchsorted(union, rows)  # their columns in A
-        coef = _batched_normal_equations(gram[pos[:, :, None], pos[:, None, :]], rhs[pos])  # (C, k, m)
-        if coef is None:
-            return super().refit_candidates(supports, W, b)
         C = len(supports)
-        on_union = np.zeros((C, union.size, coef.shape[2]))
-        on_union[np.arange(C)[:, None], pos] = coef
+        on_union = np.zeros((C, union.size, rhs.shape[1]))  # each candidate's coefficients on the union
+        if batched:
+            pos = np.searchsorted(union, np.array(supports))  # (C, k) columns of each candidate in A
+            coef = _batched_normal_equations(gram[pos[:, :, None], pos[:, None, :]], rhs[pos])  # (C, k, m)
+            if coef is None:
+                return super().refit_candidates(supports, W, b)
+            on_union[np.arange(C)[:, None], pos] = coef
+        else:  # (supports of several sizes, e.g. unions of groups: one system each)
+            for c, support in enumerate(supports):
+                pos = np.searchsorted(union, support)
+                G = gram[np.ix_(pos, pos)]
+                coef = _cholesky_solve(G, rhs[pos], 1e-8, G.diagonal().max())
+                if coef is None:  # (nearly collinear columns: each candidate by itself)
+                    return [self._refit_on_union(s, union, A, gram, rhs, W, b) for s in supports]
+                on_union[c, pos] = coef
         Z = A @ on_union  # (C, n, m) linear predictors: no (n, C k) gather of columns
         R = self.Y - Z
         squares = np.einsum("cnm,cnm->cn", R, R)  # per candidate and sample
@@ -238,7 +251,7 @@ class SquaredLoss(BaseLoss):
         else:
             mean_squares = squares @ self.sample_weight / self.sw_sum
         W_all = np.zeros((C,) + W.shape)
-        W_all[np.arange(C)[:, None], rows] = coef
+        W_all[:, union] = on_union
         return [(W_all[c], b, 0.5 * float(mean_squares[c]), Z[c]) for c in range(C)]
 
 

@@ -174,7 +174,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         protected[np.asarray(forced, dtype=np.intp)] = True
         screening_start = bool(screening_start)  # (abess's rules know no forced features)
     options = (h, usable, unit, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated, protected)
-    best, visited = _exchange(loss, k, support, W, b, f, Z, *options)
+    best, visited, last = _exchange(loss, k, support, W, b, f, Z, *options)
     exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
     if screening_start:
         W0, _ = loss.zeros()
@@ -187,7 +187,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
             start = np.union1d(np.flatnonzero(protected), _top(free, k - int(protected.sum())))
         other = None
         if screening_start == "abess":
-            other = _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, gain=forward)
+            if not _abess_search_stays(loss, k, start, best.support, last, forward, usable, max_exchange):
+                other = _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, gain=forward)
         elif start.tobytes() not in visited:
             other = _exchange(loss, k, start, *loss.refit_candidates([start], W0, b0)[0], *options,
                               known=visited)[0]
@@ -252,7 +253,9 @@ def _explained(H, m, removed):
     """
     blocks = [np.arange(j * m, (j + 1) * m) for j in removed]
     cols = np.concatenate(blocks)
-    rest = np.setdiff1d(np.arange(H.shape[0]), cols)
+    outside = np.ones(H.shape[0], dtype=bool)
+    outside[cols] = False
+    rest = np.flatnonzero(outside)  # (np.setdiff1d's result, without its sorting)
     A = np.linalg.lstsq(H[np.ix_(rest, rest)], H[np.ix_(rest, cols)], rcond=None)[0] if rest.size else None
     share = []
     for i, block in enumerate(blocks):
@@ -279,8 +282,12 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
               add_gate_uncorrelated=None, protected=None, known=frozenset()):
     """Splicing from one refitted start (``Z`` its linear predictor).
 
-    Returns ``(result, visited)``: ``result.objective`` starts with the
-    start's loss, ``visited`` holds the supports passed through (as bytes).
+    Returns ``(result, visited, last)``: ``result.objective`` starts with the
+    start's loss, ``visited`` holds the supports passed through (as bytes),
+    ``last`` the round that accepted nothing at ``result.support`` (see
+    :func:`_abess_search_stays`): ``(kept, adds, decreases)``, the
+    decrease of each exchange size ``c`` (a dict), or None when the search
+    stopped otherwise.
     The search from a support depends on nothing else (the point is the
     refit on it), so one that reaches a support of ``known`` (visited by an
     earlier search) would end where that search did: it stops and
@@ -288,10 +295,11 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
     """
     objective = [f]
     visited = set()
+    last = None
     for _ in range(max_rounds):
         key = support.tobytes()
         if key in known:
-            return None, visited
+            return None, visited, None
         visited.add(key)
         kept, forward = _ranked(loss, support, W, Z, h, usable, protected)
         removable = k if protected is None else k - int(protected[support].sum())
@@ -301,8 +309,11 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         candidates = _swaps(kept, adds, range(1, n_out + 1))
         best, H = None, None  # H: the current fit's Hessian, formed when first needed in this round
         limits = [f - c * threshold for c in range(1, n_out + 1)]
+        decreases = {}  # (a screened candidate, value inf, has no known decrease: _abess_search_stays then runs)
         for c, candidate, (W_c, b_c, f_c, Z_c) in zip(range(1, n_out + 1), candidates,
                                                       _screened(loss, candidates, W, b, limits), strict=True):
+            if np.isfinite(f_c):
+                decreases[c] = f - f_c
             if not (f - f_c > c * threshold and (best is None or f_c < best[3])):
                 continue
             if add_gate:  # every added feature significant (see splice's add_gate and add_gate_uncorrelated)
@@ -317,11 +328,52 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                         continue
             best = (candidate, W_c, b_c, f_c, Z_c)
         if best is None:
+            last = (kept, adds, decreases)
             break
         support, W, b, f, Z = best
         objective.append(f)
     visited.add(support.tobytes())
-    return SolverResult(W, b, support, len(objective) - 1, objective, converged=True), visited
+    return SolverResult(W, b, support, len(objective) - 1, objective, converged=True), visited, last
+
+
+def _abess_threshold(loss, k):
+    """The threshold of an exchange in abess's search: ``0.01 k m log(p) log(log N) / N``."""
+    N = loss.n_observations
+    return 0.01 * k * loss.n_outputs * np.log(loss.n_features) * max(np.log(max(np.log(N), 1.0)), 0.0) / N
+
+
+def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchange, important_search=128):
+    """Whether :func:`_important_search` from ``start`` is certain to accept no exchange (and return ``start``).
+
+    When ``start`` is the ``support`` where the first search stopped, that
+    search's ``last`` round (:func:`_exchange`) has refitted every candidate
+    the important search's first round would: the same least useful
+    selected features, the same most useful others (provided they lie in
+    the important search's set ``U`` of features, built from ``gain``, the
+    marginal gains at zero), exchange sizes ``C, C // 2, ..., 1`` among the
+    round's ``1, ..., n_out``. If none of them lowered the loss by more than
+    abess's threshold, that search would stop at once: its result would be
+    the first search's support (no switch), so it is not run. The
+    candidates' values are those of the same refits (to rounding).
+    """
+    if last is None or not (start.shape == support.shape and (start == support).all()):
+        return False
+    kept, adds, decreases = last
+    p = loss.n_features
+    U_size = min(p, k + important_search)
+    g = gain.copy()
+    g[support] = np.inf  # (as _important_search builds U)
+    in_U = np.zeros(p, dtype=bool)
+    in_U[_top(g, U_size)] = True
+    in_U[support] = False
+    C = int(min(max_exchange, k, U_size - k, np.count_nonzero(usable & in_U)))
+    if C < 1:
+        return True
+    sizes = [C >> i for i in range(C.bit_length())]
+    if len(adds) < C or not in_U[adds[:C]].all() or any(c not in decreases for c in sizes):
+        return False
+    tau = _abess_threshold(loss, k)
+    return not any(decreases[c] > tau for c in sizes)
 
 
 def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, important_search=128,
@@ -351,8 +403,8 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     SolverResult
         As :func:`_exchange`'s (``objective`` starts with the start's loss).
     """
-    p, N = loss.n_features, loss.n_observations
-    tau = 0.01 * k * loss.n_outputs * np.log(p) * max(np.log(max(np.log(N), 1.0)), 0.0) / N
+    p = loss.n_features
+    tau = _abess_threshold(loss, k)
     U_size = min(p, k + important_search)
     support, W, b = np.sort(start), W0, b0
     objective = []
@@ -407,6 +459,9 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
 
 
 # -- units: whole groups of features exchanged ----------------------------------------------------
+#: the group search forms the units' blocks in one stack padded to the largest unit's size (see _unit_blocks)
+#: while that stack holds at most this many times the entries of the unpadded blocks (sizes 2 to 10: 2.4)
+UNIT_PADDING = 4.0
 #: a unit's price is its noise gain's quantile at 1 - UNIT_PRICE_LEVEL / G, the level the best of G noise
 #: units reaches about once (see _UnitSearch.price): 1, the risk-inflation level, not tuned; measured on
 #: benchmarks/compare_groups.py (doc/peers/compare_groups.md)
@@ -474,6 +529,14 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     return best
 
 
+def _padded(A):
+    """``A`` (p, m) with one more row of zeros, read at the padded positions of :func:`_unit_blocks`' units."""
+    out = np.empty((A.shape[0] + 1, A.shape[1]))
+    out[:-1] = A
+    out[-1] = 0.0
+    return out
+
+
 class _UnitSearch:
     """The exchange search of :func:`_unit_splice`: units, their sizes, scores and gates."""
 
@@ -495,6 +558,13 @@ class _UnitSearch:
             self.protected = np.zeros(self.n_units, dtype=bool)
             self.protected[self.codes[np.asarray(forced, dtype=np.intp)]] = True
         self.blocks = _unit_blocks(loss, self.codes, self.n_units)
+        # the blocks' features one after the other (all features, and the padding): one gather of the
+        # gradient per round instead of one per unit size
+        self.order = np.concatenate([members.ravel() for _, members, _, _ in self.blocks])
+        self.spans = np.cumsum([0] + [members.size for _, members, _, _ in self.blocks])
+        self.unit_block, self.unit_row = np.zeros(self.n_units, dtype=np.intp), np.zeros(self.n_units, dtype=np.intp)
+        for j, (units, _, _, _) in enumerate(self.blocks):
+            self.unit_block[units], self.unit_row[units] = j, np.arange(units.size)
         self.max_exchange, self.max_rounds = max_exchange, max_rounds
         self.gate, self.add_gate, self.add_gate_uncorrelated = gate, add_gate, add_gate_uncorrelated
 
@@ -525,23 +595,33 @@ class _UnitSearch:
         Also returns the steps ``-H_u^+ g_u`` of all units, shape (p, m).
         """
         gW = self.loss.gradient_from_z(Z, W)[0]
-        gain, step = np.empty(self.n_units), np.empty_like(gW)
-        for units, members, _, H_inv in self.blocks:
-            g = gW[members]  # (units, size, m)
-            s = -np.einsum("uab,ubm->uam", H_inv, g)
-            step[members] = s
-            gain[units] = -0.5 * np.einsum("uam,uam->u", g, s)
+        p, m = gW.shape
+        gain, g_all = np.empty(self.n_units), _padded(gW)[self.order]
+        s_all = np.empty_like(g_all)
+        for (units, members, _, H_inv), lo, hi in zip(self.blocks, self.spans[:-1], self.spans[1:], strict=True):
+            g = g_all[lo:hi].reshape(members.shape + (m,))  # (units, size, m)
+            s = H_inv @ g  # (minus the steps)
+            s_all[lo:hi] = s.reshape(-1, m)
+            gain[units] = 0.5 * (g * s).sum(axis=(1, 2))
+        step = np.empty((p + 1, m))
+        step[self.order] = -s_all
+        step = step[:p]
         gain[self.sizes == 0] = -np.inf
         if self.structure.excluded is not None:  # (units the structure never selects)
             gain[self.structure.excluded] = -np.inf
         return gain, step
 
-    def unit_cost(self, W):
-        """Loss increase from removing each unit alone, ``w_u^T H_u w_u / 2`` per output (0 where ``W`` is)."""
-        cost = np.empty(self.n_units)
-        for units, members, H, _ in self.blocks:
-            w = W[members]
-            cost[units] = 0.5 * np.einsum("uam,uab,ubm->u", w, H, w)
+    def unit_cost(self, W, units):
+        """Loss increase from removing each of ``units`` alone, ``w_u^T H_u w_u / 2`` per output."""
+        cost = np.empty(units.size)
+        W = _padded(W)
+        block = self.unit_block[units]
+        for j in np.unique(block):  # (only the blocks of the selected units)
+            chosen = block == j
+            _, members, H, _ = self.blocks[j]
+            rows = self.unit_row[units[chosen]]
+            w = W[members[rows]]
+            cost[chosen] = 0.5 * np.einsum("uam,uab,ubm->u", w, H[rows], w)
         return cost
 
     def curvature_ratio(self, Z, support):
@@ -567,7 +647,7 @@ class _UnitSearch:
         what the best noise unit of its size would.
         """
         ratio = self.curvature_ratio(Z, self.features(units))
-        cost = (self.unit_cost(W) * ratio - price)[units]
+        cost = self.unit_cost(W, units) * ratio - price[units]
         if self.protected is not None:
             cost[self.protected[units]] = np.inf
         gain, step = self.unit_gain(Z, W)
@@ -644,51 +724,96 @@ class _UnitSearch:
 
 
 def _unit_blocks(loss, codes, n_units, max_bytes=2 ** 26):
-    """The diagonal blocks of the loss's curvature bound, one per unit, grouped by unit size.
+    """The diagonal blocks of the loss's curvature bound, one per unit, in stacks of one shape.
 
     ``H_u = curvature * X_u^T S X_u / sum(S) + alpha I`` over the centered
     columns ``X_u`` of unit ``u`` (its diagonal is
     :meth:`~sparse_estimators.losses.BaseLoss.coordinate_curvatures`; the
-    Hessian block itself for least squares). Units of one size are formed
-    together, in batches whose column copies take at most ``max_bytes``.
+    Hessian block itself for least squares). On a dense design whose units'
+    columns take at most ``max_bytes`` once padded to the largest unit's
+    size (and at most :data:`UNIT_PADDING` times the unpadded blocks'
+    entries), every unit is formed in one stack: a unit smaller than the
+    largest is padded with the feature index ``p`` (a zero column, to be read
+    from arrays with one extra zero row), and its block with the identity
+    there (zero rows and columns in ``H``'s products, the same values in
+    the others). Otherwise units of one size are formed together, in
+    batches whose column copies take at most ``max_bytes``.
 
     Returns
     -------
     list of tuples ``(units, members, H, H_inv)``
-        Per unit size ``s``: the units (n_s,), their features (n_s, s), the
-        blocks and their pseudo-inverses (n_s, s, s).
+        Per stack: the units (n_s,), their features (n_s, s; ``p`` where
+        padded), the blocks and their pseudo-inverses (n_s, s, s).
     """
-    order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes, minlength=n_units)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    p = codes.size
     design, weights = loss.design, loss.sample_weight / loss.sw_sum
     gram = getattr(loss, "gram", None)  # (the precomputed Gram matrix of GramSquaredLoss)
+    n = design.shape[0]
+    root = np.sqrt(weights)[:, None]
+    largest = int(counts.max())
+    if (gram is None and not design.is_sparse and 8 * n * n_units * largest <= max_bytes
+            and n_units * largest ** 2 <= UNIT_PADDING * float(counts @ counts)):
+        order = np.argsort(codes, kind="stable")
+        within = np.arange(p) - (np.cumsum(counts) - counts)[codes[order]]
+        members = np.full((n_units, largest), p, dtype=np.intp)
+        members[codes[order], within] = order
+        block = np.zeros((n, n_units, largest))
+        real = members < p
+        columns = np.asarray(design.X[:, members[real]], dtype=float)
+        if design.offset is not None:
+            columns -= design.offset[members[real]]
+        block[:, real] = columns * root
+        # (a stack of products X_u^T X_u: 5 to 25 times faster than einsum's own loop at n = 200)
+        H = np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2))
+        if design.constant is not None:  # (constant columns carry nothing, as in LinearDesign)
+            keep = real & ~np.append(design.constant, False)[members]
+            H *= keep[:, :, None] & keep[:, None, :]
+        return [_inverted(loss, np.arange(n_units), members, H, padded=~real)]
+    # the features by their unit's size, then unit, then index: each size's units are one run of columns
+    order = np.lexsort((codes, counts[codes]))
     out = []
+    first = 0
     for size in np.unique(counts[counts > 0]):
         units = np.flatnonzero(counts == size)
-        members = order[starts[units][:, None] + np.arange(size)]
+        members = order[first:first + units.size * size].reshape(units.size, size)
+        first += units.size * size
         if gram is not None:
             H = gram[members[:, :, None], members[:, None, :]]
         elif design.is_sparse:
             H = np.stack([design.columns(cols).weighted_gram(weights) for cols in members])
         else:
             H = np.empty((units.size, size, size))
-            root = np.sqrt(weights)[:, None]
-            step = max(1, int(max_bytes // (8 * design.shape[0] * size)))
+            step = max(1, int(max_bytes // (8 * n * size)))
             for start in range(0, units.size, step):
                 cols = members[start:start + step].ravel()
                 block = np.asarray(design.X[:, cols], dtype=float)
                 if design.offset is not None:
                     block -= design.offset[cols]
-                block = (block * root).reshape(design.shape[0], -1, size)
-                # (einsum's optimized path calls BLAS: 5 times faster on 2000 x 1200, slower on small blocks)
-                H[start:start + step] = np.einsum("nua,nub->uab", block, block, optimize=block.size > 2 ** 16)
-            if design.constant is not None:  # (constant columns carry nothing, as in LinearDesign)
+                block = (block * root).reshape(n, -1, size)
+                H[start:start + step] = np.matmul(block.transpose(1, 2, 0), block.transpose(1, 0, 2))
+            if design.constant is not None:
                 keep = ~design.constant[members]
                 H *= keep[:, :, None] & keep[:, None, :]
-        H = loss.curvature * H + loss.alpha * np.eye(size)
-        # the inverse with a ridge of 1e-10 of the largest diagonal entry (a pseudo-inverse for gradients,
-        # which vanish along the null directions: constant or duplicated columns); 10 times faster than pinv
-        ridge = 1e-10 * np.einsum("uaa->ua", H).max(axis=1) + 1e-300
-        out.append((units, members, H, np.linalg.inv(H + ridge[:, None, None] * np.eye(size))))
+        out.append(_inverted(loss, units, members, H))
     return out
+
+
+def _inverted(loss, units, members, H, padded=None):
+    """``(units, members, H, H_inv)`` of :func:`_unit_blocks` from the products ``H`` (curvature and alpha added).
+
+    ``padded``: the padded positions (a mask like ``members``), whose
+    diagonal entries are set to 1 in ``H`` and its inverse.
+    """
+    size = H.shape[1]
+    H = loss.curvature * H + loss.alpha * np.eye(size)
+    # the inverse with a ridge of 1e-10 of the largest diagonal entry (a pseudo-inverse for gradients,
+    # which vanish along the null directions: constant or duplicated columns); 10 times faster than pinv
+    ridge = 1e-10 * np.einsum("uaa->ua", H).max(axis=1) + 1e-300
+    if padded is not None:
+        diagonal = np.einsum("uaa->ua", H)  # (a view)
+        diagonal[padded] = 1.0
+    H_inv = np.linalg.inv(H + ridge[:, None, None] * np.eye(size))
+    if padded is not None:
+        np.einsum("uaa->ua", H_inv)[padded] = 1.0  # (1 / (1 + ridge) there: exactly 1, as in H)
+    return units, members, H, H_inv
