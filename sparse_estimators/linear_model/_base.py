@@ -21,7 +21,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 from sklearn.utils.class_weight import compute_sample_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._utils import _DocLinkMixin, _numeric_target, all_or_nothing
@@ -33,7 +32,8 @@ from ..solvers import iht, splice
 from ..structures import Groups, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED, _NonNegative
-from ._dask import dask_glm_setup, dask_regression_setup, lazy_method, lazy_score, uses_dask
+from ._dask import dask_regression_setup, lazy_method, lazy_score, uses_dask
+from ._dask_resident import dask_classifier_setup
 from ._validation import validated_classification, validated_regression
 
 __all__ = ["SparseRegressorBase", "SparseClassifierBase"]
@@ -942,17 +942,8 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
-        if uses_dask(X):  # (X stays in its chunks: one pass per product; labels and weights in memory)
-            state = {}
-
-            def make(view, y, sample_weight):
-                check_classification_targets(y)
-                loss, state["classes"] = self._classification_loss(view, y, sample_weight)
-                return loss
-
-            loss, x_scale, _, _ = dask_glm_setup(self, X, y, sample_weight, make, centred_scale=self.fit_intercept)
-            return loss, {"attributes": {"classes_": state["classes"]}, "scale": (x_scale, 1.0),
-                          "dtype": loss.design.dtype}  # (float32 X: float32 coef_, as on NumPy data)
+        if uses_dask(X):  # (X stays in its chunks, labels, weights and predictors on the workers)
+            return dask_classifier_setup(self, X, y, sample_weight)
         X, y = validated_classification(self, X, y)
         sample_weight = _checked_weights(sample_weight, X)
         X, x_scale = _rescaled(X, centred=self.fit_intercept)

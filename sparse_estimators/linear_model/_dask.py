@@ -254,9 +254,17 @@ def _squared_passes_setup(est, X, y, sample_weight):
 
 
 def _glm_regression_setup(est, X, y, sample_weight, name):
-    """``(loss, info)`` for ``loss='poisson'``, ``'gamma'`` or ``'huber'`` on a dask ``X`` (:func:`dask_glm_setup`)."""
+    """``(loss, info)`` for ``loss='poisson'``, ``'gamma'`` (:mod:`._dask_resident`) or ``'huber'`` on a dask ``X``.
+
+    Huber's scale and initial intercept are weighted medians of ``n`` values:
+    its targets and weights are computed into the client (:func:`dask_glm_setup`).
+    """
     from ._base import REGRESSION_LOSSES, _rescaled
 
+    if name in ("poisson", "gamma"):  # (targets, weights and predictors on the workers)
+        from ._dask_resident import dask_log_link_setup
+
+        return dask_log_link_setup(est, X, y, sample_weight, name)
     state = {}
 
     def make(view, y, sample_weight):
