@@ -222,35 +222,10 @@ def dask_glm_setup(est, X, y, sample_weight, make_loss, *, centred_scale):
 
 
 def _squared_passes_setup(est, X, y, sample_weight):
-    """``(loss, info)`` for least squares read at every iteration (:class:`SquaredLoss` on :func:`dask_glm_setup`).
+    """``(loss, info)`` for least squares read at every iteration (see :mod:`._dask_resident`)."""
+    from ._dask_resident import dask_squared_passes_setup
 
-    Above :data:`DASK_GRAM_MAX_FEATURES` features (or with
-    ``precompute=False``): each gradient is one pass over ``X``, as for the
-    GLM losses; the targets and the linear predictor (``n`` rows) live in
-    the client, and a refit copies its support's columns (``n x k``).
-    """
-    from .._utils import _numeric_target
-    from ..losses._squared import SquaredLoss
-    from ._base import _rescaled
-
-    state = {}
-
-    def make(view, y, sample_weight):
-        y = _numeric_target(np.asarray(y))
-        if y.dtype.kind not in "biuf":
-            raise ValueError(f"The target y must be numeric for a regressor; got {y.dtype} values.")
-        y = y.astype(float)
-        if y.ndim not in (1, 2):
-            raise ValueError(f"y must be 1-D or 2-D; got {y.ndim} dimensions.")
-        if not np.all(np.isfinite(y)):
-            raise ValueError("Input y contains NaN or infinity.")
-        state["y_ndim"] = y.ndim
-        y, state["y_scale"] = _rescaled(y)
-        return SquaredLoss(view, y, sample_weight, est.fit_intercept)
-
-    loss, x_scale, _, _ = dask_glm_setup(est, X, y, sample_weight, make, centred_scale=False)
-    loss.positive = bool(est.positive)
-    return loss, {"y_ndim": state["y_ndim"], "scale": (x_scale, state["y_scale"]), "dtype": X.dtype}
+    return dask_squared_passes_setup(est, X, y, sample_weight)
 
 
 def _glm_regression_setup(est, X, y, sample_weight, name):

@@ -174,3 +174,39 @@ def dask_log_link_setup(est, X, y, sample_weight, name):
         attributes["curvature"] = null_mean
     loss = make_dask_loss(cls, design, Y, w, stats, est.fit_intercept, **attributes)
     return loss, {"y_ndim": 1, "scale": (x_scale, 1.0)}
+
+
+def dask_squared_passes_setup(est, X, y, sample_weight):
+    """``(loss, info)`` for least squares read at every iteration on a dask ``X`` (see the module docstring).
+
+    Above :data:`~sparse_estimators.linear_model._dask.DASK_GRAM_MAX_FEATURES`
+    features (or with ``precompute=False``): each gradient is one pass over
+    ``X``, and a refit one pass for its normal equations
+    (:class:`~sparse_estimators.losses._dask_glm.DaskSquaredMixin`).
+    """
+    import dask.array as da
+
+    from ..losses._dask_glm import make_dask_loss
+    from ..losses._squared import SquaredLoss
+    from ._base import _scale_from_extremes
+
+    X, y, sample_weight = _validated(est, X, y, sample_weight)
+    if y.dtype.kind not in "biuf":
+        raise ValueError(f"The target y must be numeric for a regressor; got {y.dtype} values.")
+    y_ndim = y.ndim
+    Y = (y if y.ndim == 2 else y[:, None]).astype(np.float64)
+    extra = {"y_bad": da.count_nonzero(~da.isfinite(Y)), "y_high": Y.max(axis=0), "y_low": Y.min(axis=0)}
+    design, x_scale, Y, w, stats, values = _one_pass(est, X, Y, sample_weight, False, extra)
+    if values["y_bad"]:
+        raise ValueError("Input y contains NaN or infinity.")
+    y_scale = _scale_from_extremes(np.atleast_1d(values["y_high"]), np.atleast_1d(values["y_low"]))
+    if y_scale != 1.0:  # (an exact power of two, applied lazily)
+        Y = Y * y_scale
+    if est.fit_intercept:
+        y_mean = stats["label_sums"] * y_scale / stats["weight"]
+        x_mean = design.offset
+    else:
+        y_mean, x_mean = np.zeros(Y.shape[1]), np.zeros(X.shape[1])
+    loss = make_dask_loss(SquaredLoss, design, Y - y_mean, w, stats, est.fit_intercept, x_mean=x_mean,
+                          y_mean=y_mean, positive=bool(est.positive))
+    return loss, {"y_ndim": y_ndim, "scale": (x_scale, y_scale), "dtype": X.dtype}

@@ -126,13 +126,114 @@ class DaskRowsMixin:
         return sub
 
 
+class DaskSquaredMixin(DaskRowsMixin):
+    """:class:`DaskRowsMixin` for :class:`~sparse_estimators.losses._squared.SquaredLoss` read at every iteration.
+
+    Least squares above the Gram path's size (see
+    :data:`~sparse_estimators.linear_model._dask.DASK_GRAM_MAX_FEATURES`):
+    the refits solve the normal equations of the support (``X_S^T S X_S``
+    and ``X_S^T S Y`` from one pass) instead of copying the support's
+    columns into the client; the splicing candidates share the normal
+    equations of their union (one pass), and their values are the quadratic
+    form of those statistics.
+    """
+
+    def hessp(self, W, b, V, c):  # noqa: D102 - one pass (X V computed in the pass of the product with X^T)
+        return self.design.rmatvec(self.design.lazy_matvec(V) * self._sample_share), None
+
+    def hessian(self, W=None, b=None):  # noqa: D102 - see SquaredLoss.hessian
+        return self._numpy_class.hessian(self, W, b)
+
+    def divergence_from_z(self, Z, Z_new):  # noqa: D102 - see SquaredLoss.divergence_from_z
+        D = Z_new - Z
+        return 0.5 * float(self.sample_weight @ (D * D).sum(axis=1)) / self.sw_sum
+
+    def _yy(self):
+        """``Y^T S Y`` (m,), the targets' weighted sums of squares (computed once, without reading X)."""
+        if getattr(self, "_target_squares", None) is None:
+            self._target_squares = np.atleast_1d(np.asarray(
+                (self.Y * self.Y * self.sample_weight[:, None]).sum(axis=0).compute(), dtype=float))
+        return self._target_squares
+
+    def _normal_equations(self, support):
+        """``X_S^T S X_S`` and ``X_S^T S Y`` (raw weights ``S``) from one pass, for the columns ``support``."""
+        design = self.design.columns(support)
+        Xc = design._centred()
+        S = self.sample_weight[:, None]
+        G, rhs = design._compute(Xc.T @ (Xc * S), Xc.T @ (self.Y * S))
+        return design._zero_constant(G), design._rmatvec_finish(rhs, 0.0)
+
+    def _value(self, coef, G, rhs):
+        """The loss of the coefficients ``coef`` on the columns of the normal equations ``G``, ``rhs``."""
+        quadratic = self._yy().sum() - 2.0 * float(np.vdot(coef, rhs)) + float(np.vdot(coef, G @ coef))
+        return max(0.5 * quadratic / self.sw_sum, 0.0)
+
+    def refit(self, support, W, b, *, precise=True):  # noqa: D102 - see SquaredLoss.refit, from the statistics
+        support = np.asarray(support)
+        if self.positive:
+            return self._nonnegative_refit(support, W, b)
+        W_full = np.zeros_like(W)
+        if support.size:
+            from ._base import min_norm_solve
+            from ._squared import _cholesky_solve
+
+            G, rhs = self._normal_equations(support)
+            coef = _cholesky_solve(G, rhs, 1e-4)
+            W_full[support] = min_norm_solve(G, rhs) if coef is None else coef
+        return W_full, b
+
+    def _nonnegative_refit(self, support, W, b):
+        """Non-negative least squares on ``support`` from its normal equations (NNLS on ``B``, ``G = B^T B``)."""
+        W_full = np.zeros_like(W)
+        if support.size:
+            import scipy.optimize
+
+            G, rhs = self._normal_equations(support)
+            values, vectors = np.linalg.eigh(G)
+            keep = values > max(values.max(initial=0.0), 0.0) * G.shape[0] * np.finfo(float).eps
+            root = np.sqrt(values[keep])
+            B = root[:, None] * vectors[:, keep].T
+            for j in range(W.shape[1]):
+                W_full[support, j] = scipy.optimize.nnls(B, (vectors[:, keep].T @ rhs[:, j]) / root)[0]
+        return W_full, b
+
+    def refit_candidates(self, supports, W, b):  # noqa: D102 - see SquaredLoss.refit_candidates (one pass)
+        from ._squared import _cholesky_solve, _one_size
+
+        supports, _ = _one_size(supports)
+        if self.positive or not supports or not all(s.size for s in supports):
+            return super().refit_candidates(supports, W, b)
+        union = np.array(sorted(set().union(*(s.tolist() for s in supports))), dtype=np.intp)
+        G, rhs = self._normal_equations(union)
+        out = []
+        for support in supports:
+            pos = np.searchsorted(union, support)
+            G_s, rhs_s = G[np.ix_(pos, pos)], rhs[pos]
+            coef = _cholesky_solve(G_s, rhs_s, 1e-8, G_s.diagonal().max())
+            if coef is None:  # (nearly collinear: the refit's own solve)
+                W_c, b_c = self.refit(support, W, b)
+                coef = W_c[support]
+            W_c = np.zeros_like(W)
+            W_c[support] = coef
+            out.append((W_c, b, self._value(coef, G_s, rhs_s), self.linear_predictor(W_c, b, support)))
+        return out
+
+    def restrict(self, support, dtype=np.float64):  # noqa: D102
+        sub = super().restrict(support, dtype)
+        sub.x_mean = self.x_mean[np.asarray(support)]
+        return sub
+
+
 _CLASSES = {}
 
 
 def dask_loss_class(cls):
-    """``cls`` with :class:`DaskRowsMixin` in front (one class per NumPy loss class)."""
+    """``cls`` with :class:`DaskRowsMixin` (:class:`DaskSquaredMixin` for least squares) in front, one per class."""
     if cls not in _CLASSES:
-        _CLASSES[cls] = type(f"Dask{cls.__name__}", (DaskRowsMixin, cls), {"_numpy_class": cls})
+        from ._squared import SquaredLoss
+
+        mixin = DaskSquaredMixin if issubclass(cls, SquaredLoss) else DaskRowsMixin
+        _CLASSES[cls] = type(f"Dask{cls.__name__}", (mixin, cls), {"_numpy_class": cls})
     return _CLASSES[cls]
 
 
