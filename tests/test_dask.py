@@ -397,6 +397,10 @@ def test_distributed_local_cluster():
         got = IHTRegressor(k=None).fit(Xd, yd, sample_weight=swd)
         pred = got.predict(Xd).compute()
         search = SparsityCV(IHTRegressor(), k_grid=range(1, 6)).fit(Xd, yd, sample_weight=swd)
+        # (the classifier's labels, weights and predictors persisted on the workers between the passes)
+        labels = y > np.median(y)
+        clf = IHTClassifier(k=3).fit(Xd, da.from_array(labels, chunks=(CHUNKS,)), sample_weight=swd)
+    _assert_same_fit(IHTClassifier(k=3).fit(X, labels, sample_weight=sw), clf)
     assert search.n_passes_ == 1
     assert search.k_ == SparsityCV(IHTRegressor(), k_grid=range(1, 6)).fit(X, y, sample_weight=sw).k_
     _assert_same_fit(expected, got)

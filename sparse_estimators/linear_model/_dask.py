@@ -3,7 +3,9 @@
 ``SparseRegressorBase._setup`` hands a dask ``X`` here; the loss it returns
 (:class:`~sparse_estimators.losses._dask_squared.DaskGramSquaredLoss`) holds
 ``p x p`` statistics only, so the solvers, splicing, ``k=None`` and the
-model-selection helpers run unchanged on it.
+model-selection helpers run unchanged on it. The losses read at every
+iteration are set up in :mod:`._dask_resident` (vectors of ``n`` rows on the
+workers), Huber's by :func:`dask_glm_setup`.
 """
 
 import warnings
@@ -188,8 +190,9 @@ def _in_memory(v):
 
 
 def dask_glm_setup(est, X, y, sample_weight, make_loss, *, centred_scale):
-    """The GLM losses and classifiers on a dask ``X``: one pass per product (:class:`DaskLinearDesign`).
+    """The Huber loss on a dask ``X``: one pass per product (:class:`DaskLinearDesign`), vectors in the client.
 
+    Its scale and initial intercept are weighted medians of ``n`` values, so
     ``y`` and ``sample_weight`` are brought into memory (``n`` rows); ``X``
     stays where it is. ``make_loss(view, y, sample_weight)`` builds the loss
     on a :class:`_ConstructorView`; its design is then the dask one.
