@@ -1,5 +1,7 @@
 """Dask input: fits from one pass over the chunks equal the NumPy fits; X is never gathered in the client."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -511,3 +513,27 @@ def test_newton_step_products_share_passes():
         np.testing.assert_allclose(design.rmatvec(2 * sw[:, None]), reference.rmatvec(2 * sw[:, None]),
                                    rtol=1e-12, atol=1e-9)
         assert design.n_passes == guard.calls == 4
+
+
+def test_classifier_labels_from_a_dataframe_and_class_weight_dict():
+    # string labels of a dask Series and a class_weight dict: encoded and weighted block by block (issue 35)
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((300, 6))
+    y = np.array(["a", "b", "c"])[np.argmax(X[:, :3] + 0.3 * rng.standard_normal((300, 3)), axis=1)]
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(6)])
+    weights = {"a": 2.0, "b": 1.0, "c": 0.5}
+    Xd = dd.from_pandas(frame, npartitions=3)
+    X_blocks = da.from_array(X, chunks=(100, 6))
+    guard = _Guard(X_blocks, vectors=False)
+    guard.limit = np.inf  # (X is 14 kB: the statistics of 3 classes weigh more than half of it)
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (dask converts the string dtype to object)
+        got = IHTClassifier(k=3, class_weight=weights).fit(Xd, dd.from_pandas(pd.Series(y), npartitions=3))
+    with dask.config.set(scheduler=guard):
+        got_arrays = IHTClassifier(k=3, class_weight=weights).fit(X_blocks, da.from_array(y, chunks=100))
+    expected = IHTClassifier(k=3, class_weight=weights).fit(frame, y)
+    _assert_same_fit(expected, got)
+    _assert_same_fit(expected, got_arrays)
+    np.testing.assert_array_equal(got.classes_, ["a", "b", "c"])
