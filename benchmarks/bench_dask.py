@@ -377,16 +377,24 @@ def render(rows, args):
     ]
     for r in rows:
         ours = "" if r["ours_passes"] is None else str(r["ours_passes"])
+        label = r["label"] if r["ours_passes"] is None or not r.get("before") else \
+            f"{r['label']}, before (code of {r['before']})"
         iters = "" if r.get("iterations") is None else f"{r['iterations']}" + (
             " (time cap: stopped)" if r.get("timed_out") else " (max_iter reached)" if r["capped"] else "")
-        lines.append(f"| {r['task']} | {r['n']:.0e} | {r['label']} | {r['wall']:.1f} | {r['passes']:.1f} | {ours} | "
+        lines.append(f"| {r['task']} | {r['n']:.0e} | {label} | {r['wall']:.1f} | {r['passes']:.1f} | {ours} | "
                      f"{r['per_pass']:.1f} | {r['rss']:.0f} | {r['nnz']} | {r['f1']:.3f} | {iters} | "
                      f"{r['load']:.1f} |")
     lines += ["", "Checks (each compares fits of the same run):", ""]
-    ours_rows = [r for r in rows if r["ours_passes"] is not None]
-    for task, n, *_ in runs:
-        mine = [r for r in ours_rows if r["task"] == task and r["n"] == n]
-        peers = [r for r in rows if r["task"] == task and r["n"] == n and r["ours_passes"] is None]
+    # (rows of an earlier version of our code, marked "before" (its commit): compared in RSS only)
+    earlier = [r for r in rows if r["ours_passes"] is not None and r.get("before")]
+    ours_rows = [r for r in rows if r["ours_passes"] is not None and not r.get("before")]
+    def run_of(r):
+        return (r["task"], r["n"], r["chunk"], r["workers"], r["memory_limit"], r["dml_max_iter"], r["dml_time_cap"])
+
+    for key in runs:
+        task, n = key[:2]
+        mine = [r for r in rows if r["ours_passes"] is not None and run_of(r) == key]
+        peers = [r for r in rows if r["ours_passes"] is None and run_of(r) == key]
         if task == "least_squares" and mine:
             worst = max(r["passes"] for r in mine)
             lines.append(f"- n = {n}, least squares at most one pass, fixed k and the whole IC path: "
@@ -406,9 +414,17 @@ def render(rows, args):
                                  f"({r['per_pass']:.1f} s against {peer['per_pass']:.1f} s per pass; whole fits "
                                  f"{r['wall']:.1f} s in {r['passes']:.0f} passes against {peer['wall']:.1f} s in "
                                  f"{peer['passes']:.0f}{', capped' if peer['capped'] else ''}).")
+    for r in earlier:
+        now = [o for o in ours_rows if (o["task"], o["n"], o["chunk"], o["label"])
+               == (r["task"], r["n"], r["chunk"], r["label"])]
+        if now:
+            lines.append(f"- n = {r['n']}, {r['label']}: client RSS growth {r['rss']:.0f} MB with the code of "
+                         f"{r['before']}, {now[0]['rss']:.0f} MB now ({r['ours_passes']} and "
+                         f"{now[0]['ours_passes']} passes).")
     if ours_rows:
         worst = max(r["rss"] for r in ours_rows)
-        lines.append(f"- Client RSS growth under 400 MB in our fits: {'holds' if worst < 400 else 'does not hold'} "
+        lines.append(f"- Client RSS growth under 400 MB in our fits (rows not marked 'before'): "
+                     f"{'holds' if worst < 400 else 'does not hold'} "
                      f"(at most {worst:.0f} MB).")
     return "\n".join(lines) + "\n"
 

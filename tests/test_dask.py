@@ -1,5 +1,7 @@
 """Dask input: fits from one pass over the chunks equal the NumPy fits; X is never gathered in the client."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -31,19 +33,32 @@ class _Guard:
     It refuses any computation whose requested keys are blocks of ``X`` (as
     ``np.asarray(X)`` or ``X.compute()`` ask) and any whose results total
     more than half of ``X``'s bytes (``X`` gathered under another name).
+    ``reads`` counts the computations whose graph holds ``X``'s blocks (the
+    passes over ``X``). With ``vectors=False`` it also refuses any result
+    with more rows than a block of ``X`` (a vector of ``n`` rows gathered in
+    the client: targets, weights, linear predictors; blocks persisted on the
+    workers are returned block by block).
     """
 
-    def __init__(self, X):
-        self.name, self.limit, self.calls = X.name, X.nbytes / 2, 0
+    def __init__(self, X, vectors=True):
+        self.name, self.limit, self.calls, self.reads = X.name, X.nbytes / 2, 0, 0
+        self.rows = None if vectors else max(X.chunks[0])
 
     def __call__(self, dsk, keys, **kwargs):
         for key in flatten(keys):
             name = key[0] if isinstance(key, tuple) else key
             assert name != self.name, "X was computed as a whole in the client"
         self.calls += 1
+        graph = dsk if isinstance(dsk, dict) else dsk.__dask_graph__()
+        self.reads += any((key[0] if isinstance(key, tuple) else key) == self.name for key in graph.keys())
         result = get_sync(dsk, keys, **kwargs)
-        size = sum(getattr(r, "nbytes", 0) for r in flatten(result, container=(list, tuple)))
+        arrays = list(flatten(result, container=(list, tuple)))
+        size = sum(getattr(r, "nbytes", 0) for r in arrays)
         assert size <= self.limit, f"a computation returned {size} bytes (X has {2 * self.limit:g})"
+        if self.rows is not None:
+            tall = [np.shape(r) for r in arrays if np.ndim(r) and np.shape(r)[0] > self.rows]
+            assert not tall, f"a computation returned arrays of shapes {tall} to the client (blocks of X: " \
+                             f"at most {self.rows} rows)"
         return result
 
 
@@ -232,7 +247,7 @@ def test_wide_dask_X_is_read_at_every_iteration(monkeypatch, cls, params):
     with dask.config.set(scheduler=guard):
         got = cls(**params).fit(Xd, yd, sample_weight=swd)
     _assert_same_fit(expected, got)
-    assert got.n_passes_ == guard.calls - 2 > 2  # (-2: the targets and the weights, computed into memory)
+    assert got.n_passes_ == guard.reads > 2
 
 
 def test_wide_dask_X_with_precompute_true_takes_one_pass(monkeypatch):
@@ -385,6 +400,10 @@ def test_distributed_local_cluster():
         got = IHTRegressor(k=None).fit(Xd, yd, sample_weight=swd)
         pred = got.predict(Xd).compute()
         search = SparsityCV(IHTRegressor(), k_grid=range(1, 6)).fit(Xd, yd, sample_weight=swd)
+        # (the classifier's labels, weights and predictors persisted on the workers between the passes)
+        labels = y > np.median(y)
+        clf = IHTClassifier(k=3).fit(Xd, da.from_array(labels, chunks=(CHUNKS,)), sample_weight=swd)
+    _assert_same_fit(IHTClassifier(k=3).fit(X, labels, sample_weight=sw), clf)
     assert search.n_passes_ == 1
     assert search.k_ == SparsityCV(IHTRegressor(), k_grid=range(1, 6)).fit(X, y, sample_weight=sw).k_
     _assert_same_fit(expected, got)
@@ -421,13 +440,13 @@ def test_classifier_on_dask_equals_numpy_fit(cls, family, params):
     y = targets[family]
     Xd = da.from_array(X, chunks=(CHUNKS, 20))
     expected = cls(**params).fit(X, y, sample_weight=sw)
-    guard = _Guard(Xd)
+    guard = _Guard(Xd, vectors=False)  # (labels, weights and linear predictors stay in their blocks: issue 35)
     with dask.config.set(scheduler=guard):
         got = cls(**params).fit(Xd, da.from_array(y, chunks=(CHUNKS,)),
                                 sample_weight=da.from_array(sw, chunks=(CHUNKS,)))
     _assert_same_fit(expected, got)
     np.testing.assert_array_equal(got.classes_, expected.classes_)
-    assert got.n_passes_ == guard.calls - 2  # (the labels and the weights: computed into memory)
+    assert got.n_passes_ == guard.reads
 
 
 @pytest.mark.parametrize("loss", ["poisson", "gamma", "huber"])
@@ -437,11 +456,11 @@ def test_glm_regressor_on_dask_equals_numpy_fit(loss, k):
     y = targets[loss]
     Xd = da.from_array(X, chunks=(CHUNKS, 20))
     expected = IHTRegressor(k=k, loss=loss).fit(X, y, sample_weight=sw)
-    guard = _Guard(Xd)
+    guard = _Guard(Xd, vectors=loss == "huber")  # (Huber's scale is a weighted median of the n residuals)
     with dask.config.set(scheduler=guard):
         got = IHTRegressor(k=k, loss=loss).fit(Xd, da.from_array(y, chunks=(CHUNKS,)), sample_weight=sw)
     _assert_same_fit(expected, got)
-    assert got.n_passes_ == guard.calls - 1  # (-1: the targets, computed into memory)
+    assert got.n_passes_ == guard.reads
 
 
 def test_y_computed_from_X_reads_each_block_once():
@@ -495,3 +514,27 @@ def test_newton_step_products_share_passes():
         np.testing.assert_allclose(design.rmatvec(2 * sw[:, None]), reference.rmatvec(2 * sw[:, None]),
                                    rtol=1e-12, atol=1e-9)
         assert design.n_passes == guard.calls == 4
+
+
+def test_classifier_labels_from_a_dataframe_and_class_weight_dict():
+    # string labels of a dask Series and a class_weight dict: encoded and weighted block by block (issue 35)
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((300, 6))
+    y = np.array(["a", "b", "c"])[np.argmax(X[:, :3] + 0.3 * rng.standard_normal((300, 3)), axis=1)]
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(6)])
+    weights = {"a": 2.0, "b": 1.0, "c": 0.5}
+    Xd = dd.from_pandas(frame, npartitions=3)
+    X_blocks = da.from_array(X, chunks=(100, 6))
+    guard = _Guard(X_blocks, vectors=False)
+    guard.limit = np.inf  # (X is 14 kB: the statistics of 3 classes weigh more than half of it)
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (dask converts the string dtype to object)
+        got = IHTClassifier(k=3, class_weight=weights).fit(Xd, dd.from_pandas(pd.Series(y), npartitions=3))
+    with dask.config.set(scheduler=guard):
+        got_arrays = IHTClassifier(k=3, class_weight=weights).fit(X_blocks, da.from_array(y, chunks=100))
+    expected = IHTClassifier(k=3, class_weight=weights).fit(frame, y)
+    _assert_same_fit(expected, got)
+    _assert_same_fit(expected, got_arrays)
+    np.testing.assert_array_equal(got.classes_, ["a", "b", "c"])

@@ -7,12 +7,12 @@ from sklearn.base import ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..losses import LogisticLoss, MultinomialLoss
 from ._base import _SparseLinearBase
-from ._dask import dask_glm_setup, lazy_method, lazy_score, uses_dask
+from ._dask import lazy_method, lazy_score, uses_dask
+from ._dask_resident import dask_classifier_setup
 from ._scaling import _rescaled
 from ._validation import _check_real, _checked_weights, validated_classification
 
@@ -110,17 +110,8 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
-        if uses_dask(X):  # (X stays in its chunks: one pass per product; labels and weights in memory)
-            state = {}
-
-            def make(view, y, sample_weight):
-                check_classification_targets(y)
-                loss, state["classes"] = self._classification_loss(view, y, sample_weight)
-                return loss
-
-            loss, x_scale, _, _ = dask_glm_setup(self, X, y, sample_weight, make, centred_scale=self.fit_intercept)
-            return loss, {"attributes": {"classes_": state["classes"]}, "scale": (x_scale, 1.0),
-                          "dtype": loss.design.dtype}  # (float32 X: float32 coef_, as on NumPy data)
+        if uses_dask(X):  # (X stays in its chunks, labels, weights and predictors on the workers)
+            return dask_classifier_setup(self, X, y, sample_weight)
         X, y = validated_classification(self, X, y)
         sample_weight = _checked_weights(sample_weight, X)
         X, x_scale = _rescaled(X, centred=self.fit_intercept)

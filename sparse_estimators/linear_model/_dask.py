@@ -3,7 +3,9 @@
 ``SparseRegressorBase._setup`` hands a dask ``X`` here; the loss it returns
 (:class:`~sparse_estimators.losses._dask_squared.DaskGramSquaredLoss`) holds
 ``p x p`` statistics only, so the solvers, splicing, ``k=None`` and the
-model-selection helpers run unchanged on it.
+model-selection helpers run unchanged on it. The losses read at every
+iteration are set up in :mod:`._dask_resident` (vectors of ``n`` rows on the
+workers), Huber's by :func:`dask_glm_setup`.
 """
 
 import warnings
@@ -188,8 +190,9 @@ def _in_memory(v):
 
 
 def dask_glm_setup(est, X, y, sample_weight, make_loss, *, centred_scale):
-    """The GLM losses and classifiers on a dask ``X``: one pass per product (:class:`DaskLinearDesign`).
+    """The Huber loss on a dask ``X``: one pass per product (:class:`DaskLinearDesign`), vectors in the client.
 
+    Its scale and initial intercept are weighted medians of ``n`` values, so
     ``y`` and ``sample_weight`` are brought into memory (``n`` rows); ``X``
     stays where it is. ``make_loss(view, y, sample_weight)`` builds the loss
     on a :class:`_ConstructorView`; its design is then the dask one.
@@ -223,42 +226,25 @@ def dask_glm_setup(est, X, y, sample_weight, make_loss, *, centred_scale):
 
 
 def _squared_passes_setup(est, X, y, sample_weight):
-    """``(loss, info)`` for least squares read at every iteration (:class:`SquaredLoss` on :func:`dask_glm_setup`).
+    """``(loss, info)`` for least squares read at every iteration (see :mod:`._dask_resident`)."""
+    from ._dask_resident import dask_squared_passes_setup
 
-    Above :data:`DASK_GRAM_MAX_FEATURES` features (or with
-    ``precompute=False``): each gradient is one pass over ``X``, as for the
-    GLM losses; the targets and the linear predictor (``n`` rows) live in
-    the client, and a refit copies its support's columns (``n x k``).
-    """
-    from .._utils import _numeric_target
-    from ..losses._squared import SquaredLoss
-    from ._scaling import _rescaled
-
-    state = {}
-
-    def make(view, y, sample_weight):
-        y = _numeric_target(np.asarray(y))
-        if y.dtype.kind not in "biuf":
-            raise ValueError(f"The target y must be numeric for a regressor; got {y.dtype} values.")
-        y = y.astype(float)
-        if y.ndim not in (1, 2):
-            raise ValueError(f"y must be 1-D or 2-D; got {y.ndim} dimensions.")
-        if not np.all(np.isfinite(y)):
-            raise ValueError("Input y contains NaN or infinity.")
-        state["y_ndim"] = y.ndim
-        y, state["y_scale"] = _rescaled(y)
-        return SquaredLoss(view, y, sample_weight, est.fit_intercept)
-
-    loss, x_scale, _, _ = dask_glm_setup(est, X, y, sample_weight, make, centred_scale=False)
-    loss.positive = bool(est.positive)
-    return loss, {"y_ndim": state["y_ndim"], "scale": (x_scale, state["y_scale"]), "dtype": X.dtype}
+    return dask_squared_passes_setup(est, X, y, sample_weight)
 
 
 def _glm_regression_setup(est, X, y, sample_weight, name):
-    """``(loss, info)`` for ``loss='poisson'``, ``'gamma'`` or ``'huber'`` on a dask ``X`` (:func:`dask_glm_setup`)."""
+    """``(loss, info)`` for ``loss='poisson'``, ``'gamma'`` (:mod:`._dask_resident`) or ``'huber'`` on a dask ``X``.
+
+    Huber's scale and initial intercept are weighted medians of ``n`` values:
+    its targets and weights are computed into the client (:func:`dask_glm_setup`).
+    """
     from ._regressor import REGRESSION_LOSSES
     from ._scaling import _rescaled
 
+    if name in ("poisson", "gamma"):  # (targets, weights and predictors on the workers)
+        from ._dask_resident import dask_log_link_setup
+
+        return dask_log_link_setup(est, X, y, sample_weight, name)
     state = {}
 
     def make(view, y, sample_weight):
