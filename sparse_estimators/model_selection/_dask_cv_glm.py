@@ -30,7 +30,7 @@ _LOCKSTEP = True
 
 def score_kind(estimator):
     """The estimator's own ``score`` as a blockwise sum: ``'accuracy'``, ``'r2'``, or ``('d2', power)``."""
-    from ..linear_model._base import _LOG_LINK_POWER
+    from ..linear_model._regressor import _LOG_LINK_POWER
 
     if is_classifier(estimator):
         return "accuracy"
@@ -217,9 +217,9 @@ class _LockstepFolds:
 def _run_folds(calls, Xa):
     """The folds' ``calls`` in lockstep (or one after the other without :data:`_LOCKSTEP`): results, passes."""
     if _LOCKSTEP:
-        results, scheduler = run_in_lockstep(calls, [Xa])
+        results, scheduler = run_in_lockstep(calls, [Xa], Xa.name)
         return results, scheduler.n_passes
-    runs = [run_in_lockstep([call], [Xa]) for call in calls]
+    runs = [run_in_lockstep([call], [Xa], Xa.name) for call in calls]
     return [run[0][0] for run in runs], sum(run[1].n_passes for run in runs)
 
 

@@ -39,15 +39,21 @@ class LockstepScheduler:
     ----------
     scheduler : callable
         ``scheduler(dsk, keys, **kwargs)``, the scheduler the batches run on.
+    source : str or None, default=None
+        The name of the dask array whose blocks make a pass (``X``); None
+        counts every batch.
 
     Attributes
     ----------
     n_passes : int
-        The batches evaluated (each reads the blocks its graphs need once).
+        The batches evaluated that read ``source`` (each reads the blocks its
+        graphs need once); batches on arrays persisted on the workers alone
+        (the fits' linear predictors) are not passes over ``X``.
     """
 
-    def __init__(self, scheduler):
+    def __init__(self, scheduler, source=None):
         self.scheduler = scheduler
+        self.source = source
         self.n_passes = 0
         self._condition = threading.Condition()
         self._members = set()
@@ -90,22 +96,29 @@ class LockstepScheduler:
             graph.update(_graph(dsk))
             keys.append(request)
             kwargs = options
-        self.n_passes += 1
+        self.n_passes += self._reads(graph)
         try:
             results = self.scheduler(graph, keys, **kwargs)
             for thread, result in zip(batch, results, strict=True):
                 self._answers[thread] = (True, result)
         except Exception:  # (each request alone, so that only the fits whose graphs fail get their error)
             for thread, (dsk, request, options) in batch.items():
-                self.n_passes += 1
+                single = _graph(dsk)
+                self.n_passes += self._reads(single)
                 try:
-                    self._answers[thread] = (True, self.scheduler(_graph(dsk), request, **options))
+                    self._answers[thread] = (True, self.scheduler(single, request, **options))
                 except Exception as error:
                     self._answers[thread] = (False, error)
         self._condition.notify_all()
 
+    def _reads(self, graph):
+        """Whether the tasks ``graph`` read blocks of ``source`` (1 or 0)."""
+        if self.source is None:
+            return 1
+        return int(any((key[0] if isinstance(key, tuple) else key) == self.source for key in graph))
 
-def run_in_lockstep(calls, collections):
+
+def run_in_lockstep(calls, collections, source=None):
     """Run the callables ``calls`` in threads whose dask computations share passes; their results, in order.
 
     ``collections``: dask collections whose default scheduler runs the
@@ -116,12 +129,13 @@ def run_in_lockstep(calls, collections):
     -------
     results : list
     scheduler : LockstepScheduler
-        Its ``n_passes``: the batches evaluated.
+        Its ``n_passes``: the batches evaluated that read ``source`` (see
+        :class:`LockstepScheduler`).
     """
     import dask
     from dask.base import get_scheduler
 
-    scheduler = LockstepScheduler(get_scheduler(collections=collections))
+    scheduler = LockstepScheduler(get_scheduler(collections=collections), source)
     results = [None] * len(calls)
     errors = [None] * len(calls)
     config = sklearn.get_config()  # (thread-local: _fit_context's settings, passed on)
