@@ -295,14 +295,15 @@ def run(args):
         wait(y)
         if task == "least_squares":
             # (the loss our fit builds from its pass is kept, for dask-ml's penalty below)
-            from sparse_estimators.linear_model import _base
+            from sparse_estimators.linear_model import _regressor
 
-            setup, kept = _base.dask_regression_setup, []
-            _base.dask_regression_setup = lambda *a, _f=setup, _kept=kept, **kw: _kept.append(_f(*a, **kw)) or _kept[-1]
+            setup, kept = _regressor.dask_regression_setup, []
+            _regressor.dask_regression_setup = (
+                lambda *a, _f=setup, _kept=kept, **kw: _kept.append(_f(*a, **kw)) or _kept[-1])
             try:
                 est, row = timed(f"IHTRegressor(k={k})", X, log, lambda X=X, y=y: IHTRegressor(k=k).fit(X, y))
             finally:
-                _base.dask_regression_setup = setup
+                _regressor.dask_regression_setup = setup
             _record(rows, dict(row, task=task, f1=f1(est.coef_, truth), nnz=int(np.count_nonzero(est.coef_)),
                                ours_passes=est.n_passes_), args.rows, args)
             ic, row = timed("SparsityIC(IHTRegressor())", X, log, lambda X=X, y=y: SparsityIC(IHTRegressor()).fit(X, y))

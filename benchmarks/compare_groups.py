@@ -454,7 +454,7 @@ def write_report(df, out, args, grid, elapsed, rev):
         lines += [f"Not run: the full grid goes up to n = {FULL_LARGEST[0]}, p = {FULL_LARGEST[1]}; this run "
                   f"stops at n = {largest[0]}, p = {largest[1]} (see the command line).", ""]
     lines += ["Ours splice whole groups after the solver, as abess does with `group=` (the splicing search of "
-              "`sparse_estimators/solvers/_splice.py`, `_unit_splice`: block Newton gains, groups priced by "
+              "`sparse_estimators/solvers/_splice_groups.py`, `_unit_splice`: block Newton gains, groups priced by "
               "size), with the estimators' default splicing options.", ""]
     miss = misses(per_setting)
     if len(miss):

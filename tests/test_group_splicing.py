@@ -8,7 +8,7 @@ import pytest
 from sparse_estimators import AcceleratedIHTRegressor, IHTClassifier, IHTRegressor
 from sparse_estimators.losses import SquaredLoss
 from sparse_estimators.solvers import splice
-from sparse_estimators.solvers._splice import _UnitSearch
+from sparse_estimators.solvers._splice_groups import _UnitSearch
 from sparse_estimators.structures import Groups, Rows
 from sparse_estimators.thresholding import Hard
 
@@ -195,7 +195,7 @@ def test_unit_price_levels_are_the_chi_squared_quantiles():
 def test_unit_cost_is_the_exact_increase_for_least_squares(padding, monkeypatch):
     """At a refit, removing a unit raises the least-squares loss by exactly ``w_u^T H_u w_u / 2``: the same
     from the blocks stacked with padding (units of several sizes in one stack) as from one stack per size."""
-    import sparse_estimators.solvers._splice as splice_module
+    import sparse_estimators.solvers._splice_groups as splice_module
 
     monkeypatch.setattr(splice_module, "UNIT_PADDING", padding)
     rng = np.random.RandomState(4)
