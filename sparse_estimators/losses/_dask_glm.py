@@ -174,27 +174,18 @@ class DaskSquaredMixin(DaskRowsMixin):
             return self._nonnegative_refit(support, W, b)
         W_full = np.zeros_like(W)
         if support.size:
-            from ._base import min_norm_solve
-            from ._squared import _cholesky_solve
+            from ._dask_squared import solve_normal_equations
 
-            G, rhs = self._normal_equations(support)
-            coef = _cholesky_solve(G, rhs, 1e-4)
-            W_full[support] = min_norm_solve(G, rhs) if coef is None else coef
+            W_full[support] = solve_normal_equations(*self._normal_equations(support))
         return W_full, b
 
     def _nonnegative_refit(self, support, W, b):
-        """Non-negative least squares on ``support`` from its normal equations (NNLS on ``B``, ``G = B^T B``)."""
+        """Non-negative least squares on ``support`` from its normal equations (one pass)."""
         W_full = np.zeros_like(W)
         if support.size:
-            import scipy.optimize
+            from ._dask_squared import nonnegative_normal_equations
 
-            G, rhs = self._normal_equations(support)
-            values, vectors = np.linalg.eigh(G)
-            keep = values > max(values.max(initial=0.0), 0.0) * G.shape[0] * np.finfo(float).eps
-            root = np.sqrt(values[keep])
-            B = root[:, None] * vectors[:, keep].T
-            for j in range(W.shape[1]):
-                W_full[support, j] = scipy.optimize.nnls(B, (vectors[:, keep].T @ rhs[:, j]) / root)[0]
+            W_full[support] = nonnegative_normal_equations(*self._normal_equations(support))
         return W_full, b
 
     def refit_candidates(self, supports, W, b):  # noqa: D102 - see SquaredLoss.refit_candidates (one pass)

@@ -8,6 +8,25 @@ from ._dask_design import DaskDesign
 from ._squared import GramSquaredLoss, _cholesky_solve
 
 
+def solve_normal_equations(G, rhs):
+    """Least squares from its normal equations ``G w = rhs`` (minimum-norm when ``G`` is nearly singular)."""
+    coef = _cholesky_solve(G, rhs, 1e-4)
+    return min_norm_solve(G, rhs) if coef is None else coef
+
+
+def nonnegative_normal_equations(G, rhs):
+    """Non-negative least squares from ``G = A^T A`` and ``rhs = A^T r``: NNLS on an eigen square root of ``G``.
+
+    ``||A w - r||`` and ``||B w - s||`` with ``B^T B = G``, ``B^T s = rhs``
+    differ by a constant, so their minimisers over ``w >= 0`` agree.
+    """
+    values, vectors = np.linalg.eigh(G)
+    keep = values > values.max(initial=0.0) * G.shape[0] * np.finfo(float).eps
+    root = np.sqrt(values[keep])
+    B = root[:, None] * vectors[:, keep].T
+    S = (vectors[:, keep].T @ rhs) / root[:, None]
+    return np.column_stack([scipy.optimize.nnls(B, S[:, j])[0] for j in range(rhs.shape[1])])
+
 class _Columns:
     """The shape of a restricted design (the features of a support; no data: the Gram loss needs none)."""
 
@@ -153,20 +172,12 @@ class DaskGramSquaredLoss(GramSquaredLoss):
             return self._nonnegative_refit(support, W, b)
         W_full = np.zeros_like(W)
         if support.size:
-            G, C = self.gram[np.ix_(support, support)], self.C[support]
-            coef = _cholesky_solve(G, C, 1e-4)
-            W_full[support] = min_norm_solve(G, C) if coef is None else coef
+            W_full[support] = solve_normal_equations(self.gram[np.ix_(support, support)], self.C[support])
         return W_full, b
 
     def _nonnegative_refit(self, support, W, b):
-        """NNLS on ``support``: ``||A w - r||`` with ``A^T A = G_S`` and ``A^T r = C_S`` (an eigen square root)."""
+        """NNLS on ``support`` from ``G_S`` and ``C_S`` (:func:`nonnegative_normal_equations`)."""
         W_full = np.zeros_like(W)
         if support.size:
-            values, vectors = np.linalg.eigh(self.gram[np.ix_(support, support)])
-            keep = values > values.max(initial=0.0) * support.size * np.finfo(float).eps
-            root = np.sqrt(values[keep])
-            A = root[:, None] * vectors[:, keep].T
-            R = (vectors[:, keep].T @ self.C[support]) / root[:, None]
-            for j in range(W.shape[1]):
-                W_full[support, j] = scipy.optimize.nnls(A, R[:, j])[0]
+            W_full[support] = nonnegative_normal_equations(self.gram[np.ix_(support, support)], self.C[support])
         return W_full, b
