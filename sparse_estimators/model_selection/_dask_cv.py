@@ -153,6 +153,13 @@ def _score(stats, est, scoring):
     return float(np.mean(r2))
 
 
+
+def _report_fold(i, n_folds, grid, scores, elapsed):
+    """The verbose line of fold ``i``'s path: its time and best level."""
+    best = int(np.nanargmax(scores)) if not np.all(np.isnan(scores)) else 0
+    print(f"[SparsityCV] fold {i + 1}/{n_folds}: path over {len(grid)} values of k "
+          f"in {elapsed:.2f} s, best k={grid[best]} (score {scores[best]:.4f})", flush=True)
+
 class _Folds:
     """The folds' statistics and what a search needs from them: losses, scores."""
 
@@ -203,10 +210,7 @@ class _Folds:
         test, train = self.scores(template, fits, grid, info, i)
         elapsed = time.perf_counter() - start
         if verbose:
-            first = test["score"]
-            best = int(np.nanargmax(first)) if not np.all(np.isnan(first)) else 0
-            print(f"[SparsityCV] fold {i + 1}/{len(self.test)}: path over {len(grid)} values of k "
-                  f"in {elapsed:.2f} s, best k={grid[best]} (score {first[best]:.4f})", flush=True)
+            _report_fold(i, len(self.test), grid, test["score"], elapsed)
         return test, train, elapsed, [(fit.support, fit.coef[fit.support], fit.b) for fit in fits]
 
     def rescore(self, i, levels, starts):

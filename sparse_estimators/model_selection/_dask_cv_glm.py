@@ -194,10 +194,9 @@ class _LockstepFolds:
         test, train_scores = self.scores(template, fits, grid, info, i)
         elapsed = time.perf_counter() - start
         if verbose:
-            first = test["score"]
-            best = int(np.nanargmax(first)) if not np.all(np.isnan(first)) else 0
-            print(f"[SparsityCV] fold {i + 1}/{len(self.test)}: path over {len(grid)} values of k "
-                  f"in {elapsed:.2f} s, best k={grid[best]} (score {first[best]:.4f})", flush=True)
+            from ._dask_cv import _report_fold
+
+            _report_fold(i, len(self.test), grid, test["score"], elapsed)
         return test, train_scores, elapsed, [(fit.support, fit.coef[fit.support], fit.b) for fit in fits]
 
     def rescore(self, i, levels, starts):
