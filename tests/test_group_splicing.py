@@ -216,3 +216,63 @@ def test_unit_cost_is_the_exact_increase_for_least_squares(padding, monkeypatch)
         W_out[labels == unit] = 0.0
         assert c == pytest.approx(loss.value(W_out, b) - f, rel=1e-8, abs=1e-14)
     assert cost[3] == 0.0
+
+
+def test_group_search_stops_logistic_candidate_refits_at_the_group_decrement(monkeypatch):
+    """The group search's logistic candidates stop at UNIT_CANDIDATE_DECREMENT; the feature search keeps 1e-6.
+
+    Counted on the one-output Newton loop: every candidate refit of a group
+    fit is asked for the group level, those of a feature fit for none (the
+    loss's own ``candidate_decrement``, 1e-6 for the logistic loss).
+    """
+    from sparse_estimators.losses._logistic import LogisticLoss
+    from sparse_estimators.losses._pointwise_newton import _PointwiseNewtonRefit
+    from sparse_estimators.solvers._splice_groups import UNIT_CANDIDATE_DECREMENT
+
+    seen = []
+    newton = _PointwiseNewtonRefit._newton
+
+    def recording(self, A, theta, k, max_iter, precise, fallback=None, decrement=None):
+        if not precise and fallback is not None:  # (the candidates of refit_candidates)
+            seen.append(decrement)
+        return newton(self, A, theta, k, max_iter, precise, fallback=fallback, decrement=decrement)
+
+    monkeypatch.setattr(_PointwiseNewtonRefit, "_newton", recording)
+    X, y, labels = _decoy(0)
+    y = (y > np.median(y)).astype(int)
+    IHTClassifier(k=2, groups=labels, splicing=True).fit(X, y)
+    assert seen and set(seen) == {UNIT_CANDIDATE_DECREMENT}
+    assert UNIT_CANDIDATE_DECREMENT > LogisticLoss.candidate_decrement
+    seen.clear()
+    IHTClassifier(k=3, splicing=True).fit(X, y)
+    assert seen and set(seen) == {None}
+
+
+def test_candidate_decrement_stops_earlier_within_its_squared_level():
+    """``refit_candidates(decrement=...)``: fewer pointwise evaluations, values within 1 % of the decrement.
+
+    (The last full Newton step gains about half the decrement; what is left is
+    of the order of its square, far below the group prices, about 0.05 here.)
+    """
+    from sparse_estimators.losses import LogisticLoss
+
+    X, y, labels = _decoy(1)
+    y = (y > np.median(y)).astype(int)
+    loss = LogisticLoss(X, y)
+    W, b = np.zeros((X.shape[1], 1)), loss.initial_intercept()
+    supports = [np.flatnonzero(labels == g) for g in (0, 1, 2)]
+    supports = [np.sort(np.concatenate([supports[0], s])) for s in supports[1:]]
+    counts, values = {}, {}
+    parts = loss._parts
+    for level in (None, 1e-3):
+        calls = []
+        loss._parts = lambda z, calls=calls: calls.append(1) or parts(z)
+        loss.__dict__.pop("_candidate_cache", None)
+        refits = loss.refit_candidates(supports, W, b, decrement=level)
+        values[level] = [r[2] for r in refits]
+        counts[level] = len(calls)
+    del loss._parts
+    exact = [loss.value(*loss.refit(s, W, b)) for s in supports]
+    assert counts[1e-3] < counts[None]
+    assert np.all(np.abs(np.subtract(values[1e-3], exact)) <= 1e-5 * (1 + np.abs(exact)))
+    assert np.all(np.abs(np.subtract(values[None], exact)) <= 1e-10 * (1 + np.abs(exact)))

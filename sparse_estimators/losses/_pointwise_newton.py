@@ -75,7 +75,7 @@ class _PointwiseNewtonRefit:
         b_out = theta[k:].copy() if has_b else b
         return W_full, b_out, f, z[:, None]
 
-    def _newton(self, A, theta, k, max_iter, precise, fallback=None):
+    def _newton(self, A, theta, k, max_iter, precise, fallback=None, decrement=None):
         """Minimise the loss over ``theta`` (``k`` coefficients, then the intercept) with columns ``A``.
 
         The stopping rules of :func:`~sparse_estimators.losses._base.newton_minimise`:
@@ -83,11 +83,15 @@ class _PointwiseNewtonRefit:
         at the level of rounding in ``theta``; without, the full step once the
         decrement is at most :data:`CANDIDATE_DECREMENT` times ``1 + |f|``.
         ``fallback``: the start used instead where the loss is not finite at
-        ``theta``. Returns ``(theta, z, f)`` with ``z = A theta`` (to rounding: accumulated along the steps).
+        ``theta``; ``decrement``: the candidates' stopping level instead of
+        :attr:`candidate_decrement`. Returns ``(theta, z, f)`` with ``z = A theta``
+        (to rounding: accumulated along the steps).
         """
         sw = self._sample_share[:, 0]
         alpha = self.alpha
         diag = np.arange(k)
+        if decrement is None:
+            decrement = self.candidate_decrement
 
         def value(z, th):
             v, d, h = self._parts(z)
@@ -112,7 +116,7 @@ class _PointwiseNewtonRefit:
             slope = float(g @ step)
             Astep = A @ step
             tol = 1.0 + abs(f)
-            if not precise and -slope <= self.candidate_decrement * tol:
+            if not precise and -slope <= decrement * tol:
                 z_new = z + Astep
                 f_new = value(z_new, theta + step)[0]
                 if f_new <= f + 1e-12 * tol:
@@ -145,7 +149,7 @@ class _PointwiseNewtonRefit:
     #: whether the splicing search passes ``limits`` to :meth:`refit_candidates` (see :data:`SCREEN_MARGIN`)
     screens_candidates = False
 
-    def refit_candidates(self, supports, W, b, limits=None):
+    def refit_candidates(self, supports, W, b, limits=None, decrement=None):
         """Refit on each of several supports (see :meth:`BaseLoss.refit_candidates`), from a shared model.
 
         On a dense ``X`` the columns of the candidates and of the current
@@ -166,6 +170,8 @@ class _PointwiseNewtonRefit:
         whose quadratic model's minimum (its start, above) lies above the
         current value by more than :data:`SCREEN_MARGIN` times the decrease it
         needs is not refitted: its entry is ``(None, None, inf, None)``.
+        ``decrement`` (or None: :attr:`candidate_decrement`): the decrement
+        at which the candidates' Newton iterations stop (see :meth:`_newton`).
         """
         supports = [np.asarray(s) for s in supports]
         if self.design.is_sparse or self.positive or len(supports) < 2 or not all(s.size for s in supports):
@@ -218,7 +224,7 @@ class _PointwiseNewtonRefit:
                 if change > SCREEN_MARGIN * need:
                     return None, None, np.inf, None
             start = plain - shift
-            theta, z, f = self._newton(A_union[:, cols], start, k, 100, False, fallback=plain)
+            theta, z, f = self._newton(A_union[:, cols], start, k, 100, False, fallback=plain, decrement=decrement)
             W_c = np.zeros_like(W)
             W_c[support, 0] = theta[:k]
             intercept = theta[k:].copy() if has_b else b

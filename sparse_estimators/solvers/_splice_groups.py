@@ -19,6 +19,11 @@ UNIT_PADDING = 4.0
 #: units reaches about once (see _UnitSearch.price): 1, the risk-inflation level, not tuned; measured on
 #: benchmarks/compare_groups.py (doc/peers/compare_groups.md)
 UNIT_PRICE_LEVEL = 1.0
+#: the group search's candidate refits by a one-output Newton loop (the logistic loss) stop at this decrement
+#: (``_PointwiseNewtonRefit.refit_candidates``' ``decrement``), the other pointwise losses' level, not the
+#: logistic loss's own 1e-6: the same group F1 on compare_groups.py's logistic designs for fewer Newton steps
+#: (doc/changelog.rst)
+UNIT_CANDIDATE_DECREMENT = 1e-3
 
 
 def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated,
@@ -120,6 +125,8 @@ class _UnitSearch:
             self.unit_block[units], self.unit_row[units] = j, np.arange(units.size)
         self.max_exchange, self.max_rounds = max_exchange, max_rounds
         self.gate, self.add_gate, self.add_gate_uncorrelated = gate, add_gate, add_gate_uncorrelated
+        # (losses whose candidate refits stop at a Newton decrement: see UNIT_CANDIDATE_DECREMENT)
+        self.refit_options = {"decrement": UNIT_CANDIDATE_DECREMENT} if hasattr(loss, "candidate_decrement") else {}
 
     def price(self, f, n_features):
         """Each unit's price at a fit of loss ``f`` on ``n_features``: ``q_u s / (2 N)``, shape (n_units,).
@@ -257,7 +264,8 @@ class _UnitSearch:
             added_features = self.features(adds)
             start[added_features] = step[added_features]
             best, H = None, None
-            for c, (W_c, b_c, f_c, Z_c) in enumerate(loss.refit_candidates(candidates, start, b), start=1):
+            refits = loss.refit_candidates(candidates, start, b, **self.refit_options)
+            for c, (W_c, b_c, f_c, Z_c) in enumerate(refits, start=1):
                 # the decrease net of the added units' prices, plus the removed ones'
                 added = price[adds[:c]].sum()
                 net = f - f_c - added + price[kept[:c]].sum()
