@@ -276,3 +276,26 @@ def test_candidate_decrement_stops_earlier_within_its_squared_level():
     assert counts[1e-3] < counts[None]
     assert np.all(np.abs(np.subtract(values[1e-3], exact)) <= 1e-5 * (1 + np.abs(exact)))
     assert np.all(np.abs(np.subtract(values[None], exact)) <= 1e-10 * (1 + np.abs(exact)))
+
+
+@pytest.mark.parametrize("cls, plain, grouped", [(IHTRegressor, 3, 2), (IHTClassifier, 1, 1)])
+def test_group_fits_jump_to_the_support_refit_after_two_unchanged_supports(cls, plain, grouped, monkeypatch):
+    """The regressors' support jump waits 2 unchanged supports with groups, 3 without (classifiers: 1 both)."""
+    import functools
+
+    from sparse_estimators.solvers import iht
+
+    seen = []
+
+    @functools.wraps(iht)
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("support_refit"))
+        return iht(*args, **kwargs)
+
+    monkeypatch.setattr(cls, "_solver", staticmethod(recording))
+    X, y, labels = _decoy(0)
+    if cls is IHTClassifier:
+        y = (y > np.median(y)).astype(int)
+    cls(k=2, groups=labels).fit(X, y)
+    cls(k=2).fit(X, y)
+    assert seen == [grouped, plain]

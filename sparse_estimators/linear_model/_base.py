@@ -90,6 +90,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     #: to the minimiser on the support once it has been unchanged for this many
     #: iterations (set per task, from the peer benchmark)
     _support_refit_patience = 3
+    #: the same with ``groups`` (None: ``_support_refit_patience``), set per task
+    _group_support_refit_patience = None
     #: options of the splicing search (see ``splice``), set per task
     _splice_options = {}
     #: options added to those with ``groups`` (the search then exchanges whole groups)
@@ -335,7 +337,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if debias and _takes(solver, "support_refit"):
             # the fit ends with a refit on the support: jump there once the support settles (at
             # once on the screening path, whose levels start refitted on the previous support)
-            options["support_refit"] = 1 if screening else self._support_refit_patience
+            patience = self._support_refit_patience
+            if isinstance(operator, Groups) and self._group_support_refit_patience is not None:
+                patience = self._group_support_refit_patience
+            options["support_refit"] = 1 if screening else patience
         result = solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
                         max_iter=self.max_iter, tol=self.tol, verbose=self.verbose, **options)
         W, b = result.coef, result.intercept
