@@ -75,17 +75,6 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # 0.000 and -0.001 for 0.88 to 0.91 times the CPU time (doc/changelog.rst)
     _group_splice_options = {"max_exchange": 2}
 
-    # the log-link losses (Poisson, Gamma) jump to the refit on a settled support after one iteration, as the
-    # classifiers do, instead of the squared error's 3: on compare_glm.py's n=200, p=100 designs the same
-    # supports on its seeds for about half the iterations (doc/changelog.rst)
-    _log_link_support_refit_patience = 1
-
-    @property
-    def _support_refit_patience(self):
-        if self._loss_name() in _LOG_LINK_POWER:
-            return self._log_link_support_refit_patience
-        return _SparseLinearBase._support_refit_patience
-
     def _splice_kwargs(self, loss, k):
         """``_splice_options``, with ``switch_gate=0.1`` above the limit (below it, the exchange gate)."""
         large = _samples_per_selection(loss, k) > self._switch_gate_limit
