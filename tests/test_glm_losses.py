@@ -461,22 +461,26 @@ def test_candidates_read_from_the_cache_form_no_model(family, monkeypatch):
 
 @pytest.mark.parametrize("family", ["poisson", "gamma"])
 def test_abess_search_skipped_despite_screened_candidates(family, monkeypatch):
-    # where the first splicing round at abess's start accepts nothing, abess's search from there is skipped
-    # (_abess_search_stays) although the round screened candidates instead of refitting them (they need a
-    # decrease at least abess's threshold): the fits are those of running the search
+    # where a splicing round of the first search accepts nothing, abess's search is skipped (at abess's start)
+    # or stops when it reaches that support (p <= k + 128: its set U holds every feature), although the round
+    # screened candidates instead of refitting them (they needed a decrease of at least abess's threshold):
+    # fewer rounds, and the fits are those of running the search to its end
     import sparse_estimators.solvers._splice as splice_module
 
-    runs = []
-    search = splice_module._important_search
+    runs, rounds = [], []
+    search, ranked = splice_module._important_search, splice_module._ranked
     monkeypatch.setattr(splice_module, "_important_search", lambda *a, **kw: runs.append(1) or search(*a, **kw))
+    monkeypatch.setattr(splice_module, "_ranked", lambda *a, **kw: rounds.append(1) or ranked(*a, **kw))
     data = []
     for seed in range(12):
         X, y, _ = glm_data(family, n=200, p=100, support=(3, 11, 25, 40, 77), coef=(0.3, -0.25, 0.3, 0.2, -0.25),
                            seed=seed, shape=5.0)
         data.append((X, y))
     fits = [IHTRegressor(k=5, loss=family).fit(X, y).coef_ for X, y in data]
-    skipped = len(data) - len(runs)
+    skipped, n_rounds = len(data) - len(runs), len(rounds)
     assert skipped >= 2
     monkeypatch.setattr(splice_module, "_abess_search_stays", lambda *a, **kw: False)
+    rounds.clear()
     for (X, y), coef in zip(data, fits, strict=True):
         assert_array_equal(IHTRegressor(k=5, loss=family).fit(X, y).coef_, coef)
+    assert n_rounds < 0.8 * len(rounds)
