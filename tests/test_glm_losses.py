@@ -436,3 +436,51 @@ def test_sparsity_cv_scores_with_the_estimators_score():
         scores = [IHTRegressor(k=k, loss="gamma").fit(X[tr], y[tr]).score(X[te], y[te])
                   for tr, te in KFold(3).split(X)]
         assert_allclose(search.cv_results_["mean_test_score"][i], np.mean(scores), rtol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["poisson", "gamma"])
+def test_candidates_read_from_the_cache_form_no_model(family, monkeypatch):
+    # a round whose candidates were all refitted before (by the same loss object) reads them from the cache:
+    # no copy of their columns and no pass over the samples for the shared quadratic model
+    X, y, _ = glm_data(family, shape=4.0, noise=0.5)
+    loss = LOSSES[family](X, y)
+    W, b = loss.refit(np.array([3, 11, 30]), *loss.zeros())
+    candidates = [np.array([3, 11, 25]), np.array([3, 25, 30]), np.array([2, 3, 11])]
+    first = list(loss.refit_candidates(candidates, W, b))
+    calls = []
+    for name in ("_parts", "_refit_columns"):
+        method = getattr(loss, name)
+        monkeypatch.setattr(loss, name, lambda *a, _m=method, _n=name: calls.append(_n) or _m(*a))
+    again = list(loss.refit_candidates(candidates, W, b))
+    assert calls == []
+    for (W1, b1, f1, Z1), (W2, b2, f2, Z2) in zip(first, again, strict=True):
+        assert f1 == f2 and np.array_equal(W1, W2) and np.array_equal(b1, b2) and np.array_equal(Z1, Z2)
+    list(loss.refit_candidates([np.array([3, 11, 25]), np.array([1, 3, 11])], W, b))  # one new: the model is formed
+    assert calls.count("_refit_columns") == 1
+
+
+@pytest.mark.parametrize("family", ["poisson", "gamma"])
+def test_abess_search_skipped_despite_screened_candidates(family, monkeypatch):
+    # where a splicing round of the first search accepts nothing, abess's search is skipped (at abess's start)
+    # or stops when it reaches that support (p <= k + 128: its set U holds every feature), although the round
+    # screened candidates instead of refitting them (they needed a decrease of at least abess's threshold):
+    # fewer rounds, and the fits are those of running the search to its end
+    import sparse_estimators.solvers._splice as splice_module
+
+    runs, rounds = [], []
+    search, ranked = splice_module._important_search, splice_module._ranked
+    monkeypatch.setattr(splice_module, "_important_search", lambda *a, **kw: runs.append(1) or search(*a, **kw))
+    monkeypatch.setattr(splice_module, "_ranked", lambda *a, **kw: rounds.append(1) or ranked(*a, **kw))
+    data = []
+    for seed in range(12):
+        X, y, _ = glm_data(family, n=200, p=100, support=(3, 11, 25, 40, 77), coef=(0.3, -0.25, 0.3, 0.2, -0.25),
+                           seed=seed, shape=5.0)
+        data.append((X, y))
+    fits = [IHTRegressor(k=5, loss=family).fit(X, y).coef_ for X, y in data]
+    skipped, n_rounds = len(data) - len(runs), len(rounds)
+    assert skipped >= 2
+    monkeypatch.setattr(splice_module, "_abess_search_stays", lambda *a, **kw: False)
+    rounds.clear()
+    for (X, y), coef in zip(data, fits, strict=True):
+        assert_array_equal(IHTRegressor(k=5, loss=family).fit(X, y).coef_, coef)
+    assert n_rounds < 0.8 * len(rounds)

@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparse_estimators import AcceleratedIHTRegressor, IHTClassifier, IHTRegressor, IOBSRegressor
 from sparse_estimators.losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from sparse_estimators.solvers import _splice as _splice_module
 from sparse_estimators.solvers import splice
 from sparse_estimators.solvers._splice import _explained, _least_cost
 
@@ -474,3 +475,33 @@ def test_abess_search_is_skipped_only_where_it_would_not_move(p):
             assert not moved, seed
         outcomes.append((stays, moved))
     assert (True, False) in outcomes and (False, True) in outcomes
+
+
+def test_abess_search_over_every_feature_makes_one_gradient_pass_per_round(monkeypatch):
+    # with p <= k + 128 abess's set U holds every feature: the gains that would rebuild it are not computed,
+    # so each round's ranking is the search's only pass over X^T (the search still moves and ends the same)
+    from sparse_estimators.solvers._splice import _forward_gain, _important_search, _top
+
+    k, n, p = 5, 120, 60
+    moved = 0
+    for seed in range(6):
+        rng = np.random.RandomState(seed)
+        X = rng.standard_normal((n, p))
+        X[:, 1::2] += 0.9 * X[:, 0::2]
+        y = X[:, :k] @ rng.uniform(0.3, 0.6, k) + rng.standard_normal(n)
+        loss = SquaredLoss(X, y)
+        h = loss.coordinate_curvatures()
+        usable = h > 0
+        W0, b0 = loss.zeros()
+        gain = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
+        start = np.sort(_top(gain, k))
+        passes, rounds = [], []
+        rmatvec, ranked = loss.design.rmatvec, _splice_module._ranked
+        monkeypatch.setattr(loss.design, "rmatvec", lambda R, _f=rmatvec, _c=passes: _c.append(1) or _f(R))
+        monkeypatch.setattr(_splice_module, "_ranked",
+                            lambda *a, _f=ranked, _c=rounds, **kw: _c.append(1) or _f(*a, **kw))
+        result = _important_search(loss, k, start, W0, b0, h, usable, 5, 20, gain=gain)
+        monkeypatch.undo()
+        moved += result.n_iter > 0
+        assert len(passes) == len(rounds)
+    assert moved >= 2

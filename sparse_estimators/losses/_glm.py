@@ -229,7 +229,9 @@ class GammaLoss(_LogLinkLoss):
         observations times the loss decrease from ``c`` spurious coefficients
         is about ``c`` times the dispersion (see :meth:`BaseLoss.noise_scale`).
         """
-        saturated = float(self.sample_weight @ (1.0 + np.log(self.Y[:, 0]))) / self.sw_sum
+        saturated = self.__dict__.get("_saturated")
+        if saturated is None:  # (the splicing search asks at every round)
+            saturated = self._saturated = float(self.sample_weight @ (1.0 + np.log(self.Y[:, 0]))) / self.sw_sum
         N = self.n_observations
         dof = max(N - k - int(self.fit_intercept), 1.0)
         return max(2.0 * (value - saturated) * N / dof, np.finfo(float).tiny)

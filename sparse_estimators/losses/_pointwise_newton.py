@@ -154,7 +154,8 @@ class _PointwiseNewtonRefit:
 
         On a dense ``X`` the columns of the candidates and of the current
         support are copied once (their union ``U``), and the gradient and
-        Hessian over ``U`` formed once at the current point ``(W, b)``. Each
+        Hessian over ``U`` formed once at the current point ``(W, b)``, when
+        the first candidate not in the cache (below) is read. Each
         candidate starts at the minimum of that quadratic model with its
         removed coefficients set to zero (the others of ``U`` stay zero),
         one shared Newton step that also moves the kept coefficients, and
@@ -180,33 +181,41 @@ class _PointwiseNewtonRefit:
         if len(cache) > CANDIDATE_CACHE:
             cache.clear()
         has_b = self.fit_intercept
-        current = np.flatnonzero(W[:, 0])
-        union = np.unique(np.concatenate([current, *supports]))
-        u = union.size
-        A_union = self._refit_columns(union)
         b = np.asarray(b, dtype=float)
-        theta_u = np.concatenate([W[union, 0], b]) if has_b else W[union, 0].astype(float)
-        sw = self._sample_share[:, 0]
-        v, d, h = self._parts(A_union @ theta_u)
-        g = A_union.T @ (sw * d)
-        H = (A_union * (sw * h)[:, None]).T @ A_union
-        if self.alpha:
-            g[:u] += self.alpha * theta_u[:u]
-            H[np.arange(u), np.arange(u)] += self.alpha
-        position = np.searchsorted(union, current)
-        needed = [None] * len(supports)  # (the decreases the candidates need, with limits)
-        if limits is not None:
-            f_now = float(sw @ v) + (0.5 * self.alpha * float(theta_u[:u] @ theta_u[:u]) if self.alpha else 0.0)
-            needed = [f_now - limit for limit in limits]
+        shared = []  # the model over U, formed when a candidate not in the cache is first read
+
+        def model():
+            if shared:
+                return shared[0]
+            current = np.flatnonzero(W[:, 0])
+            union = np.unique(np.concatenate([current, *supports]))
+            u = union.size
+            A_union = self._refit_columns(union)
+            theta_u = np.concatenate([W[union, 0], b]) if has_b else W[union, 0].astype(float)
+            sw = self._sample_share[:, 0]
+            v, d, h = self._parts(A_union @ theta_u)
+            g = A_union.T @ (sw * d)
+            H = (A_union * (sw * h)[:, None]).T @ A_union
+            if self.alpha:
+                g[:u] += self.alpha * theta_u[:u]
+                H[np.arange(u), np.arange(u)] += self.alpha
+            f_now = None
+            if limits is not None:  # (the decreases the candidates need)
+                f_now = float(sw @ v) + (0.5 * self.alpha * float(theta_u[:u] @ theta_u[:u]) if self.alpha else 0.0)
+            shared.append((union, A_union, theta_u, g, H, np.searchsorted(union, current), f_now))
+            return shared[0]
 
         def refit(item):
-            support, need = item
+            support, limit = item
             key = support.tobytes()
             if key in cache:  # (the same support from another round: its optimum does not depend on the start)
                 coef, intercept, f, z = cache[key]
                 W_c = np.zeros_like(W)
                 W_c[support, 0] = coef
                 return W_c, intercept.copy(), f, z.copy()
+            union, A_union, theta_u, g, H, position, f_now = model()
+            u = union.size
+            need = None if limit is None else f_now - limit
             k = support.size
             cols = np.searchsorted(union, support)
             kept = np.zeros(u, dtype=bool)
@@ -231,7 +240,8 @@ class _PointwiseNewtonRefit:
             cache[key] = (theta[:k], intercept.copy(), f, z[:, None].copy())
             return W_c, intercept, f, z[:, None]
 
-        return _Lazy(refit, list(zip(supports, needed, strict=True)))
+        return _Lazy(refit, list(zip(supports, [None] * len(supports) if limits is None else limits,
+                                     strict=True)))
 
 
 class _Lazy(Sequence):

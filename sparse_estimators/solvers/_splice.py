@@ -175,9 +175,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         protected[np.asarray(forced, dtype=np.intp)] = True
         screening_start = bool(screening_start)  # (abess's rules know no forced features)
     options = (h, usable, unit, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated, protected)
-    best, visited, last = _exchange(loss, k, support, W, b, f, Z, *options)
-    exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
-    if screening_start:
+    if screening_start:  # (the second search's start, abess's: the k largest marginal gains at zero)
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
         forward = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
@@ -186,10 +184,20 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         else:  # the forced features and the best of the others
             free = np.where(protected, -np.inf, forward)
             start = np.union1d(np.flatnonzero(protected), _top(free, k - int(protected.sum())))
+    need_floor = 0.0
+    if screening_start == "abess" and (np.array_equal(start, support) or loss.n_features <= k + 128):
+        # a round that accepts nothing at abess's start (or anywhere, when abess's set U of k + 128 features
+        # holds them all) lets abess's search be skipped or stop there (_abess_search_stays), provided its
+        # screened candidates needed at least abess's threshold
+        need_floor = _abess_threshold(loss, k)
+    best, visited, last = _exchange(loss, k, support, W, b, f, Z, *options, need_floor=need_floor)
+    exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
+    if screening_start:
         other = None
         if screening_start == "abess":
             if not _abess_search_stays(loss, k, start, best.support, last, forward, usable, max_exchange):
-                other = _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, gain=forward)
+                other = _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, gain=forward,
+                                          settled=None if last is None else (best.support, last))
         elif start.tobytes() not in visited:
             other = _exchange(loss, k, start, *loss.refit_candidates([start], W0, b0)[0], *options,
                               known=visited)[0]
@@ -280,19 +288,21 @@ def _screened(loss, candidates, W, b, limits):
 
 
 def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate, add_gate,
-              add_gate_uncorrelated=None, protected=None, known=frozenset()):
+              add_gate_uncorrelated=None, protected=None, known=frozenset(), need_floor=0.0):
     """Splicing from one refitted start (``Z`` its linear predictor).
 
     Returns ``(result, visited, last)``: ``result.objective`` starts with the
     start's loss, ``visited`` holds the supports passed through (as bytes),
     ``last`` the round that accepted nothing at ``result.support`` (see
-    :func:`_abess_search_stays`): ``(kept, adds, decreases)``, the
-    decrease of each exchange size ``c`` (a dict), or None when the search
-    stopped otherwise.
+    :func:`_abess_search_stays`): ``(kept, adds, decreases, screened)``, the
+    decrease of each exchange size ``c`` refitted and the decrease each
+    screened size needed (dicts), or None when the search stopped otherwise.
     The search from a support depends on nothing else (the point is the
     refit on it), so one that reaches a support of ``known`` (visited by an
     earlier search) would end where that search did: it stops and
     ``result`` is None.
+    ``need_floor``: the least decrease the candidates are screened for
+    (see :func:`_screened`; they are accepted by the gate alone).
     """
     objective = [f]
     visited = set()
@@ -309,12 +319,15 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         threshold = gate * unit * loss.noise_scale(f, k)
         candidates = _swaps(kept, adds, range(1, n_out + 1))
         best, H = None, None  # H: the current fit's Hessian, formed when first needed in this round
-        limits = [f - c * threshold for c in range(1, n_out + 1)]
-        decreases = {}  # (a screened candidate, value inf, has no known decrease: _abess_search_stays then runs)
+        needs = [max(c * threshold, need_floor) for c in range(1, n_out + 1)]
+        limits = [f - need for need in needs]
+        decreases, screened = {}, {}  # (a screened candidate, value inf: the decrease it needed)
         for c, candidate, (W_c, b_c, f_c, Z_c) in zip(range(1, n_out + 1), candidates,
                                                       _screened(loss, candidates, W, b, limits), strict=True):
             if np.isfinite(f_c):
                 decreases[c] = f - f_c
+            else:
+                screened[c] = needs[c - 1]
             if not (f - f_c > c * threshold and (best is None or f_c < best[3])):
                 continue
             if add_gate:  # every added feature significant (see splice's add_gate and add_gate_uncorrelated)
@@ -329,7 +342,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                         continue
             best = (candidate, W_c, b_c, f_c, Z_c)
         if best is None:
-            last = (kept, adds, decreases)
+            last = (kept, adds, decreases, screened)
             break
         support, W, b, f, Z = best
         objective.append(f)
@@ -343,7 +356,8 @@ def _abess_threshold(loss, k):
     return 0.01 * k * loss.n_outputs * np.log(loss.n_features) * max(np.log(max(np.log(N), 1.0)), 0.0) / N
 
 
-def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchange, important_search=128):
+def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchange, important_search=128,
+                        every_size=False):
     """Whether :func:`_important_search` from ``start`` is certain to accept no exchange (and return ``start``).
 
     When ``start`` is the ``support`` where the first search stopped, that
@@ -355,11 +369,17 @@ def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchang
     round's ``1, ..., n_out``. If none of them lowered the loss by more than
     abess's threshold, that search would stop at once: its result would be
     the first search's support (no switch), so it is not run. The
-    candidates' values are those of the same refits (to rounding).
+    candidates' values are those of the same refits (to rounding). A
+    candidate the round screened (not refitted, see :func:`_screened`) for
+    a needed decrease of at least that threshold counts as refused: the
+    important search screens it too, with the same quadratic model and a
+    smaller need. ``every_size``: all sizes ``1, ..., C`` refused (a search
+    that reaches ``support`` later, with a smaller current ``C``, stops
+    there too: its round tries some of them, the round after resets ``C``).
     """
     if last is None or not (start.shape == support.shape and (start == support).all()):
         return False
-    kept, adds, decreases = last
+    kept, adds, decreases, screened = last
     p = loss.n_features
     U_size = min(p, k + important_search)
     g = gain.copy()
@@ -370,15 +390,16 @@ def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchang
     C = int(min(max_exchange, k, U_size - k, np.count_nonzero(usable & in_U)))
     if C < 1:
         return True
-    sizes = [C >> i for i in range(C.bit_length())]
-    if len(adds) < C or not in_U[adds[:C]].all() or any(c not in decreases for c in sizes):
-        return False
+    sizes = range(1, C + 1) if every_size else [C >> i for i in range(C.bit_length())]
     tau = _abess_threshold(loss, k)
-    return not any(decreases[c] > tau for c in sizes)
+    if len(adds) < C or not in_U[adds[:C]].all() or any(c not in decreases and not screened.get(c, -1.0) >= tau
+                                                          for c in sizes):
+        return False
+    return not any(decreases[c] > tau for c in sizes if c in decreases)
 
 
 def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, important_search=128,
-                      gain=None):
+                      gain=None, settled=None):
     """The splicing search of abess from ``start`` (abess 0.4, ``Algorithm::get_A`` and ``splicing``).
 
     The exchanges are restricted to a set ``U`` of ``k + important_search``
@@ -397,7 +418,11 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     ``max_rounds`` rebuilds.
 
     ``gain``, when given, holds the marginal gains at ``(W0, b0)``
-    (:func:`_forward_gain`; not modified).
+    (:func:`_forward_gain`; not modified). ``settled``: ``(support, last)``
+    of the first search (:func:`_exchange`); when ``U`` is every feature and
+    this search reaches ``support``, it stops there if ``last`` refused
+    every exchange size (:func:`_abess_search_stays`), which its rounds
+    would try again.
 
     Returns
     -------
@@ -415,7 +440,7 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     U, stuck = None, False
     for _ in range(max_rounds):
         gain[support] = np.inf  # U keeps the support
-        U_last, U = U, np.sort(_top(gain, U_size))
+        U_last, U = U, (np.sort(_top(gain, U_size)) if U_size < p else np.arange(p))
         if stuck and np.array_equal(U, U_last):  # (the round would repeat the last one's failed attempt)
             break
         # the search below works in U's own indices, on U's columns (a copy, unless U is everything;
@@ -430,8 +455,14 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
             W_U, b, f, Z = sub.refit_candidates([local], W0[U], b0)[0]
             objective.append(f)
         C = int(min(max_exchange, k, U_size - k))
-        changed = stuck = False
+        changed = stuck = done = False
         for _ in range(max_rounds * k):  # each accepted exchange lowers the loss by more than tau
+            if (settled is not None and U_size == p and local.shape == settled[0].shape
+                    and (local == settled[0]).all()
+                    and _abess_search_stays(loss, k, local, settled[0], settled[1], gain, usable, max_exchange,
+                                            important_search, every_size=True)):
+                done = True
+                break
             kept, forward = _ranked(sub, local, W_U, Z, h_U, usable_U)
             n_finite = int(np.isfinite(forward).sum())
             C = min(C, n_finite)
@@ -453,7 +484,8 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
         support = U[local]
         W = np.zeros_like(W0)
         W[support] = W_U[local]
-        if not changed:
+        if done or not changed:
             break
-        gain = _forward_gain(loss, loss.linear_predictor(W, b, support), W, h, usable)
+        if U_size < p:  # (U = every feature otherwise: the gains would not be read)
+            gain = _forward_gain(loss, loss.linear_predictor(W, b, support), W, h, usable)
     return SolverResult(W, b, support, len(objective) - 1, objective, converged=True)
