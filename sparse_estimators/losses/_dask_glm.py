@@ -77,6 +77,8 @@ class DaskRowsMixin:
     #: whether :meth:`value_and_gradient` computes the Hessian in its pass (the refits' losses on a support's
     #: columns, whose Newton steps ask for it at nearly every point evaluated; a few columns: cheap products)
     _fuse_hessian = False
+    #: the loss of the last :meth:`restrict` (whose last point a refit's result is, see :meth:`_from_restricted`)
+    _restricted = None
     #: whether a point's linear predictor comes with the loss there (least squares reads its own statistics)
     _evaluates = True
 
@@ -116,8 +118,31 @@ class DaskRowsMixin:
     def linear_predictor(self, W, b, rows=None):  # noqa: D102 - see BaseLoss.linear_predictor
         rows = np.flatnonzero(np.any(W != 0, axis=1)) if rows is None else np.asarray(rows)
         if self._evaluates and rows.size and self.design.cached_matvec(W, rows) is None:
-            return self._evaluate(W, b, rows, gradient=False)
+            Z = self._from_restricted(W, b, rows)
+            return self._evaluate(W, b, rows, gradient=False) if Z is None else Z
         return super().linear_predictor(W, b, rows)
+
+    def _from_restricted(self, W, b, rows):
+        """``Z`` at ``(W, b)`` from the last :meth:`restrict` loss if it evaluated that point last, else None.
+
+        A refit's result is the last point its Newton steps evaluated on the
+        support's columns: its ``X W`` (the same product of the same numbers)
+        and value are kept, instead of a pass over ``X`` for them.
+        """
+        sub = self._restricted
+        at = None if sub is None else sub._at
+        if at is None or not np.array_equal(rows, sub._support[np.flatnonzero(np.any(at[0][0] != 0, axis=1))]):
+            return None
+        (W_sub, b_sub), _, f, _ = at
+        if not (np.array_equal(W[sub._support], W_sub) and np.array_equal(np.asarray(b, dtype=float), b_sub)):
+            return None
+        XW = sub.design.cached_matvec(W_sub, np.flatnonzero(np.any(W_sub != 0, axis=1)))
+        if XW is None:
+            return None
+        self.design.remember_matvec(W, rows, XW)
+        Z = XW + b if self.intercept_is_variable and self.fit_intercept else XW
+        self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, None)
+        return Z
 
     def value_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.value_from_z (kept from Z's pass when it was ours)
         at = self._at
@@ -201,7 +226,8 @@ class DaskRowsMixin:
         for cache in ("_coordinate_curvatures", "_coordinate_lipschitz", "_candidate_cache"):
             sub.__dict__.pop(cache, None)
         sub._lipschitz = None
-        sub._at, sub._fuse_hessian = None, True
+        sub._at, sub._fuse_hessian, sub._restricted, sub._support = None, True, None, np.asarray(support)
+        self._restricted = sub
         return sub
 
 
