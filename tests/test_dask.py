@@ -573,3 +573,10 @@ def test_point_evaluated_in_one_pass(family):
             np.testing.assert_allclose(f, f_ref, rtol=1e-12)
             np.testing.assert_allclose(gW, gW_ref, rtol=1e-10, atol=1e-12)
             np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-12)
+        if family == "logistic":
+            # a refit's result is the last point its Newton steps evaluated: its X W and value are kept (no pass)
+            W_r, b_r = loss.refit(support, W, b)
+            reads = guard.reads
+            f_r = loss.value_from_z(loss.linear_predictor(W_r, b_r), W_r)
+            assert guard.reads == reads
+            np.testing.assert_allclose(f_r, expected_loss.value(W_r, b_r), rtol=1e-12)
