@@ -538,3 +538,45 @@ def test_classifier_labels_from_a_dataframe_and_class_weight_dict():
     _assert_same_fit(expected, got)
     _assert_same_fit(expected, got_arrays)
     np.testing.assert_array_equal(got.classes_, ["a", "b", "c"])
+
+
+@pytest.mark.parametrize("family", ["logistic", "multinomial"])
+def test_point_evaluated_in_one_pass(family):
+    # a point's linear predictor, loss value and gradient (and, on a refit's columns, its Hessian) come from one
+    # computation reading X once: X W had been persisted by one pass, its value computed by another computation
+    # and the gradient and Hessian read X once more each (3 passes and 4 computations per Newton step of a refit)
+    X, targets, sw = _glm_targets()
+    y = targets[family]
+    est = IHTClassifier(k=3)
+    expected_loss, _ = est._setup(X, y, sw)
+    Xd = da.from_array(X, chunks=(CHUNKS, 20))
+    guard = _Guard(Xd, vectors=False)
+    with dask.config.set(scheduler=guard):
+        loss, _ = est._setup(Xd, da.from_array(y, chunks=(CHUNKS,)), da.from_array(sw, chunks=(CHUNKS,)))
+    m = loss.n_outputs
+    support = np.array([1, 4, 9])
+    W = np.zeros((20, m))
+    W[support] = np.linspace(-0.3, 0.4, 3 * m).reshape(3, m)
+    b = np.linspace(0.1, -0.2, m)
+    sub, expected_sub = loss.restrict(support), expected_loss.restrict(support)
+    with dask.config.set(scheduler=guard):
+        for lo, ref, V in [(loss, expected_loss, W), (sub, expected_sub, W[support])]:
+            calls, reads, passes = guard.calls, guard.reads, lo.design.n_passes
+            f, gW, gb = lo.value_and_gradient(V, b)
+            assert (guard.reads - reads, lo.design.n_passes - passes) == (1, 1)
+            if lo is sub:  # (the Hessian came in the same pass)
+                np.testing.assert_allclose(lo.hessian(V, b), ref.hessian(V, b), rtol=1e-10, atol=1e-12)
+            # the predictor at that point and its value: no computation
+            assert lo.value_from_z(lo.linear_predictor(V, b), V) == f
+            assert guard.calls - calls <= 2 and guard.reads - reads == 1
+            f_ref, gW_ref, gb_ref = ref.value_and_gradient(V, b)
+            np.testing.assert_allclose(f, f_ref, rtol=1e-12)
+            np.testing.assert_allclose(gW, gW_ref, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-12)
+        if family == "logistic":
+            # a refit's result is the last point its Newton steps evaluated: its X W and value are kept (no pass)
+            W_r, b_r = loss.refit(support, W, b)
+            reads = guard.reads
+            f_r = loss.value_from_z(loss.linear_predictor(W_r, b_r), W_r)
+            assert guard.reads == reads
+            np.testing.assert_allclose(f_r, expected_loss.value(W_r, b_r), rtol=1e-12)

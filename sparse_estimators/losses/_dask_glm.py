@@ -14,8 +14,14 @@ targets, weights and linear predictors, 80 MB each at 10^7 rows).
 
 import numpy as np
 
+from ._dask_linear import _is_lazy
+
 #: attributes of a loss that its pointwise functions may read besides ``Y`` (scalars only: sent to every block)
 _SCALARS = (bool, int, float, np.floating, np.integer)
+
+
+def _same_point(point, other):
+    return all(np.array_equal(a, np.asarray(c, dtype=float)) for a, c in zip(point, other, strict=True))
 
 
 def _on_block(z, y, *more, cls, state, method):
@@ -66,6 +72,90 @@ class DaskRowsMixin:
     def _hess_weights(self, Z):
         return self._blocks("_hess_weights", Z, square=True)
 
+    #: the last point evaluated by :meth:`_evaluate`: ``((W, b), name of Z, mean loss, Hessian or None)``
+    _at = None
+    #: whether :meth:`value_and_gradient` computes the Hessian in its pass (the refits' losses on a support's
+    #: columns, whose Newton steps ask for it at nearly every point evaluated; a few columns: cheap products)
+    _fuse_hessian = False
+    #: the loss of the last :meth:`restrict` (whose last point a refit's result is, see :meth:`_from_restricted`)
+    _restricted = None
+    #: whether a point's linear predictor comes with the loss there (least squares reads its own statistics)
+    _evaluates = True
+
+    def _evaluate(self, W, b, rows, gradient):
+        """``Z`` at ``(W, b)`` persisted, with the loss there (and its gradient) from the same pass over ``X``.
+
+        ``X W`` is kept as the design's last matvec, the value for
+        :meth:`value_from_z` and, with ``_fuse_hessian``, the Hessian for
+        :meth:`hessian`: one computation per point evaluated instead of one
+        for ``Z``, one for the value and one each for the gradient and
+        Hessian (doc/changelog.rst). Returns ``Z`` and, with ``gradient``,
+        ``(f, gW, gb)``.
+        """
+        design = self.design
+        XW = design.lazy_matvec(W, rows)
+        has_b = self.intercept_is_variable and self.fit_intercept
+        small = [self.sample_weight @ self._pointwise(XW + b if has_b else XW)]
+        fuse = gradient and self._fuse_hessian
+        if gradient:
+            Z = XW + b if has_b else XW
+            D = self._dz(Z) * self._sample_share
+            small += [design._rmatvec_lazy(D), D.sum(axis=0)]
+            if fuse:
+                small += self._hessian_lazy(Z)
+        (XW,), values = design.persist_and_compute([XW], small)
+        design.remember_matvec(W, rows, XW)
+        Z = XW + b if has_b else XW
+        f = float(values[0]) / self.sw_sum
+        H = self._hessian_finish(values[3:]) if fuse else None
+        self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, H)
+        if not gradient:
+            return Z
+        gW = design._rmatvec_finish(values[1], values[2]) + self.alpha * W
+        gb = values[2] if self.fit_intercept else np.zeros(self.n_outputs)
+        return Z, (f + 0.5 * self.alpha * float(np.vdot(W, W)), gW, gb)
+
+    def linear_predictor(self, W, b, rows=None):  # noqa: D102 - see BaseLoss.linear_predictor
+        rows = np.flatnonzero(np.any(W != 0, axis=1)) if rows is None else np.asarray(rows)
+        if self._evaluates and rows.size and self.design.cached_matvec(W, rows) is None:
+            Z = self._from_restricted(W, b, rows)
+            return self._evaluate(W, b, rows, gradient=False) if Z is None else Z
+        return super().linear_predictor(W, b, rows)
+
+    def _from_restricted(self, W, b, rows):
+        """``Z`` at ``(W, b)`` from the last :meth:`restrict` loss if it evaluated that point last, else None.
+
+        A refit's result is the last point its Newton steps evaluated on the
+        support's columns: its ``X W`` (the same product of the same numbers)
+        and value are kept, instead of a pass over ``X`` for them.
+        """
+        sub = self._restricted
+        at = None if sub is None else sub._at
+        if at is None or not np.array_equal(rows, sub._support[np.flatnonzero(np.any(at[0][0] != 0, axis=1))]):
+            return None
+        (W_sub, b_sub), _, f, _ = at
+        if not (np.array_equal(W[sub._support], W_sub) and np.array_equal(np.asarray(b, dtype=float), b_sub)):
+            return None
+        XW = sub.design.cached_matvec(W_sub, np.flatnonzero(np.any(W_sub != 0, axis=1)))
+        if XW is None:
+            return None
+        self.design.remember_matvec(W, rows, XW)
+        Z = XW + b if self.intercept_is_variable and self.fit_intercept else XW
+        self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, None)
+        return Z
+
+    def value_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.value_from_z (kept from Z's pass when it was ours)
+        at = self._at
+        if at is not None and _is_lazy(Z) and Z.name == at[1]:
+            return at[2] + 0.5 * self.alpha * float(np.vdot(W, W))
+        return super().value_from_z(Z, W)
+
+    def value_and_gradient(self, W, b):  # noqa: D102 - see BaseLoss.value_and_gradient: one pass
+        rows = np.flatnonzero(np.any(W != 0, axis=1))
+        if self._evaluates and rows.size and self.design.cached_matvec(W, rows) is None:
+            return self._evaluate(W, b, rows, gradient=True)[1]
+        return super().value_and_gradient(W, b)
+
     def _backprop(self, D, W):
         # X^T D and the intercept's D.sum(axis=0) from one pass
         gW, gb = self.design.rmatvec_and_sums(D * self._sample_share)
@@ -81,10 +171,23 @@ class DaskRowsMixin:
         return self._backprop(self._hz(Z, Zv), V)
 
     def hessian(self, W, b):  # noqa: D102 - see BaseLoss.hessian: every block of classes from one pass
+        at = self._at
+        if at is not None and at[3] is not None and _same_point(at[0], (W, b)):
+            return at[3].copy()  # (computed in the pass of the value and gradient at this point)
+        flat = self.design._compute(*self._hessian_lazy(self.linear_predictor(W, b)))
+        return self._hessian_finish(flat if isinstance(flat, list) else [flat])
+
+    def _hessian_lazy(self, Z):
+        """The lazy weighted Gram matrices of the Hessian at ``Z`` (three arrays per pair of classes)."""
+        m = self.n_outputs
+        Hw = self._hess_weights(Z) * (self.sample_weight / self.sw_sum)[:, None, None]
+        return self.design.weighted_grams_lazy([Hw[:, a, c] for a in range(m) for c in range(a, m)])
+
+    def _hessian_finish(self, flat):
+        """The Hessian from the computed values of :meth:`_hessian_lazy`."""
         m, p = self.n_outputs, self.n_features
-        Hw = self._hess_weights(self.linear_predictor(W, b)) * (self.sample_weight / self.sw_sum)[:, None, None]
         pairs = [(a, c) for a in range(m) for c in range(a, m)]
-        parts = self.design.weighted_grams([Hw[:, a, c] for a, c in pairs])
+        parts = self.design.weighted_grams_finish(flat)
         has_b = self.fit_intercept
         q = p + int(has_b)
         H = np.zeros((q, m, q, m))
@@ -123,6 +226,8 @@ class DaskRowsMixin:
         for cache in ("_coordinate_curvatures", "_coordinate_lipschitz", "_candidate_cache"):
             sub.__dict__.pop(cache, None)
         sub._lipschitz = None
+        sub._at, sub._fuse_hessian, sub._restricted, sub._support = None, True, None, np.asarray(support)
+        self._restricted = sub
         return sub
 
 
@@ -137,6 +242,8 @@ class DaskSquaredMixin(DaskRowsMixin):
     equations of their union (one pass), and their values are the quadratic
     form of those statistics.
     """
+
+    _evaluates = False
 
     def hessp(self, W, b, V, c):  # noqa: D102 - one pass (X V computed in the pass of the product with X^T)
         return self.design.rmatvec(self.design.lazy_matvec(V) * self._sample_share), None

@@ -90,6 +90,21 @@ class DaskLinearDesign(LinearDesign):
         out = [np.asarray(a, dtype=float) for a in dask.compute(*lazy)]
         return out[0] if len(out) == 1 else out
 
+    def persist_and_compute(self, keep, small):
+        """One counted pass: ``keep`` (arrays of ``n`` rows) persisted on the workers and ``small`` computed.
+
+        Both come from one computation, so that ``X``'s blocks are read once
+        for all of them; the values of ``small`` (``p``-sized) are then
+        gathered from their persisted results (without reading ``X``).
+        Returns ``(persisted keep, values of small)``.
+        """
+        import dask
+
+        self.counter[0] += 1
+        out = dask.persist(*keep, *small)
+        values = dask.compute(*out[len(keep):])
+        return list(out[:len(keep)]), [np.asarray(a, dtype=float) for a in values]
+
     def _rows(self, A):
         """An ``n``-row array in ``X``'s row chunks (a dask array as it is, a NumPy one sent to the blocks)."""
         import dask.array as da
@@ -112,13 +127,24 @@ class DaskLinearDesign(LinearDesign):
         Z = self.dask[:, rows].astype(np.float64) @ W[rows]
         return Z if self.offset is None else Z - self.offset[rows] @ W[rows]
 
+    def cached_matvec(self, W, rows):
+        """The ``X W`` of the last :meth:`matvec` (or :meth:`remember_matvec`) if it was at ``W``, else None."""
+        last = self._last_matvec
+        if last is not None and np.array_equal(last[0], rows) and np.array_equal(last[1], W[rows]):
+            return last[2]
+        return None
+
+    def remember_matvec(self, W, rows, Z):
+        """Keep ``Z`` (``X W`` persisted on the workers, resident only) as the last :meth:`matvec`."""
+        self._last_matvec = (np.array(rows), W[rows].copy(), Z)
+
     def matvec(self, W, rows=None):  # noqa: D102 - see LinearDesign.matvec
         rows = np.flatnonzero(np.any(W != 0, axis=1)) if rows is None else np.asarray(rows)
         if not rows.size:
             return self.lazy_matvec(W, rows) if self.resident else np.zeros((self.shape[0], W.shape[1]))
-        last = self._last_matvec
-        if last is not None and np.array_equal(last[0], rows) and np.array_equal(last[1], W[rows]):
-            return last[2] if self.resident else last[2].copy()
+        cached = self.cached_matvec(W, rows)
+        if cached is not None:
+            return cached if self.resident else cached.copy()
         if self.resident:  # (kept on the workers: the value, gradient and curvatures at this point read it)
             import dask
 
@@ -199,11 +225,17 @@ class DaskLinearDesign(LinearDesign):
 
     def weighted_grams(self, weights):
         """``[(weighted_gram(w), rmatvec(w[:, None])[:, 0], w.sum()) for w in weights]`` in one pass (dask ``w``)."""
-        lazy = [(self._gram_lazy(w), self._rmatvec_lazy(w[:, None]), w.sum()) for w in weights]
-        flat = self._compute(*[a for triple in lazy for a in triple])
-        flat = flat if isinstance(flat, list) else [flat]
+        flat = self._compute(*self.weighted_grams_lazy(weights))
+        return self.weighted_grams_finish(flat if isinstance(flat, list) else [flat])
+
+    def weighted_grams_lazy(self, weights):
+        """The lazy arrays :meth:`weighted_grams` computes (three per weight vector), for a caller's pass."""
+        return [a for w in weights for a in (self._gram_lazy(w), self._rmatvec_lazy(w[:, None]), w.sum())]
+
+    def weighted_grams_finish(self, flat):
+        """:meth:`weighted_grams` from the computed values of :meth:`weighted_grams_lazy`."""
         out = []
-        for i in range(len(weights)):
+        for i in range(len(flat) // 3):
             G, cross, total = flat[3 * i: 3 * i + 3]
             out.append((self._zero_constant(G), self._rmatvec_finish(cross, np.atleast_1d(total))[:, 0],
                         float(total)))
