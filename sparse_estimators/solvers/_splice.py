@@ -142,13 +142,14 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         freedom (about ``m log(p) s / N`` for one feature).
 
     swap_candidates : int, default=1
-        The exchanges of one feature tried in each round of the first rules:
-        the least useful selected feature for each of the
-        ``swap_candidates`` most useful unselected ones (the best accepted
-        one competes with the larger exchanges). 1: the one exchange of
-        abess's rules. Ignored with groups. The Cox models use more (see
-        ``survival/_cox.py``): there the better single exchange is often
-        the second to fourth candidate by marginal gain.
+        The exchanges of one feature tried in each round of the search above
+        (not of abess's rules, ``screening_start='abess'``): the least
+        useful selected feature for each of the ``swap_candidates`` most
+        useful unselected ones, under the same gate; the accepted one of
+        lowest loss competes with the larger exchanges. 1: only the most
+        useful, as abess. Ignored with groups. The Cox models use 5 (see
+        ``survival/_cox.py``): there the exchange that lowers the loss was
+        often with the second to fourth candidate by marginal gain.
 
     Returns
     -------
