@@ -204,3 +204,28 @@ def test_lockstep_reads_each_block_once_per_round_and_isolates_failures():
     with dask.config.set(scheduler=counting):
         results, _ = run_in_lockstep([fit(1.0, 1), failing], [X])
     assert results[0] == [9.0] and isinstance(results[1], ZeroDivisionError)
+
+
+def test_lockstep_runs_computations_without_X_first_so_fits_out_of_step_share_passes():
+    # a fit that computes something without X (a persisted residual, a target's sum) before its next pass does
+    # not make the others read X alone: the requests without X run first, and X is read when every fit asks for
+    # it (before: one fit's pass and the other's computation without X shared a round, 3 passes for 2 each)
+    from sparse_estimators.model_selection._lockstep import run_in_lockstep
+
+    made = []
+
+    def block(block_id=None):
+        made.append(block_id[0])
+        return np.full((3, 2), float(block_id[0]))
+
+    X = da.map_blocks(block, chunks=((3, 3, 3), (2,)), dtype=float, meta=np.empty((0, 0)))
+
+    def fit(steps):
+        # (unoptimised graphs, as the fits' designs compute: X's blocks keep their keys)
+        return lambda: [float(dask.compute(X.sum() if step == "X" else da.ones(4).sum(), optimize_graph=False)[0])
+                        for step in steps]
+
+    with dask.config.set(scheduler="synchronous"):
+        results, scheduler = run_in_lockstep([fit(["X", "local", "X"]), fit(["local", "X", "X"])], [X], X.name)
+    assert results == [[18.0, 4.0, 18.0], [4.0, 18.0, 18.0]]
+    assert scheduler.n_passes == 2 and sorted(made) == [0, 0, 1, 1, 2, 2]

@@ -1,16 +1,20 @@
 """SparsityCV on a dask ``X`` for the losses read at every iteration: the folds fitted in lockstep, scored blockwise.
 
-The classifiers (logistic, multinomial) and the regressors with
-``loss='poisson'``, ``'gamma'`` or ``'huber'`` fit by one pass over ``X``
-per product (:class:`~sparse_estimators.losses._dask_design.DaskLinearDesign`).
+The classifiers (logistic, multinomial), the regressors with
+``loss='poisson'``, ``'gamma'`` or ``'huber'``, and least squares above the
+Gram path's limit (or ``precompute=False``) fit by one pass over ``X`` per
+product (:class:`~sparse_estimators.losses._dask_design.DaskLinearDesign`);
+least squares with a splitter the one-pass search cannot label block by
+block comes here too (each fold's Gram statistics from its own pass).
 Each fold's path is the estimator's own dask fit on its training rows (a
 lazy view of ``X``'s blocks, never a copy), and the folds run in lockstep
 (:func:`~sparse_estimators.model_selection._lockstep.run_in_lockstep`):
 every pass over ``X`` computes the next product of every fold. Each fold's
 levels are scored on its test rows block by block where the blocks live
 (weighted sums per level, merged in the client): accuracy, R^2 (Huber) or
-D^2 (Poisson, Gamma), the estimators' own ``score``. The targets and
-weights (``n`` values) are in the client, as in those fits.
+D^2 (Poisson, Gamma), the estimators' own ``score`` (and squared errors
+for R^2 regressors). The targets, weights and groups (``n`` values) are
+in the client, as in those fits: the splits are scikit-learn's.
 """
 
 import time
@@ -259,7 +263,7 @@ def _run_folds(calls, Xa):
 
 
 def lockstep_cv_fit(search, X, Xa, y, sample_weight, params):
-    """:meth:`SparsityCV.fit` on a dask ``X`` for the GLM losses and classifiers: the folds' passes shared."""
+    """:meth:`SparsityCV.fit` on a dask ``X`` read at every step (or split by any ``cv``): the folds' passes shared."""
     import dask
     from sklearn.metrics import check_scoring
 
