@@ -93,7 +93,7 @@ class SparsityCV(_SparsitySearchBase):
     row are refused with a ValueError. A least-squares search with a
     splitter other than an int, ``KFold`` or ``PredefinedSplit`` runs this
     way too, each fold's Gram statistics from its own pass (the folds'
-    passes shared: about three passes in all).
+    passes shared: three or four passes with the refit).
 
     Parameters
     ----------
