@@ -1,11 +1,14 @@
-"""Passes over a dask X of SparsityCV for the classifiers and GLM losses: the folds in lockstep against one by one.
+"""Passes over a dask X of SparsityCV read at every step: the folds in lockstep against one by one.
 
 Prints, per loss, the search's ``n_passes_`` (the folds' share and the
 refit's), the passes the folds take fitted one after the other (the same
 search with the folds run one by one) and the most one fold takes, with the
 wall times of both searches, measured in the same run. ``--read-delay``
 makes each read of a block of ``X`` sleep that many seconds (a block read
-from disk or over the network; 0: in memory).
+from disk or over the network; 0: in memory). The family ``squared_wide``
+is least squares read at every iteration (``precompute=False``: the path
+taken above 4096 features with ``precompute='auto'``), the others the
+classifiers' and GLM losses'.
 
     PYTHONPATH=. python benchmarks/bench_dask_cv.py --n 20000 --p 50 --chunk 5000 --folds 5 --k-max 5
 """
@@ -29,6 +32,7 @@ def _data(n, p, seed=0):
         "poisson": rng.poisson(np.exp(0.3 * eta)).astype(float),
         "gamma": rng.gamma(2.0, np.exp(0.3 * eta) / 2.0),
         "huber": eta + rng.standard_t(2, n),
+        "squared_wide": eta + rng.standard_normal(n),
     }
 
 
@@ -40,7 +44,7 @@ def main():
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--k-max", type=int, default=5)
     parser.add_argument("--scheduler", default="synchronous")
-    parser.add_argument("--families", default="logistic,multinomial,poisson,gamma,huber")
+    parser.add_argument("--families", default="logistic,multinomial,poisson,gamma,huber,squared_wide")
     parser.add_argument("--read-delay", type=float, default=0.0)
     args = parser.parse_args()
 
@@ -65,7 +69,12 @@ def main():
           "| time one by one (s) |")
     print("|---|---|---|---|---|---|---|---|")
     for family in args.families.split(","):
-        est = IHTClassifier() if family in ("logistic", "multinomial") else IHTRegressor(loss=family)
+        if family in ("logistic", "multinomial"):
+            est = IHTClassifier()
+        elif family == "squared_wide":  # (per-iteration passes, as above DASK_GRAM_MAX_FEATURES)
+            est = IHTRegressor(precompute=False)
+        else:
+            est = IHTRegressor(loss=family)
         y = da.from_array(targets[family], chunks=(args.chunk,))
         runs = {}
         for lockstep in (True, False):

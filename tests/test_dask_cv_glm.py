@@ -2,14 +2,14 @@
 
 import numpy as np
 import pytest
-from sklearn.model_selection import KFold, PredefinedSplit
+from sklearn.model_selection import GroupKFold, KFold, PredefinedSplit, ShuffleSplit, StratifiedKFold
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-from test_dask import CHUNKS, _assert_same_fit, _glm_targets, _Guard, _hash_cv  # noqa: E402
+from test_dask import CHUNKS, _assert_same_fit, _data, _glm_targets, _Guard, _hash_cv  # noqa: E402
 
-from sparse_estimators import IHTClassifier, IHTRegressor, IOBSClassifier  # noqa: E402
+from sparse_estimators import IHTClassifier, IHTRegressor, IOBSClassifier, IOBSRegressor  # noqa: E402
 from sparse_estimators.model_selection import SparsityCV  # noqa: E402
 
 P = 60  # (columns: X's bytes bound what one computation may return in the guard; 3 folds' X W stay well below)
@@ -55,6 +55,95 @@ def test_sparsity_cv_in_lockstep_equals_numpy_cv(est, family, search, cv_dask, c
     lockstep = got.n_passes_ - got.best_estimator_.n_passes_
     alone = got._n_passes_alone
     assert max(alone) <= lockstep <= 0.6 * sum(alone)
+
+
+def _assert_same_search(expected, got, guard, shared=True):
+    """The NumPy search's choice, scores and refit; the passes the guard counted, shared by the folds."""
+    assert got.k_ == expected.k_ and got.n_splits_ == expected.n_splits_
+    _assert_same_fit(expected.best_estimator_, got.best_estimator_)
+    for key, value in expected.cv_results_.items():
+        if key.startswith(("split", "mean_t", "std_t")):
+            np.testing.assert_allclose(got.cv_results_[key], value, rtol=0, atol=1e-9)
+        elif key in ("rank_test_score", "full_search"):
+            np.testing.assert_array_equal(got.cv_results_[key], value)
+    assert got.n_passes_ == guard.reads
+    lockstep = got.n_passes_ - got.best_estimator_.n_passes_
+    alone = got._n_passes_alone
+    assert max(alone) <= lockstep <= (0.6 if shared else 1.0) * sum(alone)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # (the same on both: compared)
+@pytest.mark.parametrize("est, wide, search, cv, weights, targets", [
+    (IHTRegressor(), True, {}, 3, True, 1),
+    (IHTRegressor(precompute=False), False, {"scoring": "neg_mean_squared_error", "return_train_score": True},
+     KFold(4), False, 1),
+    (IOBSRegressor(groups=np.arange(P) // 2), True, {"scoring": "neg_root_mean_squared_error"}, 3, True, 1),
+    (IHTRegressor(fit_intercept=False), True, {"return_train_score": True}, "predefined", True, 2),
+], ids=["wide_auto", "precompute_false_mse_train", "iobs_groups_rmse", "two_targets_predefined"])
+def test_wide_least_squares_cv_in_lockstep_equals_numpy_cv(monkeypatch, est, wide, search, cv, weights, targets):
+    # least squares above DASK_GRAM_MAX_FEATURES (here 10 of 60) or with precompute=False reads X at every
+    # iteration: its folds run in lockstep as the GLM losses' (before: a ValueError asking for precompute=True)
+    from sparse_estimators.linear_model import _dask
+
+    if wide:
+        monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)
+    X, y, sw, Xd, yd, swd = _data(weights=weights, p=P, targets=targets)
+    if cv == "predefined":  # (rows labelled -1 are in every training fold, no test fold)
+        cv = PredefinedSplit(np.random.RandomState(5).randint(-1, 3, 503))
+    search = {"k_grid": [2, 3, 4], "cv": cv, **search}
+    expected = SparsityCV(est, **search).fit(X, y, sample_weight=sw)
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = SparsityCV(est, **search).fit(Xd, yd, sample_weight=swd)
+    _assert_same_search(expected, got, guard)
+    assert got.best_estimator_.n_passes_ > 2  # (read at every iteration, not from one Gram pass)
+    assert ("mean_train_score" in got.cv_results_) == bool(search.get("return_train_score"))
+
+
+def _groups():
+    return np.random.RandomState(3).randint(0, 9, 503)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # (the same on both: compared)
+@pytest.mark.parametrize("est, family, cv, groups", [
+    (IHTRegressor(), "least_squares", GroupKFold(3), "dask"),
+    (IHTRegressor(), "least_squares", ShuffleSplit(3, test_size=0.25, random_state=0), None),
+    (IHTRegressor(precompute=False), "least_squares", "iterable", None),
+    (IHTClassifier(), "logistic", StratifiedKFold(3, shuffle=True, random_state=1), None),
+    (IOBSClassifier(), "logistic", GroupKFold(3), "numpy"),
+    (IHTRegressor(loss="poisson"), "poisson", ShuffleSplit(3, train_size=0.6, test_size=0.3, random_state=4), None),
+], ids=["gram_group_kfold", "gram_shuffle_split", "wide_iterable", "stratified_shuffled", "classifier_group_kfold",
+        "poisson_shuffle_split"])
+def test_dask_cv_takes_scikit_learn_splitters(est, family, cv, groups):
+    # any splitter scikit-learn's search takes: its splits computed as on NumPy data (from n, the targets and the
+    # groups in memory), each fold a lazy view of its rows, the folds in lockstep (before: a ValueError for all
+    # but int, KFold, PredefinedSplit and StratifiedKFold); least squares with Gram statistics by fold, one pass
+    X, targets, sw = _glm_targets(p=P)
+    y = X[:, :3] @ [1.0, -2.0, 0.5] + targets["huber"] if family == "least_squares" else targets[family]
+    if cv == "iterable":  # (overlapping test sets, rows in no split)
+        rng = np.random.RandomState(2)
+        cv = [(np.sort(rng.choice(503, 300, replace=False)), rng.choice(503, 150, replace=False)) for _ in range(3)]
+    params = {} if groups is None else {"groups": _groups()}
+    expected = SparsityCV(est, k_grid=[2, 3], cv=cv).fit(X, y, sample_weight=sw, **params)
+    Xd = da.from_array(X, chunks=(CHUNKS, P))
+    if groups == "dask":
+        params = {"groups": da.from_array(params["groups"], chunks=(CHUNKS,))}
+    guard = _Guard(Xd)
+    with dask.config.set(scheduler=guard):
+        got = SparsityCV(est, k_grid=[2, 3], cv=cv).fit(Xd, da.from_array(y, chunks=(CHUNKS,)),
+                                                        sample_weight=da.from_array(sw, chunks=(CHUNKS,)), **params)
+    _assert_same_search(expected, got, guard, shared=family != "least_squares")
+    if family == "least_squares" and est.precompute == "auto":  # (the folds' Gram pass, their scores, the refit's)
+        assert got.n_passes_ <= 4 and got.best_estimator_.n_passes_ == 1
+
+
+def test_dask_cv_refuses_splits_that_repeat_rows():
+    X, y, _, Xd, yd, _ = _data()
+    bootstrap = [(np.random.RandomState(0).randint(0, 503, 503), np.arange(50))]
+    with pytest.raises(ValueError, match="training rows of split 0 of cv repeat some rows"):
+        SparsityCV(IHTRegressor(), k_grid=[2], cv=bootstrap).fit(Xd, yd)
+    with pytest.raises(ValueError, match="The test set of split 0 of cv holds no rows"):
+        SparsityCV(IHTRegressor(), k_grid=[2], cv=[(np.arange(503), np.array([], dtype=int))]).fit(Xd, yd)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -115,3 +204,28 @@ def test_lockstep_reads_each_block_once_per_round_and_isolates_failures():
     with dask.config.set(scheduler=counting):
         results, _ = run_in_lockstep([fit(1.0, 1), failing], [X])
     assert results[0] == [9.0] and isinstance(results[1], ZeroDivisionError)
+
+
+def test_lockstep_runs_computations_without_X_first_so_fits_out_of_step_share_passes():
+    # a fit that computes something without X (a persisted residual, a target's sum) before its next pass does
+    # not make the others read X alone: the requests without X run first, and X is read when every fit asks for
+    # it (before: one fit's pass and the other's computation without X shared a round, 3 passes for 2 each)
+    from sparse_estimators.model_selection._lockstep import run_in_lockstep
+
+    made = []
+
+    def block(block_id=None):
+        made.append(block_id[0])
+        return np.full((3, 2), float(block_id[0]))
+
+    X = da.map_blocks(block, chunks=((3, 3, 3), (2,)), dtype=float, meta=np.empty((0, 0)))
+
+    def fit(steps):
+        # (unoptimised graphs, as the fits' designs compute: X's blocks keep their keys)
+        return lambda: [float(dask.compute(X.sum() if step == "X" else da.ones(4).sum(), optimize_graph=False)[0])
+                        for step in steps]
+
+    with dask.config.set(scheduler="synchronous"):
+        results, scheduler = run_in_lockstep([fit(["X", "local", "X"]), fit(["local", "X", "X"])], [X], X.name)
+    assert results == [[18.0, 4.0, 18.0], [4.0, 18.0, 18.0]]
+    assert scheduler.n_passes == 2 and sorted(made) == [0, 0, 1, 1, 2, 2]

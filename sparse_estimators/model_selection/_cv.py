@@ -53,8 +53,8 @@ class SparsityCV(_SparsitySearchBase):
     pick neighbouring values of ``k`` with scores within noise of each other.
 
     **Dask input.** For a least-squares regressor (``loss='squared_error'``)
-    and a dask ``X`` chunked by rows, the whole search reads ``X`` once
-    (``n_passes_ == 1``): one pass accumulates each fold's Gram statistics
+    on its Gram path and a dask ``X`` chunked by rows, the whole search
+    reads ``X`` once (``n_passes_ == 1``): one pass accumulates each fold's Gram statistics
     (weights, means, centred ``X^T X``, ``X^T y``, ``y^T y``, extremes);
     a fold's training loss merges the other folds' statistics, and its
     validation score is a quadratic form in its own, so the paths, the
@@ -66,24 +66,34 @@ class SparsityCV(_SparsitySearchBase):
     random_state=seed)`` puts row ``i`` in fold ``splitmix64(i, seed) mod
     n`` (a seeded hash: folds of about ``n_samples / n`` rows, not the
     NumPy ``KFold``'s permutation); ``PredefinedSplit(test_fold)`` takes the
-    given labels. Other splitters, and scorers other than ``None`` (R^2),
-    ``'r2'``, ``'neg_mean_squared_error'`` and
-    ``'neg_root_mean_squared_error'``, are refused with a ValueError. The
-    partial results in flight hold one ``p x p`` matrix per fold: above
-    4096 features the estimator needs ``precompute=True``.
+    given labels. Scorers other than ``None`` (R^2), ``'r2'``,
+    ``'neg_mean_squared_error'`` and ``'neg_root_mean_squared_error'`` are
+    refused with a ValueError. The partial results in flight hold one
+    ``p x p`` matrix per fold: this path is taken up to 4096 features with
+    ``precompute='auto'`` (at any width with ``precompute=True``).
 
-    The classifiers and the ``'poisson'``, ``'gamma'`` and ``'huber'``
-    losses read a dask ``X`` at every step (one pass per product). Each
-    fold's path is then the estimator's own dask fit on a lazy view of its
-    training rows, and the folds run **in lockstep**: every pass over
-    ``X`` computes the next product of every fold (``n_passes_`` about the
-    passes of the slowest fold's path, not their sum, plus the refit's).
-    Each level is scored on its test rows block by block, where the blocks
-    live, with the estimator's own ``score`` (accuracy, D^2, R^2: the only
-    ``scoring`` accepted, ``None`` or its name). The folds are those above,
-    except that a classifier with an int ``cv`` (or a ``StratifiedKFold``)
-    is split by ``StratifiedKFold`` on its labels, which these fits hold in
-    memory, as on NumPy data.
+    The classifiers, the ``'poisson'``, ``'gamma'`` and ``'huber'`` losses,
+    and least squares read at every iteration (above 4096 features with
+    ``precompute='auto'``, or ``precompute=False``) read a dask ``X`` at
+    every step (one pass per product). Each fold's path is then the
+    estimator's own dask fit on a lazy view of its training rows, and the
+    folds run **in lockstep**: every pass over ``X`` computes the next
+    product of every fold (``n_passes_`` about the passes of the slowest
+    fold's path, not their sum, plus the refit's). Each level is scored on
+    its test rows block by block, where the blocks live, with the
+    estimator's own ``score`` (accuracy, D^2, R^2: ``scoring`` ``None`` or
+    its name; least squares and Huber also take
+    ``'neg_mean_squared_error'`` and ``'neg_root_mean_squared_error'``).
+    These searches hold the targets, weights and ``groups`` (``n`` values)
+    in memory, so their folds are scikit-learn's on NumPy data for any
+    ``cv`` (``check_cv``, then ``split`` on the targets and ``groups``:
+    stratified folds for a classifier's int, ``GroupKFold``,
+    ``ShuffleSplit``, iterables of ``(train, test)`` indices...), except
+    ``KFold(shuffle=True)``, the seeded hash above; splits that repeat a
+    row are refused with a ValueError. A least-squares search with a
+    splitter other than an int, ``KFold`` or ``PredefinedSplit`` runs this
+    way too, each fold's Gram statistics from its own pass (the folds'
+    passes shared: three or four passes with the refit).
 
     Parameters
     ----------
@@ -102,8 +112,9 @@ class SparsityCV(_SparsitySearchBase):
         As in :class:`~sklearn.model_selection.GridSearchCV` (stratified
         folds for classifiers when an int). Group-aware splitters
         (``GroupKFold``) get the ``groups`` passed to :meth:`fit`. On a dask
-        ``X``: an int, ``KFold`` or ``PredefinedSplit``, and
-        ``StratifiedKFold`` for a classifier (see above).
+        ``X``: the same splits, except ``KFold(shuffle=True)`` (a seeded
+        hash of the row index); only an int, ``KFold`` or ``PredefinedSplit``
+        keep least squares to its single pass (see above).
     scoring : str, callable, list, tuple or dict, default=None
         As in ``GridSearchCV``; ``None`` uses the estimator's ``score``
         (R^2, D^2, accuracy, or the concordance index of the survival
@@ -160,9 +171,9 @@ class SparsityCV(_SparsitySearchBase):
         Number of folds.
     n_passes_ : int
         Only when ``X`` is a dask array: the passes over its chunks for the
-        whole search and the refit (1 for least squares; for the other
-        losses, the passes of the folds in lockstep plus the refit's
-        ``best_estimator_.n_passes_``).
+        whole search and the refit (1 for least squares from its Gram
+        statistics; otherwise the passes of the folds in lockstep plus the
+        refit's ``best_estimator_.n_passes_``).
     classes_ : ndarray
         Class labels (classifiers).
     n_features_in_ : int

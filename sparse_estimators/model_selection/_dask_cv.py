@@ -115,13 +115,19 @@ def _check_supported(search, n_features):
     if is_classifier(est) or loss != "squared_error":  # (a pass per product: the folds fitted in lockstep)
         return "lockstep"
     if est.precompute is False or (est.precompute == "auto" and n_features > DASK_GRAM_MAX_FEATURES):
-        raise ValueError(f"SparsityCV on a dask X works on the folds' {n_features} x {n_features} Gram matrices: "
-                         f"pass precompute=True (precompute={est.precompute!r} with {n_features} features; "
-                         f"chosen automatically up to {DASK_GRAM_MAX_FEATURES}).")
+        return "lockstep"  # (least squares read at every iteration, as the GLM losses)
+    if not _one_pass_cv(search.cv):  # (other splits: each fold's own Gram pass, the folds' passes shared)
+        return "lockstep"
     if not (search.scoring is None or (isinstance(search.scoring, str) and search.scoring in _SCORINGS)):
         raise ValueError(f"On a dask X, SparsityCV scores the folds from their statistics: scoring must be one of "
                          f"{list(_SCORINGS)}, got {search.scoring!r}.")
     return "gram"
+
+
+def _one_pass_cv(cv):
+    """Whether :func:`_fold_plan` labels the rows of ``cv``'s folds block by block (int, KFold, PredefinedSplit)."""
+    return cv is None or (isinstance(cv, numbers.Integral) and not isinstance(cv, bool)) or type(cv) is KFold \
+        or isinstance(cv, PredefinedSplit)
 
 
 def _squared_errors(stats, W, b):

@@ -33,7 +33,11 @@ class LockstepScheduler:
     thread still running waits too; the last to arrive evaluates the union
     of their graphs with ``scheduler`` (the one that was active: threads,
     synchronous, a ``distributed`` client's ``get``) in one call, shared
-    keys (``X``'s blocks) once. Other threads compute directly.
+    keys (``X``'s blocks) once. The requests that read no block of
+    ``source`` go first, in a call of their own, and the readers wait on:
+    ``X`` is read when every running fit asks to read it, so fits whose
+    steps between passes differ do not read ``X`` in turns. Other threads
+    compute directly.
 
     Parameters
     ----------
@@ -90,7 +94,11 @@ class LockstepScheduler:
         """With the lock held: evaluate the waiting requests if every running member waits."""
         if not self._waiting or len(self._waiting) < len(self._members):
             return
-        batch, self._waiting = self._waiting, {}
+        # requests that read no block of source first, alone: their threads move on to their next pass, so a
+        # pass waits until every fit asks for one (fits out of step would otherwise read X in turns)
+        batch = {thread: request for thread, request in self._waiting.items() if not self._reads(_graph(request[0]))}
+        batch = batch or self._waiting
+        self._waiting = {thread: request for thread, request in self._waiting.items() if thread not in batch}
         graph, keys, kwargs = {}, [], {}
         for dsk, request, options in batch.values():
             graph.update(_graph(dsk))
