@@ -446,12 +446,25 @@ def test_explained_share_in_the_multinomial_loss():
     assert 0.0 <= share[0] < 0.05
 
 
+def _abess_start(X, y, k):
+    """A squared loss on (X, y), its curvatures, usable columns, zero point, marginal gains there and abess's
+    start (the k largest gains)."""
+    from sparse_estimators.solvers._splice import _forward_gain, _top
+
+    loss = SquaredLoss(X, y)
+    h = loss.coordinate_curvatures()
+    usable = h > 0
+    W0, b0 = loss.zeros()
+    gain = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
+    return loss, h, usable, W0, b0, gain, np.sort(_top(gain, k))
+
+
 @pytest.mark.parametrize("p", [60, 300])
 def test_abess_search_is_skipped_only_where_it_would_not_move(p):
     """The certificate that abess's search from the first search's support would accept nothing
     (``_abess_search_stays``, which skips that search) holds only where the search itself returns
     its start unchanged; on weak signals it holds in some data sets and not in others."""
-    from sparse_estimators.solvers._splice import _abess_search_stays, _exchange, _forward_gain, _important_search, _top
+    from sparse_estimators.solvers._splice import _abess_search_stays, _exchange, _important_search
 
     k, n = 5, 120
     outcomes = []
@@ -459,12 +472,7 @@ def test_abess_search_is_skipped_only_where_it_would_not_move(p):
         rng = np.random.RandomState(seed)
         X = rng.standard_normal((n, p))
         y = X[:, :k] @ rng.uniform(0.1, 0.5, k) + rng.standard_normal(n)
-        loss = SquaredLoss(X, y)
-        h = loss.coordinate_curvatures()
-        usable = h > 0
-        W0, b0 = loss.zeros()
-        gain = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
-        start = np.sort(_top(gain, k))
+        loss, h, usable, W0, b0, gain, start = _abess_start(X, y, k)
         W, b = loss.refit(start, W0, b0)
         options = (h, usable, loss.n_outputs * np.log(p) / n, 5, 20, 0.25, 0.0)
         first, _, last = _exchange(loss, k, start, W, b, loss.value(W, b), loss.linear_predictor(W, b), *options)
@@ -480,7 +488,7 @@ def test_abess_search_is_skipped_only_where_it_would_not_move(p):
 def test_abess_search_over_every_feature_makes_one_gradient_pass_per_round(monkeypatch):
     # with p <= k + 128 abess's set U holds every feature: the gains that would rebuild it are not computed,
     # so each round's ranking is the search's only pass over X^T (the search still moves and ends the same)
-    from sparse_estimators.solvers._splice import _forward_gain, _important_search, _top
+    from sparse_estimators.solvers._splice import _important_search
 
     k, n, p = 5, 120, 60
     moved = 0
@@ -489,12 +497,7 @@ def test_abess_search_over_every_feature_makes_one_gradient_pass_per_round(monke
         X = rng.standard_normal((n, p))
         X[:, 1::2] += 0.9 * X[:, 0::2]
         y = X[:, :k] @ rng.uniform(0.3, 0.6, k) + rng.standard_normal(n)
-        loss = SquaredLoss(X, y)
-        h = loss.coordinate_curvatures()
-        usable = h > 0
-        W0, b0 = loss.zeros()
-        gain = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
-        start = np.sort(_top(gain, k))
+        loss, h, usable, W0, b0, gain, start = _abess_start(X, y, k)
         passes, rounds = [], []
         rmatvec, ranked = loss.design.rmatvec, _splice_module._ranked
         monkeypatch.setattr(loss.design, "rmatvec", lambda R, _f=rmatvec, _c=passes: _c.append(1) or _f(R))
