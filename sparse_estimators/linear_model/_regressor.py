@@ -75,10 +75,7 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # 0.000 and -0.001 for 0.88 to 0.91 times the CPU time (doc/changelog.rst)
     _group_splice_options = {"max_exchange": 2}
     # with groups, the support jump after 2 unchanged supports instead of 3: the group search
-    # starts from the jump's support anyway; on compare_groups.py's regression designs (fresh
-    # data sets: n=200, p=500 30 per setting, n=500, p=1000 16) 9 of 12 settings kept their
-    # group F1, three moved by one data set (-0.007, -0.007, +0.006; at 1 instead three lost
-    # 0.012 to 0.020), for about 0.9 times the CPU time (doc/changelog.rst)
+    # starts from the jump's support anyway (group F1 and time before/after: doc/changelog.rst)
     _group_support_refit_patience = 2
 
     def _splice_kwargs(self, loss, k):
