@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state
 
 from .._dask import as_dask_array, check_dask_fit_input, check_dask_X, set_feature_names
 from ._path import _fitted_estimator, _path_fits, _search_grid
+from ._scoring import _fits_from_starts, _guarded
 
 #: scorers computed from the folds' statistics (R^2 is the estimator's own score)
 _SCORINGS = (None, "r2", "neg_mean_squared_error", "neg_root_mean_squared_error")
@@ -160,6 +161,15 @@ def _score(stats, est, scoring):
 
 
 
+def _fit_weights(routed):
+    """The fit's routed ``sample_weight``, which must also be the scorer's (the folds are scored with it)."""
+    sample_weight = routed.estimator.fit.get("sample_weight")
+    if (routed.scorer.score.get("sample_weight") is None) != (sample_weight is None):
+        raise ValueError("On a dask X, SparsityCV scores the folds with the fit's sample weights: the scorer must "
+                         "receive the same sample_weight as the estimator (or neither may).")
+    return sample_weight
+
+
 def _report_fold(i, n_folds, grid, scores, elapsed):
     """The verbose line of fold ``i``'s path: its time and best level."""
     best = int(np.nanargmax(scores)) if not np.all(np.isnan(scores)) else 0
@@ -225,12 +235,7 @@ class _Folds:
         operator = est._validate_params()
         loss, info = self.setup(self.train[i])(est)
         info = dict(info, structure=est._structure(operator, loss))
-        fits = []
-        for k, (support, rows, b) in zip(levels, starts, strict=True):
-            W = loss.zeros()[0]
-            W[support] = rows
-            fits.append(est._solve(loss, operator, int(min(k, loss.n_features)), W, b.copy()))
-        return self.scores(est, fits, levels, info, i)
+        return self.scores(est, _fits_from_starts(est, operator, loss, levels, starts), levels, info, i)
 
 
 def dask_cv_fit(search, X, y, sample_weight, params):
@@ -239,7 +244,6 @@ def dask_cv_fit(search, X, y, sample_weight, params):
 
     from ..linear_model._dask import check_statistics
     from ..losses._dask_design import DaskDesign
-    from ._scoring import _guarded
 
     Xa = check_dask_X(as_dask_array(X, "X"))
     if _check_supported(search, Xa.shape[1]) == "lockstep":  # (the GLM losses, classifiers: _dask_cv_glm.py)
@@ -250,10 +254,7 @@ def dask_cv_fit(search, X, y, sample_weight, params):
     scorer, _, _ = search._get_scorers()
     routed = search._routed_fit_params(sample_weight, params, splitter=True,
                                        scorer=check_scoring(search.estimator) if scorer is None else scorer)
-    sample_weight = routed.estimator.fit.get("sample_weight")
-    if (routed.scorer.score.get("sample_weight") is None) != (sample_weight is None):
-        raise ValueError("On a dask X, SparsityCV scores the folds with the fit's sample weights: the scorer must "
-                         "receive the same sample_weight as the estimator (or neither may).")
+    sample_weight = _fit_weights(routed)
     grid = _search_grid(search.estimator, X, search.k_grid)
     Xa, Y, y_ndim, sw = check_dask_fit_input(Xa, y, sample_weight)
     labelling, labels = _fold_plan(search.cv, Xa.chunks[0])

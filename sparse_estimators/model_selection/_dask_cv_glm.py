@@ -27,6 +27,7 @@ from sklearn.utils.validation import _check_sample_weight
 from .._dask import check_dask_fit_input
 from ._lockstep import run_in_lockstep
 from ._path import _fitted_estimator, _path_fits, _search_grid
+from ._scoring import _fits_from_starts, _guarded
 
 #: the scorers of an R^2 regressor's folds that are sums over the rows too
 _SQUARED_ERRORS = ("neg_mean_squared_error", "neg_root_mean_squared_error")
@@ -244,11 +245,7 @@ class _LockstepFolds:
         template, loss, info = self.setups[i]
         before = loss.design.n_passes
         operator = template._validate_params()
-        fits = []
-        for k, (support, rows, b) in zip(levels, starts, strict=True):
-            W = loss.zeros()[0]
-            W[support] = rows
-            fits.append(template._solve(loss, operator, int(min(k, loss.n_features)), W, b.copy()))
+        fits = _fits_from_starts(template, operator, loss, levels, starts)
         self.passes[i] += loss.design.n_passes - before
         return self.scores(template, fits, levels, info, i)
 
@@ -267,16 +264,13 @@ def lockstep_cv_fit(search, X, Xa, y, sample_weight, params):
     import dask
     from sklearn.metrics import check_scoring
 
-    from ._scoring import _guarded
+    from ._dask_cv import _fit_weights
 
     check_scoring_name(search)
     X, y = search._validate_input(X, y)
     routed = search._routed_fit_params(sample_weight, params, splitter=True,
                                        scorer=check_scoring(search.estimator, scoring=search.scoring))
-    sample_weight = routed.estimator.fit.get("sample_weight")
-    if (routed.scorer.score.get("sample_weight") is None) != (sample_weight is None):
-        raise ValueError("On a dask X, SparsityCV scores the folds with the fit's sample weights: the scorer must "
-                         "receive the same sample_weight as the estimator (or neither may).")
+    sample_weight = _fit_weights(routed)
     grid = _search_grid(search.estimator, X, search.k_grid)
     classifier = is_classifier(search.estimator)
     Xa, Y, y_ndim, sw = check_dask_fit_input(Xa, y, sample_weight, numeric_y=not classifier)

@@ -49,12 +49,18 @@ def _fold_rescore(estimator, X, y, sample_weight, train, test, levels, starts, s
     operator = est._validate_params()
     loss, info = est._setup(X_train, y_train, None if sample_weight is None else sample_weight[train])
     info = dict(info, structure=est._structure(operator, loss))  # (the fitted estimators' k_, groups_support_)
+    fits = _fits_from_starts(est, operator, loss, levels, starts)
+    return scoring.score_fits(est, fits, levels, info, X, y, train, test)
+
+
+def _fits_from_starts(est, operator, loss, levels, starts):
+    """``est``'s full fits on ``loss`` at ``levels``, each from its path start ``(support, rows, intercept)``."""
     fits = []
     for k, (support, rows, b) in zip(levels, starts, strict=True):
         W = loss.zeros()[0]
         W[support] = rows
         fits.append(est._solve(loss, operator, int(min(k, loss.n_features)), W, b.copy()))
-    return scoring.score_fits(est, fits, levels, info, X, y, train, test)
+    return fits
 
 
 def _guarded(function, error_score, *args):
