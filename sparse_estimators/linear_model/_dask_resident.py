@@ -79,6 +79,7 @@ def _one_pass(est, X, Y, weights, centred_scale, extra):
     high, low = np.asarray(values["x_high"], dtype=float), np.asarray(values["x_low"], dtype=float)
     x_scale = _scale_from_extremes(high, low, centred=centred_scale)
     xw = np.asarray(values["xw"], dtype=float)
+    source = (X, x_scale, None)
     if x_scale != 1.0:  # (an exact power of two, applied lazily)
         X, high, low, xw = X * x_scale, high * x_scale, low * x_scale, xw * x_scale
     offset = constant = None
@@ -88,7 +89,7 @@ def _one_pass(est, X, Y, weights, centred_scale, extra):
         if mask.any():
             constant = mask
             offset[mask] = high[mask]
-    design = DaskLinearDesign(X, offset, constant, counter=[1], resident=True)
+    design = DaskLinearDesign(X, offset, constant, counter=[1], resident=True, source=source)
     stats = {"weight": float(values["weight"]), "positive": int(values["positive"]),
              "uniform": bool(values["w_min"] == values["w_max"]), "label_sums": np.atleast_1d(values["label_sums"])}
     return design, x_scale, Y, w, stats, values

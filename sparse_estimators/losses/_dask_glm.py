@@ -72,7 +72,8 @@ class DaskRowsMixin:
     def _hess_weights(self, Z):
         return self._blocks("_hess_weights", Z, square=True)
 
-    #: the last point evaluated by :meth:`_evaluate`: ``((W, b), name of Z, mean loss, Hessian or None)``
+    #: the last point evaluated by :meth:`_evaluate`: ``((W, b), name of Z, mean loss, Hessian or None,
+    #: (gW, gb) or None, the restricted loss's raw gradient on all the source's columns and its sums, or None)``
     _at = None
     #: whether :meth:`value_and_gradient` computes the Hessian in its pass (the refits' losses on a support's
     #: columns, whose Newton steps ask for it at nearly every point evaluated; a few columns: cheap products)
@@ -81,17 +82,51 @@ class DaskRowsMixin:
     _restricted = None
     #: whether a point's linear predictor comes with the loss there (least squares reads its own statistics)
     _evaluates = True
+    #: the support of a :meth:`restrict` loss (its columns among its parent's), None for the whole loss
+    _support = None
 
     def _evaluate(self, W, b, rows, gradient):
         """``Z`` at ``(W, b)`` persisted, with the loss there (and its gradient) from the same pass over ``X``.
 
         ``X W`` is kept as the design's last matvec, the value for
-        :meth:`value_from_z` and, with ``_fuse_hessian``, the Hessian for
-        :meth:`hessian`: one computation per point evaluated instead of one
-        for ``Z``, one for the value and one each for the gradient and
-        Hessian (doc/changelog.rst). Returns ``Z`` and, with ``gradient``,
-        ``(f, gW, gb)``.
+        :meth:`value_from_z`, the gradient for :meth:`gradient_from_z` and,
+        with ``_fuse_hessian``, the Hessian for :meth:`hessian`: one
+        computation per point evaluated, one task per block of ``X``
+        (:mod:`~sparse_estimators.losses._dask_kernel`). The gradient comes
+        with every point (a trial step's, which the solver asks for next
+        once the step is accepted), the Hessian with ``gradient`` only.
+        Returns ``Z`` and, with ``gradient``, ``(f, gW, gb)``.
         """
+        from ._dask_kernel import fits, point_pass
+
+        design = self.design
+        has_b = self.intercept_is_variable and self.fit_intercept
+        fuse = gradient and self._fuse_hessian
+        if not fits(design, self.Y, self.sample_weight):
+            return self._evaluate_arrays(W, b, rows, gradient)
+        # (a refit's loss: the whole loss's gradient at its result, see _from_restricted)
+        whole = self._support is not None and design.source_columns is not None
+        XW, flat = point_pass(self, W, rows, np.asarray(b, dtype=float) if has_b else None, True, fuse, whole)
+        (XW,), (values,) = design.persist_and_compute([XW], [flat])
+        design.remember_matvec(W, rows, XW)
+        Z = XW + b if has_b else XW
+        m = self.n_outputs
+        f = float(values[0]) / self.sw_sum
+        sums = np.asarray(values[2], dtype=float)
+        gW = design._rmatvec_finish(values[1] * design.scale, sums) + self.alpha * W
+        gb = sums.copy() if self.fit_intercept else np.zeros(m)
+        H = None
+        if fuse:  # (G, raw X^T h, h.sum() per pair of classes: as weighted_grams_lazy's)
+            H = self._hessian_finish([v[:, None] * design.scale if i % 3 == 1 else v
+                                      for i, v in enumerate(values[3:3 + 3 * (m * (m + 1) // 2)])])
+        whole = (values[-1] * design.scale, sums) if whole else None
+        self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, H, (gW, gb), whole)
+        if not gradient:
+            return Z
+        return Z, (f + 0.5 * self.alpha * float(np.vdot(W, W)), gW.copy(), gb.copy())
+
+    def _evaluate_arrays(self, W, b, rows, gradient):
+        """:meth:`_evaluate` from dask array operations (``X``, ``Y`` or the weights in other chunks)."""
         design = self.design
         XW = design.lazy_matvec(W, rows)
         has_b = self.intercept_is_variable and self.fit_intercept
@@ -108,11 +143,12 @@ class DaskRowsMixin:
         Z = XW + b if has_b else XW
         f = float(values[0]) / self.sw_sum
         H = self._hessian_finish(values[3:]) if fuse else None
-        self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, H)
         if not gradient:
+            self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, H, None, None)
             return Z
         gW = design._rmatvec_finish(values[1], values[2]) + self.alpha * W
         gb = values[2] if self.fit_intercept else np.zeros(self.n_outputs)
+        self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, H, (gW.copy(), np.array(gb)), None)
         return Z, (f + 0.5 * self.alpha * float(np.vdot(W, W)), gW, gb)
 
     def linear_predictor(self, W, b, rows=None):  # noqa: D102 - see BaseLoss.linear_predictor
@@ -133,7 +169,7 @@ class DaskRowsMixin:
         at = None if sub is None else sub._at
         if at is None or not np.array_equal(rows, sub._support[np.flatnonzero(np.any(at[0][0] != 0, axis=1))]):
             return None
-        (W_sub, b_sub), _, f, _ = at
+        (W_sub, b_sub), _, f, _, _, whole = at
         if not (np.array_equal(W[sub._support], W_sub) and np.array_equal(np.asarray(b, dtype=float), b_sub)):
             return None
         XW = sub.design.cached_matvec(W_sub, np.flatnonzero(np.any(W_sub != 0, axis=1)))
@@ -141,7 +177,13 @@ class DaskRowsMixin:
             return None
         self.design.remember_matvec(W, rows, XW)
         Z = XW + b if self.intercept_is_variable and self.fit_intercept else XW
-        self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, None)
+        gradient = None
+        if whole is not None:  # (this loss's gradient there, from the refit's last pass)
+            G, sums = whole
+            G = G.copy() if self.design.source_columns is None else G[self.design.source_columns]
+            gW = self.design._rmatvec_finish(G, sums.copy()) + self.alpha * W
+            gradient = (gW, sums.copy() if self.fit_intercept else np.zeros(self.n_outputs))
+        self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, None, gradient, None)
         return Z
 
     def value_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.value_from_z (kept from Z's pass when it was ours)
@@ -149,6 +191,12 @@ class DaskRowsMixin:
         if at is not None and _is_lazy(Z) and Z.name == at[1]:
             return at[2] + 0.5 * self.alpha * float(np.vdot(W, W))
         return super().value_from_z(Z, W)
+
+    def gradient_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.gradient_from_z (kept from Z's pass when ours)
+        at = self._at
+        if at is not None and at[4] is not None and _is_lazy(Z) and Z.name == at[1] and np.array_equal(W, at[0][0]):
+            return at[4][0].copy(), at[4][1].copy()
+        return super().gradient_from_z(Z, W)
 
     def value_and_gradient(self, W, b):  # noqa: D102 - see BaseLoss.value_and_gradient: one pass
         rows = np.flatnonzero(np.any(W != 0, axis=1))

@@ -58,10 +58,16 @@ class DaskLinearDesign(LinearDesign):
     resident : bool, default=False
         ``X W`` as a dask array persisted on the workers; ``R`` and weights
         taken as dask arrays in ``X``'s row chunks.
+    source : tuple or None, default=None
+        ``(A, scale, columns)``: ``X`` is ``A[:, columns] * scale`` (``columns``
+        None for all of them), the array whose blocks a point's pass reads
+        directly (:mod:`~sparse_estimators.losses._dask_kernel`); None:
+        ``(X, 1.0, None)``.
     """
 
-    def __init__(self, X, offset=None, constant=None, counter=None, resident=False):
+    def __init__(self, X, offset=None, constant=None, counter=None, resident=False, source=None):
         self.dask = X
+        self.source, self.scale, self.source_columns = (X, 1.0, None) if source is None else source
         self.offset = offset
         self.constant = constant
         self.shape = X.shape
@@ -96,14 +102,14 @@ class DaskLinearDesign(LinearDesign):
         Both come from one computation, so that ``X``'s blocks are read once
         for all of them; the values of ``small`` (``p``-sized) are then
         gathered from their persisted results (without reading ``X``).
-        Returns ``(persisted keep, values of small)``.
+        Returns ``(persisted keep, values of small)`` (arrays; a list computed stays a list).
         """
         import dask
 
         self.counter[0] += 1
         out = dask.persist(*keep, *small)
         values = dask.compute(*out[len(keep):])
-        return list(out[:len(keep)]), [np.asarray(a, dtype=float) for a in values]
+        return list(out[:len(keep)]), [a if isinstance(a, list) else np.asarray(a, dtype=float) for a in values]
 
     def _rows(self, A):
         """An ``n``-row array in ``X``'s row chunks (a dask array as it is, a NumPy one sent to the blocks)."""
@@ -198,7 +204,9 @@ class DaskLinearDesign(LinearDesign):
         support = np.asarray(support)
         offset = None if self.offset is None else self.offset[support]
         constant = None if self.constant is None or not self.constant[support].any() else self.constant[support]
-        return DaskLinearDesign(self.dask[:, support], offset, constant, self.counter, self.resident)
+        columns = support if self.source_columns is None else self.source_columns[support]
+        return DaskLinearDesign(self.dask[:, support], offset, constant, self.counter, self.resident,
+                                (self.source, self.scale, columns))
 
     def dense(self):
         """The centred columns in memory (only for small column subsets)."""
