@@ -577,3 +577,72 @@ def test_point_evaluated_in_one_pass(family):
             f_r = loss.value_from_z(loss.linear_predictor(W_r, b_r), W_r)
             assert guard.reads == reads
             np.testing.assert_allclose(f_r, expected_loss.value(W_r, b_r), rtol=1e-12)
+
+
+class _Graphs:
+    """A synchronous scheduler that keeps the graph (as a dict of tasks) of each computation."""
+
+    def __init__(self):
+        self.graphs = []
+
+    def __call__(self, dsk, keys, **kwargs):
+        from dask.utils import ensure_dict
+
+        self.graphs.append(ensure_dict(dsk if isinstance(dsk, dict) else dsk.__dask_graph__()))
+        return get_sync(dsk, keys, **kwargs)
+
+
+@pytest.mark.parametrize("family", ["logistic", "multinomial"])
+def test_point_pass_is_one_task_per_block(family):
+    # a point's pass is one task per block of X (its product, loss, gradient and support Hessian, in tiles of the
+    # block), one picking the block's X W out and a tree summing the small results: built from dask array
+    # operations it had been about 20 tasks per block (30 with the Hessian), each charged the scheduler's overhead
+    X, targets, sw = _glm_targets(n=1600)
+    y = targets[family]
+    expected_loss, _ = IHTClassifier(k=3)._setup(X, y, sw)
+    chunks = 100  # (16 blocks)
+    with dask.config.set(scheduler="sync"):
+        loss, _ = IHTClassifier(k=3)._setup(da.from_array(X, chunks=(chunks, 20)), da.from_array(y, chunks=chunks),
+                                            da.from_array(sw, chunks=chunks))
+    n_blocks = X.shape[0] // chunks
+    inputs = set()
+    for array in (loss.design.dask, loss.Y, loss.sample_weight):
+        inputs |= set(array.__dask_graph__())
+    m = loss.n_outputs
+    support = np.array([1, 4, 9])
+    W = np.zeros((20, m))
+    W[support] = np.linspace(-0.3, 0.4, 3 * m).reshape(3, m)
+    b = np.linspace(0.1, -0.2, m)
+    sub, expected_sub = loss.restrict(support), expected_loss.restrict(support)
+    for lo, ref, V, evaluate in [(loss, expected_loss, W, "value_and_gradient"),
+                                 (loss, expected_loss, 0.5 * W, "trial"),
+                                 (sub, expected_sub, W[support], "value_and_gradient")]:
+        graphs = _Graphs()
+        with dask.config.set(scheduler=graphs):
+            passes = lo.design.n_passes
+            if evaluate == "trial":  # (a trial step's point: its gradient comes in its pass, asked for next)
+                Z = lo.linear_predictor(V, b)
+                f, (gW, gb) = lo.value_from_z(Z, V), lo.gradient_from_z(Z, V)
+            else:
+                f, gW, gb = lo.value_and_gradient(V, b)
+            assert lo.design.n_passes - passes == 1
+        tasks = [key for graph in graphs.graphs for key in graph if key not in inputs]
+        # one per block, one picking its X W out, the sum tree (fewer than a task per block)
+        assert len(tasks) < 3 * n_blocks, (evaluate, len(tasks))
+        f_ref, gW_ref, gb_ref = ref.value_and_gradient(V, b)
+        np.testing.assert_allclose(f, f_ref, rtol=1e-12)
+        np.testing.assert_allclose(gW, gW_ref, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(gb, gb_ref, rtol=1e-10, atol=1e-12)
+        if lo is sub:  # (the Hessian came in the same pass)
+            np.testing.assert_allclose(lo.hessian(V, b), ref.hessian(V, b), rtol=1e-10, atol=1e-12)
+    # a refit's result: the whole loss's value and gradient there come from the refit's last pass (no pass)
+    with dask.config.set(scheduler="sync"):
+        W_r, b_r = loss.refit(support, W, b)
+        passes = loss.design.n_passes
+        Z = loss.linear_predictor(W_r, b_r)
+        f, (gW, gb) = loss.value_from_z(Z, W_r), loss.gradient_from_z(Z, W_r)
+        assert loss.design.n_passes == passes
+    f_ref, gW_ref, gb_ref = expected_loss.value_and_gradient(W_r, b_r)
+    np.testing.assert_allclose(f, f_ref, rtol=1e-12)
+    np.testing.assert_allclose(gW, gW_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gb, gb_ref, rtol=1e-9, atol=1e-12)
