@@ -96,22 +96,26 @@ class DaskLinearDesign(LinearDesign):
         out = [np.asarray(a, dtype=float) for a in dask.compute(*lazy)]
         return out[0] if len(out) == 1 else out
 
-    def persist_and_compute(self, keep, small, optimize=True):
+    def persist_and_compute(self, keep, small, fuse=True):
         """One counted pass: ``keep`` (arrays of ``n`` rows) persisted on the workers and ``small`` computed.
 
         Both come from one computation, so that ``X``'s blocks are read once
         for all of them; the values of ``small`` (``p``-sized) are then
         gathered from their persisted results (without reading ``X``).
-        ``optimize=False`` for graphs built task by task (``small`` a
-        Delayed on the tasks of ``keep``): dask optimises arrays and Delayed
-        objects apart, and fusing the tasks of ``keep`` would rename them,
-        so that ``small`` computed them a second time.
+        ``fuse=False`` for graphs built task by task (``small`` a Delayed on
+        the tasks of ``keep``): dask optimises arrays and Delayed objects
+        apart, and fusing the tasks of ``keep`` would rename them, so that
+        ``small`` computed them a second time.
         Returns ``(persisted keep, values of small)`` (arrays; a list computed stays a list).
         """
         import dask
 
         self.counter[0] += 1
-        out = dask.persist(*keep, *small, optimize_graph=optimize)
+        if fuse:
+            out = dask.persist(*keep, *small)
+        else:
+            with dask.config.set({"optimization.fuse.active": False}):
+                out = dask.persist(*keep, *small)
         values = dask.compute(*out[len(keep):])
         return list(out[:len(keep)]), [a if isinstance(a, list) else np.asarray(a, dtype=float) for a in values]
 
