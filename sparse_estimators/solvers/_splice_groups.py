@@ -9,6 +9,7 @@ of ``G`` noise groups of their size would reach (:meth:`_UnitSearch.price`).
 import numpy as np
 import scipy.special
 
+from ..losses._base import BaseLoss
 from ._base import SolverResult
 from ._splice import _explained, _swaps, _top
 
@@ -127,6 +128,8 @@ class _UnitSearch:
         self.gate, self.add_gate, self.add_gate_uncorrelated = gate, add_gate, add_gate_uncorrelated
         # (losses whose candidate refits stop at a Newton decrement: see UNIT_CANDIDATE_DECREMENT)
         self.refit_options = {"decrement": UNIT_CANDIDATE_DECREMENT} if hasattr(loss, "candidate_decrement") else {}
+        # a loss whose curvature does not depend on Z (least squares): curvature_ratio is 1 without forming it
+        self.constant_curvature = type(loss).feature_curvatures is BaseLoss.feature_curvatures
 
     def price(self, f, n_features):
         """Each unit's price at a fit of loss ``f`` on ``n_features``: ``q_u s / (2 N)``, shape (n_units,).
@@ -193,7 +196,7 @@ class _UnitSearch:
         by that factor, which the comparison with the prices (exact levels)
         must not inherit.
         """
-        if not support.size:
+        if self.constant_curvature or not support.size:
             return 1.0
         at_z = self.loss.feature_curvatures(Z, support).sum() / self.loss.n_outputs
         bound = self.h[support].sum()
@@ -206,14 +209,16 @@ class _UnitSearch:
         the units' ``price`` (see :meth:`price`): what a unit brings beyond
         what the best noise unit of its size would.
         """
-        ratio = self.curvature_ratio(Z, self.features(units))
+        ratio = 1.0 if self.constant_curvature else self.curvature_ratio(Z, self.features(units))
         cost = self.unit_cost(W, units) * ratio - price[units]
         if self.protected is not None:
             cost[self.protected[units]] = np.inf
         gain, step = self.unit_gain(Z, W)
-        gain = gain / ratio - price
+        if ratio != 1.0:
+            gain, step = gain / ratio, step / ratio
+        gain = gain - price
         gain[units] = -np.inf
-        return units[np.argsort(cost, kind="stable")], gain, step / ratio
+        return units[np.argsort(cost, kind="stable")], gain, step
 
     def significant(self, added, removed, support, W, b, W_c, Z_c, f_c, H):
         """Whether every ``added`` unit passes the ``add_gate`` test in the refit ``(W_c, Z_c)``.
