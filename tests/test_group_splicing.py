@@ -218,6 +218,39 @@ def test_unit_cost_is_the_exact_increase_for_least_squares(padding, monkeypatch)
     assert cost[3] == 0.0
 
 
+def test_one_stack_of_blocks_needs_only_one_copy_of_the_columns():
+    """The padded stack of unit blocks is formed whenever one copy of X's columns fits in ``max_bytes``.
+
+    Here the padded (n, G, largest unit) array would not fit (the design's
+    units have 2 to 5 features) but X does: one stack, whose blocks are
+    ``X_u^T S X_u / sum(S)`` of the centred columns (computed here unit by
+    unit), the identity at the padding; with less room, one stack per size
+    with the same blocks.
+    """
+    from sparse_estimators.solvers._splice_groups import _unit_blocks
+
+    rng = np.random.RandomState(5)
+    X, y, labels = _decoy(5)
+    weights = rng.uniform(0.5, 2.0, y.size)
+    loss = SquaredLoss(X, y[:, None], sample_weight=weights)
+    n, p = X.shape
+    G, largest = labels.max() + 1, np.bincount(labels).max()
+    assert 8 * n * p < 8 * n * G * largest
+    Xc = X - np.average(X, axis=0, weights=weights)
+    share = weights / weights.sum()
+    for max_bytes, n_stacks in [(8 * n * p, 1), (8 * n * p - 1, np.unique(np.bincount(labels)).size)]:
+        stacks = _unit_blocks(loss, labels, G, max_bytes=max_bytes)
+        assert len(stacks) == n_stacks
+        for units, members, H, _ in stacks:
+            for unit, cols, block in zip(units, members, H, strict=True):
+                real = cols < p
+                np.testing.assert_array_equal(cols[real], np.flatnonzero(labels == unit))
+                expected = (Xc[:, cols[real]] * share[:, None]).T @ Xc[:, cols[real]]
+                np.testing.assert_allclose(block[np.ix_(real, real)], expected, rtol=1e-10, atol=1e-12)
+                np.testing.assert_array_equal(block[~real][:, ~real], np.eye(int((~real).sum())))
+                assert not block[np.ix_(real, ~real)].any()
+
+
 def test_group_search_stops_logistic_candidate_refits_at_the_group_decrement(monkeypatch):
     """The group search's logistic candidates stop at UNIT_CANDIDATE_DECREMENT; the feature search keeps 1e-6.
 

@@ -238,7 +238,7 @@ class SquaredLoss(BaseLoss):
         else:  # (supports of several sizes, e.g. unions of groups: one system each)
             for c, support in enumerate(supports):
                 pos = np.searchsorted(union, support)
-                G = gram[np.ix_(pos, pos)]
+                G = gram[pos[:, None], pos]  # (np.ix_'s gather without its overhead)
                 coef = _cholesky_solve(G, rhs[pos], 1e-8, G.diagonal().max())
                 if coef is None:  # (nearly collinear columns: each candidate by itself)
                     return [self._refit_on_union(s, union, A, gram, rhs, W, b) for s in supports]
