@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
 
 from sparse_estimators import IHTRegressor, IOBSClassifier, IOBSRegressor
-from sparse_estimators.losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from sparse_estimators.losses import GammaLoss, LogisticLoss, MultinomialLoss, PoissonLoss, SquaredLoss
 from sparse_estimators.solvers import _iobs as iobs_module
 from sparse_estimators.solvers import iht, iobs
 from sparse_estimators.solvers._iobs import select_hessian_route
@@ -259,6 +259,55 @@ def test_damped_fixed_point_is_the_refit_on_its_support():
     w = np.ones(70)
     np.testing.assert_allclose(model.coef_[model.support_], _weighted_lstsq(X, y, w, model.support_),
                                rtol=1e-8)
+
+
+def _jump_against_plain(family, shape):
+    """``support_refit=1`` jumps to the minimiser on the settled support and stops after one check.
+
+    Plain I-OBS (no jump, ``tol=1e-12``) converges on its support to the point where the
+    damped restricted Newton step stands still, i.e. where the gradient on the support
+    vanishes: the minimiser on the support. The jump must end at that same point with fewer
+    Newton solves; where the full Newton step's selection keeps the support, it stops at the
+    minimiser itself, flagged as refitted (else a safeguarded step confirms it).
+    """
+    n, p = shape
+    rng = np.random.RandomState(3)
+    X = rng.standard_normal((n, p))
+    truth = np.array([4, 17, 33, 41, 55])
+    z = X[:, truth] @ np.array([0.4, -0.3, 0.35, -0.45, 0.3])
+    if family == "poisson":
+        loss = PoissonLoss(X, rng.poisson(np.exp(z + 0.5)))
+    elif family == "gamma":
+        loss = GammaLoss(X, rng.gamma(5.0, np.exp(z) / 5.0))
+    else:
+        loss = LogisticLoss(X, (3 * z + rng.logistic(size=n) > 0).astype(float))
+    W0, b0 = np.zeros((p, 1)), loss.initial_intercept()
+    plain = iobs(loss, Hard(), 5, W0=W0, b0=b0, tol=1e-12, max_iter=500)
+    jump = iobs(loss, Hard(), 5, W0=W0, b0=b0, tol=1e-12, max_iter=500, support_refit=1)
+    assert plain.converged and not plain.refitted
+    assert jump.converged
+    np.testing.assert_array_equal(np.sort(jump.support), np.sort(plain.support))
+    assert jump.n_iter < plain.n_iter
+    np.testing.assert_allclose(jump.coef, plain.coef, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(jump.intercept, plain.intercept, rtol=1e-7, atol=1e-9)
+    if jump.refitted:  # the gradient the solver reports is the one at the minimiser: zero on the support
+        GW = loss.value_and_gradient(jump.coef, jump.intercept)[1]
+        np.testing.assert_allclose(jump.gradient, GW, rtol=1e-10, atol=1e-12)
+        assert np.max(np.abs(GW[jump.support])) <= 1e-6 * np.max(np.abs(GW))
+    return jump.refitted
+
+
+@pytest.mark.parametrize("family", ["poisson", "gamma", "logistic"])
+@pytest.mark.parametrize("shape", [(200, 60), (80, 150)])  # (dense and Woodbury routes)
+def test_support_jump_ends_at_the_limit_of_plain_iobs_in_fewer_iterations(family, shape):
+    _jump_against_plain(family, shape)
+
+
+def test_support_jump_stops_at_the_refit_on_the_dense_route():
+    """The full Newton step from the minimiser keeps the support (dense routes here): no extra step."""
+    assert all(_jump_against_plain(family, (200, 60)) for family in ("poisson", "gamma", "logistic"))
+
+
 
 
 # -- (f) logistic and multinomial -------------------------------------------------------

@@ -13,7 +13,7 @@ multinomial, the matrix-free CG) is in ``solvers/_iobs_curvature.py``.
 import numpy as np
 
 from ..structures import get_structure
-from ._base import IterationMonitor, backtracking_step, initial_step, project
+from ._base import IterationMonitor, backtracking_step, initial_step, project, same_indices
 from ._iobs_curvature import (
     DENSE_MAX_GLM,
     DENSE_MAX_LS,
@@ -97,10 +97,12 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
 
 
 # -- the solver -----------------------------------------------------------------
-def _covers(Q, current):
+def _covers(Q, current, n_rows):
     """Whether the support ``Q`` holds the current non-zeros (rows; or, per output, a mask)."""
-    if Q.ndim == 1:
-        return bool(np.all(np.isin(current, Q)))
+    if Q.ndim == 1:  # (a mask of Q's rows: np.isin's set machinery costs more than the step at small p)
+        kept = np.zeros(n_rows, dtype=bool)
+        kept[Q] = True
+        return bool(kept[current].all())
     return not np.any(current & ~_per_output_mask(Q, current.shape))
 
 
@@ -111,7 +113,7 @@ def _per_output_mask(Q, shape):
 
 
 def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4, verbose=0,
-         damping=1e-2, correction=True, hessian="auto"):
+         damping=1e-2, correction=True, hessian="auto", support_refit=0):
     """Iterative Optimal Brain Surgeon: top-k on the damped Newton point plus the OBS correction.
 
     At ``theta_t`` with gradient ``g`` and Hessian ``H`` (mean loss, l2 term
@@ -183,6 +185,18 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     hessian : {'auto', 'dense', 'woodbury', 'cg'}, default='auto'
         Linear-algebra route, see :func:`select_hessian_route` (with
         ``damping=0`` a logistic / multinomial "woodbury" falls back to CG).
+    support_refit : int, default=0
+        With the correction and hard thresholding of rows: after
+        ``support_refit`` consecutive iterations that keep the support and do
+        not raise the objective, jump to the minimiser of the loss on that
+        support (:meth:`BaseLoss.refit`). Where the gradient vanishes on the
+        support ``Q``, the correction returns the point itself
+        (``theta_Q - (H_lambda)_QQ^{-1} g_Q``), so the minimiser is a fixed
+        point exactly when the next Newton point selects ``Q`` again: the
+        next iteration checks that and stops there (``refitted``); otherwise
+        it continues from the minimiser, whose objective is no higher. 0
+        never jumps (the iteration then converges to that point in the
+        coefficients, to ``tol``).
 
     Returns
     -------
@@ -208,12 +222,23 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     cache = None if least_squares else _GLMCache(loss)
     eta = L = None
     s = s_used = s0
+    # the support jump (see support_refit): rows of a hard operator only (its fixed points are minimisers)
+    patience = support_refit if (correction and operator.is_hard and getattr(operator, "settles", True)
+                                 and support.ndim == 1 and not loss.positive) else 0
+    settled, at_minimiser, gradient = 0, False, None
     it = 0
     for it in range(1, max_iter + 1):
         GW, gb = loss.gradient_from_z(Z, W)
         if not least_squares:
             curvature = _GLMCurvature(loss, route, damping, W, b, Z, cache)
         dW, db = curvature.newton(GW, gb)
+        if at_minimiser:
+            at_minimiser = False
+            if same_indices(np.sort(project(operator, k, W - s0 * dW)[1]), np.sort(support)):
+                monitor.stay(f)  # a fixed point: the step would return the minimiser
+                monitor.converged = monitor.refitted = True
+                gradient = GW
+                break
         R = curvature.correction_rhs(W, b, GW, gb) if correction else None
         current = np.flatnonzero(np.any(W != 0, axis=1)) if support.ndim == 1 else W != 0
         slack = 1e-12 * abs(f)
@@ -229,7 +254,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                     continue
                 tried.add(key)
                 Wc, bc = curvature.correct(Q, R, W, b)
-                if segment is None and _covers(Q, current):
+                if segment is None and _covers(Q, current, W.shape[0]):
                     segment = (Wc, bc, Q)
             else:
                 Wc, bc = Wp, (b if db is None else b - s * db)
@@ -256,10 +281,24 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                 eta, L = initial_step(loss, "auto")
             *accepted, _, eta = backtracking_step(loss, operator, k, W, b, f, GW, gb, eta, L, Z)
         Wn, bn, Zn, fn, Qn = accepted
-        stop = monitor.update(it, W, b, Wn, bn, fn, np.asarray(Qn))
+        Qn = np.asarray(Qn)
+        stop = monitor.update(it, W, b, Wn, bn, fn, Qn)
         if monitor.diverged:
             break
+        kept = fn <= f and same_indices(np.sort(Qn), np.sort(support))
         W, b, Z, f, support = Wn, bn, Zn, fn, Qn
         if stop:
             break
-    return monitor.result(W, b, support, it, s_used)
+        settled = settled + 1 if kept else 0
+        if patience and settled >= patience:
+            settled = 0
+            Wr, br = operator.refit(loss, support, W, b)
+            Zr = loss.linear_predictor(Wr, br, support)
+            fr = loss.value_from_z(Zr, Wr)
+            if fr <= f:
+                W, b, Z, f, at_minimiser = Wr, br, Zr, fr, True
+                monitor.objective[-1] = fr
+    result = monitor.result(W, b, support, it, s_used)
+    if result.refitted:
+        result.gradient = gradient
+    return result

@@ -39,6 +39,8 @@ CG_MAX_ITER = 1000
 #: halvings of the Newton step tried before a safeguard step
 MAX_HALVINGS = 30
 
+_potrf, _potrs = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotrs
+
 class _SPDSolver:
     """Solve with a symmetric positive semi-definite matrix, factored once.
 
@@ -54,13 +56,19 @@ class _SPDSolver:
         if self.size == 0:
             return
         top = float(np.max(np.diag(M)))
-        try:
-            c = scipy.linalg.cho_factor(M, lower=True, check_finite=False)
-            pivots = np.diag(c[0])
+        # cho_factor's LAPACK call (the same factor) without its wrapper's checks: I-OBS factors a few
+        # small matrices per iteration, where the wrapper cost as much as the factorisation
+        if M.dtype == np.float64:
+            c, info = _potrf(M, lower=True, clean=False)
+        else:
+            try:
+                c, info = scipy.linalg.cho_factor(M, lower=True, check_finite=False)[0], 0
+            except (np.linalg.LinAlgError, ValueError):
+                c, info = None, 1
+        if info == 0:
+            pivots = np.diag(c)
             if np.all(np.isfinite(pivots)) and top > 0 and float(np.min(pivots)) ** 2 > 1e-12 * top:
                 self.chol = c
-        except (np.linalg.LinAlgError, ValueError):
-            pass
         if self.chol is None:
             w, V = scipy.linalg.eigh(M)
             cutoff = max(float(w[-1]), 0.0) * self.size * np.finfo(float).eps
@@ -71,7 +79,9 @@ class _SPDSolver:
         if self.size == 0:
             return np.zeros_like(v)
         if self.chol is not None:
-            return scipy.linalg.cho_solve(self.chol, v, check_finite=False)
+            if self.chol.dtype != np.float64:
+                return scipy.linalg.cho_solve((self.chol, True), v, check_finite=False)
+            return _potrs(self.chol, v, lower=True)[0]  # (cho_solve's LAPACK call)
         coef = self.V.T @ v
         return self.V @ (self.winv.reshape((-1,) + (1,) * (coef.ndim - 1)) * coef)
 

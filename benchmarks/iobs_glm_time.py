@@ -1,0 +1,93 @@
+"""CPU time of the I-OBS fits of the Poisson, Gamma and Cox losses against abess, alternated in one run.
+
+For each setting, ``--repeats`` data sets (``compare_glm.simulate``'s Poisson
+and Gamma (log link) designs, strong signal; ``_cox_peers.design`` for Cox);
+on each, the fits of ``IOBSRegressor(k, loss=...)`` (or
+``IOBSCoxPHSurvivalAnalysis(k)``), abess's ``PoissonRegression`` /
+``GammaRegression`` / ``CoxPHSurvivalAnalysis(support_size=[k], thread=1)``
+and ``IHTRegressor(k, loss=...)`` alternate, ``--fits`` rounds each, with
+BLAS pinned to one thread. Printed: the median over data sets of each
+method's median process CPU time (ms), its ratio to abess's (the median of the
+per-data-set ratios) and the mean number of I-OBS iterations. Ratios within
+one run survive a loaded machine; absolute times do not.
+
+    PYTHONPATH=. python benchmarks/iobs_glm_time.py [--repeats 5] [--fits 7]
+"""
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+SETTINGS = [(200, 100, 5, 0.0), (200, 100, 5, 0.5), (500, 1000, 10, 0.0), (500, 1000, 10, 0.5)]
+
+
+def data(family, n, p, k, rho, seed):
+    if family == "cox":
+        from _cox_peers import design
+
+        X, y, _ = design(n, p, rho, k, seed)
+        return X, y, np.column_stack([y["time"], y["event"].astype(float)])
+    from compare_glm import simulate
+
+    X, y, *_ = simulate("poisson" if family == "poisson" else "gamma-log", n, p, k, rho, "strong", 1, seed)
+    return X, y, y
+
+
+def methods(family, k):
+    from abess.linear import CoxPHSurvivalAnalysis, GammaRegression, PoissonRegression
+
+    from sparse_estimators import IHTRegressor, IOBSRegressor
+    from sparse_estimators.survival import IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis
+
+    if family == "cox":
+        return {"IOBS": lambda: IOBSCoxPHSurvivalAnalysis(k=k), "IHT": lambda: IHTCoxPHSurvivalAnalysis(k=k),
+                "abess": lambda: CoxPHSurvivalAnalysis(support_size=[k], thread=1)}
+    peer = PoissonRegression if family == "poisson" else GammaRegression
+    return {"IOBS": lambda: IOBSRegressor(k=k, loss=family), "IHT": lambda: IHTRegressor(k=k, loss=family),
+            "abess": lambda: peer(support_size=[k], thread=1)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5, help="data sets per setting")
+    parser.add_argument("--fits", type=int, default=7, help="alternated fits of each method per data set")
+    parser.add_argument("--families", default="poisson,gamma,cox")
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    print("family | n | p | k | rho | IOBS ms | IHT ms | abess ms | IOBS / abess | IHT / abess | IOBS iterations")
+    with threadpool_limits(1):
+        for family in args.families.split(","):
+            for n, p, k, rho in SETTINGS:
+                ms = methods(family, k)
+                times = {name: [] for name in ms}
+                iters = []
+                for seed in range(args.repeats):
+                    X, y, y_peer = data(family, n, p, k, rho, seed)
+                    per = {name: [] for name in ms}
+                    for _ in range(args.fits):
+                        for name, make in ms.items():
+                            target = y_peer if name == "abess" else y
+                            c = time.process_time()
+                            model = make().fit(X, target)
+                            per[name].append(time.process_time() - c)
+                            if name == "IOBS":
+                                iters.append(model.n_iter_)
+                    for name in ms:
+                        times[name].append(np.median(per[name]))
+                med = {name: 1e3 * np.median(v) for name, v in times.items()}
+                ratio = {name: np.median(np.array(times[name]) / np.array(times["abess"])) for name in ms}
+                print(f"{family} | {n} | {p} | {k} | {rho} | {med['IOBS']:.2f} | {med['IHT']:.2f} | "
+                      f"{med['abess']:.2f} | {ratio['IOBS']:.2f} | {ratio['IHT']:.2f} | {np.mean(iters):.1f}",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
