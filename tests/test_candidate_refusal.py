@@ -6,7 +6,7 @@ from numpy.testing import assert_array_equal
 from scipy.special import expit
 
 import sparse_estimators.losses._pointwise_newton as pointwise_newton
-from sparse_estimators import IHTClassifier
+from sparse_estimators import IHTClassifier, IHTRegressor
 from sparse_estimators.losses import LogisticLoss
 
 
@@ -71,3 +71,43 @@ def test_refused_candidate_resumes_to_the_same_refit():
         assert_array_equal(W_a, W_f)
         assert_array_equal(b_a, b_f)
         assert_array_equal(Z_a, Z_f)
+
+
+def ar1_regression(seed, n=300, p=300, k=15, rho=0.5, snr=2.0):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    for j in range(1, p):
+        X[:, j] = rho * X[:, j - 1] + np.sqrt(1 - rho ** 2) * X[:, j]
+    beta = np.zeros(p)
+    beta[np.arange(0, p, p // k)[:k]] = 1.0
+    y = X @ beta
+    return X, y + np.sqrt(y.var() / snr) * rng.standard_normal(n)
+
+
+def test_abess_search_stops_at_the_settled_support_within_a_partial_set(monkeypatch):
+    # p > k + 128 (abess's set U holds only some features): where abess's search (the regressors' second) reaches
+    # the support where the first search refused every exchange size, with those exchanges' added features in
+    # its U, it stops there; the fits are those of running it to its end, for fewer candidate refits
+    import sparse_estimators.solvers._splice as splice_module
+    from sparse_estimators.losses import SquaredLoss
+
+    refits = []
+    refit_candidates = SquaredLoss.refit_candidates
+
+    def counted(self, supports, W, b):
+        refits.append(len(supports))
+        return refit_candidates(self, supports, W, b)
+
+    monkeypatch.setattr(SquaredLoss, "refit_candidates", counted)
+    stays = splice_module._abess_search_stays
+    fits, counts = {}, {}
+    for shortcut in (True, False):
+        monkeypatch.setattr(splice_module, "_abess_search_stays",
+                            lambda *a, on=shortcut, **kw: (on or not kw.get("every_size")) and stays(*a, **kw))
+        refits.clear()
+        fits[shortcut] = [IHTRegressor(k=15).fit(*ar1_regression(seed)) for seed in range(4)]
+        counts[shortcut] = sum(refits)
+    for a, b in zip(fits[True], fits[False], strict=True):
+        assert_array_equal(a.coef_, b.coef_)
+        assert_array_equal(a.intercept_, b.intercept_)
+    assert counts[True] < counts[False]
