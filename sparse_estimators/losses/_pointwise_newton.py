@@ -193,6 +193,10 @@ class _PointwiseNewtonRefit:
         whose quadratic model's minimum (its start, above) lies above the
         current value by more than :data:`SCREEN_MARGIN` times the decrease it
         needs is not refitted: its entry is ``(None, None, inf, None)``.
+        With :attr:`rejects_candidates` (instead), a candidate's Newton
+        iterations stop once its value lies above its limit by more than
+        :data:`REJECT_DECREMENTS` decrements: the same entry, and the
+        iterations are resumed where they stopped if it is read again.
         ``decrement`` (or None: :attr:`candidate_decrement`): the decrement
         at which the candidates' Newton iterations stop (see :meth:`_newton`).
         """
