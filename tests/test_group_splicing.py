@@ -265,10 +265,10 @@ def test_group_search_stops_logistic_candidate_refits_at_the_group_decrement(mon
     seen = []
     newton = _PointwiseNewtonRefit._newton
 
-    def recording(self, A, theta, k, max_iter, precise, fallback=None, decrement=None):
+    def recording(self, A, theta, k, max_iter, precise, fallback=None, decrement=None, **stop):
         if not precise and fallback is not None:  # (the candidates of refit_candidates)
             seen.append(decrement)
-        return newton(self, A, theta, k, max_iter, precise, fallback=fallback, decrement=decrement)
+        return newton(self, A, theta, k, max_iter, precise, fallback=fallback, decrement=decrement, **stop)
 
     monkeypatch.setattr(_PointwiseNewtonRefit, "_newton", recording)
     X, y, labels = _decoy(0)

@@ -113,7 +113,7 @@ def well_conditioned_cholesky(G, rtol):
         L = np.linalg.cholesky(G)
     except np.linalg.LinAlgError:
         return None
-    return L if np.all(np.diagonal(L) ** 2 > rtol * np.diagonal(G)) else None
+    return L if (L.diagonal() ** 2 > rtol * G.diagonal()).all() else None
 
 
 def cholesky_newton_solve(H, g):

@@ -284,6 +284,9 @@ class LogisticLoss(_PointwiseNewtonRefit, _GLMLoss):
     #: newton_minimise's precise=False rule, as before: the candidates' values within about 1e-12 of their
     #: minima (the classifiers' gate is 0: any decrease counts, so the values are kept that close)
     candidate_decrement = 1e-6
+    #: a candidate's refit stops once it clearly cannot get below the value it needs (see _pointwise_newton's
+    #: REJECT_DECREMENTS): the exchanges the search accepts, and so every result, are unchanged
+    rejects_candidates = True
 
     def _refit_evaluated(self, support, W, b):
         """A lone candidate (the second search's start): the one-output Newton loop, as the others."""

@@ -31,7 +31,8 @@ def _cholesky_solve(G, rhs, rtol, scale=None):
     if info:
         return None
     pivots = L.diagonal()
-    return x if np.all(pivots * pivots > rtol * (G.diagonal() if scale is None else scale)) else None
+    # (the array's own all(): np.all's dispatch costs a third of this function at k = 10)
+    return x if (pivots * pivots > rtol * (G.diagonal() if scale is None else scale)).all() else None
 
 
 def _batched_normal_equations(G, rhs):

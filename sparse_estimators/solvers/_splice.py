@@ -291,9 +291,12 @@ def _screened(loss, candidates, W, b, limits):
     A loss with ``screens_candidates`` (Poisson, Gamma) skips the refit of a
     candidate its quadratic model puts well above its limit (value ``inf``;
     see :data:`~sparse_estimators.losses._pointwise_newton.SCREEN_MARGIN`);
+    one with ``rejects_candidates`` (binary logistic) stops a candidate's
+    Newton iterations once its value lies well above its limit (value ``inf``;
+    see :data:`~sparse_estimators.losses._pointwise_newton.REJECT_DECREMENTS`);
     the others refit every candidate.
     """
-    if getattr(loss, "screens_candidates", False):
+    if getattr(loss, "screens_candidates", False) or getattr(loss, "rejects_candidates", False):
         return loss.refit_candidates(candidates, W, b, limits=limits)
     return loss.refit_candidates(candidates, W, b)
 
@@ -436,10 +439,12 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
 
     ``gain``, when given, holds the marginal gains at ``(W0, b0)``
     (:func:`_forward_gain`; not modified). ``settled``: ``(support, last)``
-    of the first search (:func:`_exchange`); when ``U`` is every feature and
-    this search reaches ``support``, it stops there if ``last`` refused
-    every exchange size (:func:`_abess_search_stays`), which its rounds
-    would try again.
+    of the first search (:func:`_exchange`); when this search reaches
+    ``support``, it stops there if ``last`` refused every exchange size
+    (:func:`_abess_search_stays`) with added features in the current ``U``:
+    its rounds would try the same exchanges again (a ``U`` rebuilt around
+    ``support`` holds them too: the largest gains there), and end there.
+    (Until issue 33 only where ``U`` is every feature.)
 
     Returns
     -------
@@ -473,10 +478,14 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
             objective.append(f)
         C = int(min(max_exchange, k, U_size - k))
         changed = stuck = done = False
+        in_U = None  # (U as the gains that _abess_search_stays ranks: its own features first)
+        if settled is not None:
+            in_U = np.full(p, -np.inf)
+            in_U[U] = np.inf
         for _ in range(max_rounds * k):  # each accepted exchange lowers the loss by more than tau
-            if (settled is not None and U_size == p and local.shape == settled[0].shape
-                    and (local == settled[0]).all()
-                    and _abess_search_stays(loss, k, local, settled[0], settled[1], gain, usable, max_exchange,
+            if (settled is not None and local.shape == settled[0].shape
+                    and (U[local] == settled[0]).all()
+                    and _abess_search_stays(loss, k, settled[0], settled[0], settled[1], in_U, usable, max_exchange,
                                             important_search, every_size=True)):
                 done = True
                 break
