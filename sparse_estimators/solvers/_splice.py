@@ -444,7 +444,6 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     (:func:`_abess_search_stays`) with added features in the current ``U``:
     its rounds would try the same exchanges again (a ``U`` rebuilt around
     ``support`` holds them too: the largest gains there), and end there.
-    (Until issue 33 only where ``U`` is every feature.)
 
     Returns
     -------
