@@ -29,11 +29,11 @@ FAN_IN = 8
 
 
 def _point_block(x, y, w, *, spec):
-    """One block's ``X W`` and its terms of the value, gradient and Hessian: ``(XW, flat sums)``.
+    """One block's ``X W`` and its terms of the value, gradient and Hessian: ``(XW, list of small arrays)``.
 
     ``x`` is the block of the source array (all its columns), ``y`` the
     loss's targets ``(rows, m)`` and ``w`` the sample weights of the block.
-    See :func:`point_pass` for ``spec`` and the layout of the flat sums.
+    See :func:`point_pass` for ``spec`` and the order of the list.
     """
     cls, state, m = spec["cls"], spec["state"], spec["m"]
     cols, rows, Wr, shift, b = spec["cols"], spec["rows"], spec["Wr"], spec["shift"], spec["b"]
@@ -112,7 +112,7 @@ def fits(design, Y, sample_weight):
 
 
 def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
-    """``X W`` (lazy, ``X``'s row chunks) and the lazy flat sums of a point's pass: one task per block.
+    """``X W`` (lazy, ``X``'s row chunks) and the lazy small sums of a point's pass: one task per block.
 
     Parameters
     ----------
