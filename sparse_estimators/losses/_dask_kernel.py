@@ -21,8 +21,8 @@ from functools import partial
 import numpy as np
 
 #: rows of a block processed at a time by :func:`_point_block`: 2048 rows of 100 float64 columns are 1.6 MB,
-#: within the cache while the tile's product, loss, gradient and Hessian terms read it (doc/changelog.rst,
-#: issue 35: the tile sizes measured)
+#: within the cache while the tile's product, loss, gradient and Hessian terms read it (doc/changelog.rst
+#: gives the tile sizes measured)
 TILE_ROWS = 2048
 #: the small results of this many blocks summed by one task of the reduction tree
 FAN_IN = 8
