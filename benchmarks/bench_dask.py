@@ -218,7 +218,7 @@ def timed(label, X, log, fit):
 
 def _record(rows, row, path, args):
     row = dict(row, n=args.n, chunk=args.chunk, memory_limit=args.memory_limit, workers=args.workers,
-               dml_max_iter=args.dml_max_iter, dml_time_cap=args.dml_time_cap)
+               dml_max_iter=args.dml_max_iter, dml_time_cap=args.dml_time_cap, run=args.run_id)
     rows.append(row)
     print(row, flush=True)
     if path:
@@ -331,6 +331,18 @@ def _bytes(text):
     return parse_bytes(text)
 
 
+def _with_runs(path, rows):
+    """Each row's invocation (``run``): recorded since the field exists; in older files, a new one starts at each
+    of our fits that follows a dask-ml fit (an invocation appends our fits of a task, then dask-ml's)."""
+    segment, after_peer = 0, False
+    for r in rows:
+        if r["ours_passes"] is not None and after_peer:
+            segment += 1
+        after_peer = r["ours_passes"] is None
+        r.setdefault("run", f"{path}#{segment}")
+    return rows
+
+
 def render(rows, args):
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     p = args.p
@@ -390,9 +402,11 @@ def render(rows, args):
     earlier = [r for r in rows if r["ours_passes"] is not None and r.get("before")]
     ours_rows = [r for r in rows if r["ours_passes"] is not None and not r.get("before")]
     def run_of(r):
-        return (r["task"], r["n"], r["chunk"], r["workers"], r["memory_limit"], r["dml_max_iter"], r["dml_time_cap"])
+        return (r["task"], r["n"], r["chunk"], r["workers"], r["memory_limit"], r["dml_max_iter"], r["dml_time_cap"],
+                r["run"])
 
-    for key in runs:
+    # (one invocation's fits only: the same settings measured in several invocations are not paired across them)
+    for key in dict.fromkeys(run_of(r) for r in rows):
         task, n = key[:2]
         mine = [r for r in rows if r["ours_passes"] is not None and run_of(r) == key]
         peers = [r for r in rows if r["ours_passes"] is None and run_of(r) == key]
@@ -460,8 +474,9 @@ def main():
             given = dict(item.split("=", 1) for item in given.split(",") if item)
             given = {key: json.loads(value) if key != "memory_limit" else value for key, value in given.items()}
             with open(path) as fh:
-                rows += [{**given, **json.loads(line)} for line in fh if line.strip()]
+                rows += _with_runs(path, [{**given, **json.loads(line)} for line in fh if line.strip()])
     else:
+        args.run_id = time.strftime("%Y-%m-%dT%H:%M:%S")
         rows = run(args)
     page = render(rows, args)
     print(page)
