@@ -550,12 +550,7 @@ def test_point_evaluated_in_one_pass(family):
     guard = _Guard(Xd, vectors=False)
     with dask.config.set(scheduler=guard):
         loss, _ = est._setup(Xd, da.from_array(y, chunks=(CHUNKS,)), da.from_array(sw, chunks=(CHUNKS,)))
-    m = loss.n_outputs
-    support = np.array([1, 4, 9])
-    W = np.zeros((20, m))
-    W[support] = np.linspace(-0.3, 0.4, 3 * m).reshape(3, m)
-    b = np.linspace(0.1, -0.2, m)
-    sub, expected_sub = loss.restrict(support), expected_loss.restrict(support)
+    support, W, b, sub, expected_sub = _point_on_support(loss, expected_loss)
     with dask.config.set(scheduler=guard):
         for lo, ref, V in [(loss, expected_loss, W), (sub, expected_sub, W[support])]:
             calls, reads, passes = guard.calls, guard.reads, lo.design.n_passes
@@ -577,6 +572,16 @@ def test_point_evaluated_in_one_pass(family):
             f_r = loss.value_from_z(loss.linear_predictor(W_r, b_r), W_r)
             assert guard.reads == reads
             np.testing.assert_allclose(f_r, expected_loss.value(W_r, b_r), rtol=1e-12)
+
+
+def _point_on_support(loss, expected_loss):
+    """A point on the support (1, 4, 9) of the 20 features, and both losses restricted to that support."""
+    m = loss.n_outputs
+    support = np.array([1, 4, 9])
+    W = np.zeros((20, m))
+    W[support] = np.linspace(-0.3, 0.4, 3 * m).reshape(3, m)
+    b = np.linspace(0.1, -0.2, m)
+    return support, W, b, loss.restrict(support), expected_loss.restrict(support)
 
 
 class _Graphs:
@@ -608,12 +613,7 @@ def test_point_pass_is_one_task_per_block(family):
     inputs = set()
     for array in (loss.design.dask, loss.Y, loss.sample_weight):
         inputs |= set(array.__dask_graph__())
-    m = loss.n_outputs
-    support = np.array([1, 4, 9])
-    W = np.zeros((20, m))
-    W[support] = np.linspace(-0.3, 0.4, 3 * m).reshape(3, m)
-    b = np.linspace(0.1, -0.2, m)
-    sub, expected_sub = loss.restrict(support), expected_loss.restrict(support)
+    support, W, b, sub, expected_sub = _point_on_support(loss, expected_loss)
     for lo, ref, V, evaluate in [(loss, expected_loss, W, "value_and_gradient"),
                                  (loss, expected_loss, 0.5 * W, "trial"),
                                  (sub, expected_sub, W[support], "value_and_gradient")]:
