@@ -97,13 +97,11 @@ class DaskRowsMixin:
         once the step is accepted), the Hessian with ``gradient`` only.
         Returns ``Z`` and, with ``gradient``, ``(f, gW, gb)``.
         """
-        from ._dask_kernel import fits, point_pass
+        from ._dask_kernel import point_pass
 
         design = self.design
         has_b = self.intercept_is_variable and self.fit_intercept
         fuse = gradient and self._fuse_hessian
-        if not fits(design, self.Y, self.sample_weight):
-            return self._evaluate_arrays(W, b, rows, gradient)
         # (a refit's loss: the whole loss's gradient at its result, see _from_restricted)
         whole = self._support is not None and design.source_columns is not None
         XW, flat = point_pass(self, W, rows, np.asarray(b, dtype=float) if has_b else None, True, fuse, whole)
@@ -124,32 +122,6 @@ class DaskRowsMixin:
         if not gradient:
             return Z
         return Z, (f + 0.5 * self.alpha * float(np.vdot(W, W)), gW.copy(), gb.copy())
-
-    def _evaluate_arrays(self, W, b, rows, gradient):
-        """:meth:`_evaluate` from dask array operations (``X``, ``Y`` or the weights in other chunks)."""
-        design = self.design
-        XW = design.lazy_matvec(W, rows)
-        has_b = self.intercept_is_variable and self.fit_intercept
-        small = [self.sample_weight @ self._pointwise(XW + b if has_b else XW)]
-        fuse = gradient and self._fuse_hessian
-        if gradient:
-            Z = XW + b if has_b else XW
-            D = self._dz(Z) * self._sample_share
-            small += [design._rmatvec_lazy(D), D.sum(axis=0)]
-            if fuse:
-                small += self._hessian_lazy(Z)
-        (XW,), values = design.persist_and_compute([XW], small)
-        design.remember_matvec(W, rows, XW)
-        Z = XW + b if has_b else XW
-        f = float(values[0]) / self.sw_sum
-        H = self._hessian_finish(values[3:]) if fuse else None
-        if not gradient:
-            self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, H, None, None)
-            return Z
-        gW = design._rmatvec_finish(values[1], values[2]) + self.alpha * W
-        gb = values[2] if self.fit_intercept else np.zeros(self.n_outputs)
-        self._at = ((W.copy(), np.array(b, dtype=float)), Z.name, f, H, (gW.copy(), np.array(gb)), None)
-        return Z, (f + 0.5 * self.alpha * float(np.vdot(W, W)), gW, gb)
 
     def linear_predictor(self, W, b, rows=None):  # noqa: D102 - see BaseLoss.linear_predictor
         rows = np.flatnonzero(np.any(W != 0, axis=1)) if rows is None else np.asarray(rows)

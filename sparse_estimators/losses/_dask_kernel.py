@@ -104,15 +104,11 @@ def _sum(*parts):
     return out
 
 
-def fits(design, Y, sample_weight):
-    """Whether :func:`point_pass` applies: ``X``, ``Y`` and the weights in the same row chunks, one column chunk."""
-    X = design.source
-    return (X.numblocks[1] == 1 and Y.numblocks[1:] == (1,) and Y.chunks[0] == X.chunks[0]
-            and sample_weight.chunks[0] == X.chunks[0])
-
-
 def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     """``X W`` (lazy, ``X``'s row chunks) and the lazy small sums of a point's pass: one task per block.
+
+    ``X`` has one chunk across its columns and ``Y`` and the weights its row
+    chunks (``_dask.check_dask_fit_input`` refuses or rechunks anything else).
 
     Parameters
     ----------
