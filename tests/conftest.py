@@ -11,6 +11,7 @@ may use these names for their own parametrizations) are left alone.
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _cli_helpers import _write_csv
 from scipy.special import expit
 from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
@@ -133,3 +134,13 @@ def make_classification():
         return X, y, true_support
 
     return make
+
+
+@pytest.fixture
+def sparse_csv(tmp_path):
+    """The command-line tests' CSV file and its data: y = 3 x2 - 2 x5 + noise among 10 numeric columns, target last."""
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((150, 10))
+    y = 3 * X[:, 2] - 2 * X[:, 5] + 0.1 * rng.standard_normal(150) + 1
+    data = np.column_stack([X, y]).round(6)
+    return _write_csv(tmp_path / "data.csv", [f"x{j}" for j in range(10)] + ["y"], data.tolist()), data

@@ -1,59 +1,28 @@
 """LowRankImputer: fill missing entries from a low-rank completion and its probabilistic-PCA posterior."""
 
 import numbers
-import os
-import sys
 import warnings
 
-import joblib
 import numpy as np
-import scipy.sparse as sp
-import sklearn
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.impute import MissingIndicator
 from sklearn.utils import check_random_state
 from sklearn.utils._missing import is_scalar_nan
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .._utils import all_or_nothing
 from ..thresholding import get_operator
-from ._completion import _SOLVERS, _Observed, _power_of_two_scale, _solve
+from ._completion import _Observed, _power_of_two_scale, _solve
 from ._factored import _entries
+from ._imputer_input import _warn, check_params, column_scale, validate_X
 from ._imputer_rank import _AUTO_TOL, alpha_growth, auto_rank, auto_rank_and_alpha
-from ._observed import check_solver_thresholding, observed_entries, row_blocks
+from ._observed import observed_entries, row_blocks
 from ._posterior import fill_missing, noise_variance, ridge_penalty
 
 __all__ = ["LowRankImputer"]
 
 #: the extrapolation weight of solver='accelerated' (Khanna & Kyrillidis' universal tau = 1/4)
 _MOMENTUM = 0.25
-#: standardize=True: a column's scale is at least this share of the median column standard deviation
-_SCALE_FLOOR = 0.1
-#: frames in these directories are not the user's line (warnings point past them, also through a Pipeline)
-_INTERNAL = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
-                  for path in (os.path.dirname(__file__), sklearn.__file__, joblib.__file__))
-
-
-def _warn(message, category=UserWarning):
-    """``warnings.warn`` at the first frame outside this package and scikit-learn: the user's line."""
-    frame, level = sys._getframe(1), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
-
-
-def _column_scale(values, cols, mean, counts):
-    """Standard deviation of each column's observed entries (1 where it is 0), without overflow for huge data."""
-    dev = values - mean[cols]
-    top = np.zeros(mean.size)
-    np.maximum.at(top, cols, np.abs(dev))
-    safe = np.where(top > 0, top, 1.0)
-    ratio = dev / safe[cols]
-    std = np.where(top > 0, safe * np.sqrt(np.bincount(cols, weights=ratio * ratio, minlength=mean.size) / counts), 0.0)
-    if not (std > 0).any():
-        return np.ones(mean.size)
-    # floored at the median: no column's units dominate, and nearly constant columns are not blown up into outliers
-    return np.maximum(std, _SCALE_FLOOR * np.median(std[std > 0]))
 
 
 class LowRankImputer(TransformerMixin, BaseEstimator):
@@ -350,69 +319,6 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             return names
         return np.concatenate([names, self.indicator_.get_feature_names_out(input_features)])
 
-    # -- validation --------------------------------------------------------------------------------------
-    def _validate_params(self):
-        if not (isinstance(self.rank, str) and self.rank == "auto") and (
-                isinstance(self.rank, (bool, str)) or not isinstance(self.rank, numbers.Integral) or self.rank < 1):
-            raise ValueError(f"The 'rank' parameter must be a positive integer or 'auto', got {self.rank!r}.")
-        if self.solver not in _SOLVERS:
-            raise ValueError(f"The 'solver' parameter must be one of {_SOLVERS}, got {self.solver!r}.")
-        check_solver_thresholding(self.solver, self.thresholding)
-        if not (isinstance(self.step_size, str) and self.step_size == "auto"):
-            if (isinstance(self.step_size, (str, bool)) or not isinstance(self.step_size, numbers.Real)
-                    or not np.isfinite(self.step_size) or self.step_size <= 0):
-                raise ValueError(f"The 'step_size' parameter must be 'auto' or a positive float, "
-                                 f"got {self.step_size!r}.")
-        for name in ("max_iter", "verbose"):
-            value, low = getattr(self, name), 1 if name == "max_iter" else 0
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-                raise ValueError(f"The '{name}' parameter must be an integer >= {low}, got {value!r}.")
-        if (isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol)
-                or self.tol < 0):
-            raise ValueError(f"The 'tol' parameter must be a finite number >= 0, got {self.tol!r}.")
-        mv = self.missing_values
-        if not (is_scalar_nan(mv) or isinstance(mv, numbers.Real) and not isinstance(mv, bool) and np.isfinite(mv)):
-            raise ValueError(f"The 'missing_values' parameter must be np.nan or a finite number, got {mv!r}.")
-        for name in ("center", "standardize", "add_indicator", "keep_empty_features", "copy"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"The '{name}' parameter must be a bool, got {getattr(self, name)!r}.")
-        a = self.alpha
-        if isinstance(a, bool) or not isinstance(a, numbers.Real) or not np.isfinite(a) or a < 0:
-            raise ValueError(f"The 'alpha' parameter must be a finite number >= 0, got {a!r}.")
-        if a and self.solver != "als":
-            raise ValueError(f"The 'alpha' parameter (the ridge on the factors) needs solver='als', got "
-                             f"solver={self.solver!r}.")
-        if self.solver == "als" and not get_operator(self.thresholding).is_hard:
-            raise ValueError("solver='als' shrinks the singular values through its ridge 'alpha' (a soft threshold):"
-                             f" it supports thresholding='hard' only, got thresholding={self.thresholding!r}.")
-
-    def _validate_X(self, X, *, reset, copy):
-        """``X`` as float64 (never copied unless ``copy``), checked for infinity (and NaN) row block by row block.
-
-        No ``n_samples x n_features`` temporary: the missing entries are found per block (:meth:`_is_missing`).
-        """
-        if sp.issparse(X):
-            raise TypeError(f"{type(self).__name__} takes a dense X with missing entries marked by missing_values, "
-                            f"got a scipy.sparse {type(X).__name__}. For a sparse matrix whose stored entries are the "
-                            "observed ones, use sparse_estimators.impute.complete_matrix (it never forms the dense "
-                            "matrix).")
-        try:
-            X = validate_data(self, X, reset=reset, dtype=np.float64, copy=copy, ensure_all_finite=False)
-        except ValueError as exc:
-            if "could not convert" in str(exc):
-                raise ValueError(f"{type(self).__name__} needs numeric data (non-numeric entry or column): "
-                                 f"{exc}") from exc
-            raise
-        nan = is_scalar_nan(self.missing_values)
-        for block in row_blocks(X):
-            if np.isinf(block).any():
-                raise ValueError("Input X contains infinity: LowRankImputer accepts finite values and missing "
-                                 "values.")
-            if not nan and np.isnan(block).any():
-                raise ValueError(f"Input X contains NaN but missing_values={self.missing_values!r}: set "
-                                 "missing_values=np.nan if NaN marks the missing entries.")
-        return X
-
     def _is_missing(self, block):
         """Where a block of rows is missing (``missing_values``)."""
         return np.isnan(block) if is_scalar_nan(self.missing_values) else block == self.missing_values
@@ -461,8 +367,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         return self._impute(X, warn_empty_rows=False, validated=True)
 
     def _fit(self, X):
-        self._validate_params()
-        X = self._validate_X(X, reset=True, copy=False)  # (read only: never a copy of X)
+        check_params(self)
+        X = validate_X(self, X, reset=True, copy=False)  # (read only: never a copy of X)
         m, n = X.shape
         # the observed entries, gathered row block by row block (no m x n mask)
         rows, cols, values = observed_entries(X, self._is_missing)
@@ -487,7 +393,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         counts = np.bincount(cols, minlength=n_valid)
         mean = np.bincount(cols, weights=values, minlength=n_valid) / counts
         # the model is fit to the standardized columns: the imputation does not depend on the columns' units
-        scale = _column_scale(values, cols, mean, counts) if self.standardize else np.ones(n_valid)
+        scale = column_scale(values, cols, mean, counts) if self.standardize else np.ones(n_valid)
         values = values / scale[cols]
         raw_mean = mean if self.center else np.zeros(n_valid)
         mean = mean / scale if self.center else np.zeros(n_valid)
@@ -601,7 +507,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         # one allocation at most: the output (the kept features, then the indicator columns), filled in place;
         # with copy=False and no feature dropped, X itself is filled (and copied next to the indicator columns)
         if not validated:
-            X = self._validate_X(X, reset=False, copy=False)
+            X = validate_X(self, X, reset=False, copy=False)
         n_keep = X.shape[1] if isinstance(keep, slice) else int(valid.sum())
         out = X if in_place and features.size == 0 else np.empty((X.shape[0], n_keep + features.size))
         for start, block in row_blocks(X, start=True):
