@@ -40,6 +40,27 @@ CG_MAX_ITER = 1000
 MAX_HALVINGS = 30
 
 _potrf, _potrs = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotrs
+#: the side from which a matrix built for one factorisation is factored in place when exactly symmetric
+#: (see _SPDSolver's ``symmetric``): below, LAPACK's copy costs little
+IN_PLACE_MIN = 128
+
+
+def _exactly_symmetric(M, strip=64):
+    """Whether the square ``M`` equals its transpose exactly, compared by strips.
+
+    (``np.array_equal(M, M.T)`` reads ``M.T`` across rows: ten times slower at n = 500.)
+    """
+    n = M.shape[0]
+    for i in range(0, n, strip):
+        if not np.array_equal(M[i:i + strip, i:], M[i:, i:i + strip].T):
+            return False
+    return True
+
+
+def _factored(M):
+    """``_SPDSolver(M)`` for a matrix ``M`` built for it (it may be overwritten)."""
+    large = M.shape[0] >= IN_PLACE_MIN and M.dtype == np.float64 and M.flags.c_contiguous
+    return _SPDSolver(M, symmetric=large and _exactly_symmetric(M))
 
 class _SPDSolver:
     """Solve with a symmetric positive semi-definite matrix, factored once.
@@ -47,18 +68,26 @@ class _SPDSolver:
     Cholesky; when the matrix is singular to working precision (a pivot below
     ``1e-12`` of the largest diagonal entry, e.g. ``damping=0`` with
     ``n < p``), the pseudo-inverse from an eigendecomposition instead, i.e.
-    the minimum-norm solution.
+    the minimum-norm solution. ``symmetric``: ``M`` (C-contiguous float64)
+    equals its transpose exactly and may be overwritten (see :func:`_factored`).
     """
 
-    def __init__(self, M):
+    def __init__(self, M, symmetric=False):
         self.chol = None
         self.size = M.shape[0]
         if self.size == 0:
             return
         top = float(np.max(np.diag(M)))
+        diagonal = None
         # cho_factor's LAPACK call (the same factor) without its wrapper's checks: I-OBS factors a few
         # small matrices per iteration, where the wrapper cost as much as the factorisation
-        if M.dtype == np.float64:
+        if M.dtype == np.float64 and symmetric and M.flags.c_contiguous:
+            # (an exactly symmetric M of the caller's, which may be overwritten: M.T is the same matrix in
+            # Fortran order, so LAPACK factors it in place, without the C-to-Fortran copy that cost more
+            # than the factorisation at n = 500; see _exactly_symmetric)
+            diagonal = np.diag(M).copy()
+            c, info = _potrf(M.T, lower=True, clean=False, overwrite_a=True)
+        elif M.dtype == np.float64:
             c, info = _potrf(M, lower=True, clean=False)
         else:
             try:
@@ -70,6 +99,10 @@ class _SPDSolver:
             if np.all(np.isfinite(pivots)) and top > 0 and float(np.min(pivots)) ** 2 > 1e-12 * top:
                 self.chol = c
         if self.chol is None:
+            if diagonal is not None:  # (the factorisation overwrote M's upper triangle and diagonal: restore them)
+                lower = np.tril(M, -1)
+                M = lower + lower.T
+                M[np.diag_indices_from(M)] = diagonal
             w, V = scipy.linalg.eigh(M)
             cutoff = max(float(w[-1]), 0.0) * self.size * np.finfo(float).eps
             self.V = V
@@ -113,7 +146,7 @@ class _WoodburySolver:
         K = XX * self.root[:, None] * self.root[None, :]
         if lam > 0:
             K[np.diag_indices_from(K)] += lam
-        self.inner = _SPDSolver(K)
+        self.inner = _factored(K)
 
     def _A(self, V):
         return self.design.matvec(V) * self.root[:, None]
@@ -320,7 +353,7 @@ class _GLMWoodbury:
         K = np.einsum("iab,jac->ibjc", R, R) * s[:, None, :, None]
         K = K.reshape(n * m, n * m)
         K[np.diag_indices_from(K)] += 1.0
-        self.inner = _SPDSolver(K)
+        self.inner = _factored(K)
         self.curvature = curvature
 
     def solve(self, v):
@@ -367,7 +400,8 @@ class _GLMCurvature:
         if route == "dense":
             H[np.diag_indices_from(H)] += self.lam
             self.H = H
-            self.solver = _SPDSolver(H)
+            # (a contiguous copy factored in place beats LAPACK's transposing copy on large H)
+            self.solver = _factored(H.copy()) if H.shape[0] >= IN_PLACE_MIN else _SPDSolver(H)
         elif route == "woodbury" and not getattr(loss, "pointwise", True):  # (Cox: the n x n Hessian in eta)
             if loss.alpha + self.lam > 0:
                 self.woodbury = CoxWoodbury(loss, Z, loss.alpha + self.lam, cache)
