@@ -41,8 +41,10 @@ MAX_HALVINGS = 30
 
 _potrf, _potrs = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotrs
 #: the side from which a matrix built for one factorisation is factored in place when exactly symmetric
-#: (see _SPDSolver's ``symmetric``): below, LAPACK's copy costs little
+#: (see _SPDSolver's ``symmetric``; below, LAPACK's copy costs little)
 IN_PLACE_MIN = 128
+#: rows of the Woodbury kernel formed at once (temporaries of KERNEL_STRIP x n)
+KERNEL_STRIP = 64
 
 
 def _exactly_symmetric(M, strip=64):
@@ -83,8 +85,7 @@ class _SPDSolver:
         # small matrices per iteration, where the wrapper cost as much as the factorisation
         if M.dtype == np.float64 and symmetric and M.flags.c_contiguous:
             # (an exactly symmetric M of the caller's, which may be overwritten: M.T is the same matrix in
-            # Fortran order, so LAPACK factors it in place, without the C-to-Fortran copy that cost more
-            # than the factorisation at n = 500; see _exactly_symmetric)
+            # Fortran order, so LAPACK factors it in place, without its C-to-Fortran copy, a fresh n x n array)
             diagonal = np.diag(M).copy()
             c, info = _potrf(M.T, lower=True, clean=False, overwrite_a=True)
         elif M.dtype == np.float64:
@@ -298,7 +299,16 @@ class _GLMCache:
         self.loss = loss
         w = loss.sample_weight / loss.sw_sum
         self.keep = w > 0
-        self._G = self._Xk = None
+        self._G = self._Xk = self._kernel = None
+
+    def kernel(self):
+        """An ``n x n`` float64 array reused by every iteration's Woodbury kernel (see :class:`_GLMWoodbury`).
+
+        Valid until the next call: each iteration's curvature replaces the previous one's.
+        """
+        if self._kernel is None:
+            self._kernel = np.empty_like(self.G)
+        return self._kernel
 
     @property
     def Xk(self):
@@ -349,11 +359,23 @@ class _GLMWoodbury:
         self.dW = loss.alpha + curvature.lam
         self.db = curvature.lam
         self.design = LinearDesign(cache.Xk, curvature.loss.design.offset, curvature.loss.design.constant)
-        s = cache.G / self.dW + (1.0 / self.db if self.has_b else 0.0)
-        K = np.einsum("iab,jac->ibjc", R, R) * s[:, None, :, None]
-        K = K.reshape(n * m, n * m)
-        K[np.diag_indices_from(K)] += 1.0
-        self.inner = _factored(K)
+        shift = 1.0 / self.db if self.has_b else 0.0
+        if m == 1:
+            # the products of the einsum below, by strips of rows into the fit's buffer (cache.kernel), factored
+            # in place: no fresh n x n arrays per iteration, whose first touch (page faults) cost more than
+            # the arithmetic at n = 500 (changelog)
+            r, K = R[:, 0, 0], cache.kernel()
+            for start in range(0, n, KERNEL_STRIP):
+                rows = slice(start, start + KERNEL_STRIP)
+                np.multiply(r[rows, None] * r, cache.G[rows] / self.dW + shift, out=K[rows])
+            K[np.diag_indices_from(K)] += 1.0
+            self.inner = _factored(K)
+        else:
+            s = cache.G / self.dW + shift
+            K = np.einsum("iab,jac->ibjc", R, R) * s[:, None, :, None]
+            K = K.reshape(n * m, n * m)
+            K[np.diag_indices_from(K)] += 1.0
+            self.inner = _SPDSolver(K)
         self.curvature = curvature
 
     def solve(self, v):
@@ -400,8 +422,7 @@ class _GLMCurvature:
         if route == "dense":
             H[np.diag_indices_from(H)] += self.lam
             self.H = H
-            # (a contiguous copy factored in place beats LAPACK's transposing copy on large H)
-            self.solver = _factored(H.copy()) if H.shape[0] >= IN_PLACE_MIN else _SPDSolver(H)
+            self.solver = _SPDSolver(H)
         elif route == "woodbury" and not getattr(loss, "pointwise", True):  # (Cox: the n x n Hessian in eta)
             if loss.alpha + self.lam > 0:
                 self.woodbury = CoxWoodbury(loss, Z, loss.alpha + self.lam, cache)
