@@ -59,10 +59,16 @@ def _exactly_symmetric(M, strip=64):
     return True
 
 
-def _factored(M):
-    """``_SPDSolver(M)`` for a matrix ``M`` built for it (it may be overwritten)."""
+def _factored(M, symmetric=None):
+    """``_SPDSolver(M)`` for a matrix ``M`` built for it (it may be overwritten).
+
+    ``symmetric``: whether ``M`` equals its transpose exactly, when the caller
+    knows (None: compared here).
+    """
     large = M.shape[0] >= IN_PLACE_MIN and M.dtype == np.float64 and M.flags.c_contiguous
-    return _SPDSolver(M, symmetric=large and _exactly_symmetric(M))
+    if large and symmetric is None:
+        symmetric = _exactly_symmetric(M)
+    return _SPDSolver(M, symmetric=large and symmetric)
 
 class _SPDSolver:
     """Solve with a symmetric positive semi-definite matrix, factored once.
@@ -308,6 +314,8 @@ class _GLMCache:
         """
         if self._kernel is None:
             self._kernel = np.empty_like(self.G)
+            #: whether G equals its transpose exactly (a one-output kernel built from it then does too)
+            self.G_symmetric = _exactly_symmetric(self.G)
         return self._kernel
 
     @property
@@ -369,7 +377,8 @@ class _GLMWoodbury:
                 rows = slice(start, start + KERNEL_STRIP)
                 np.multiply(r[rows, None] * r, cache.G[rows] / self.dW + shift, out=K[rows])
             K[np.diag_indices_from(K)] += 1.0
-            self.inner = _factored(K)
+            # (K_ij = (r_i r_j)(G_ij / dW + shift): exactly symmetric when G is)
+            self.inner = _factored(K, symmetric=cache.G_symmetric)
         else:
             s = cache.G / self.dW + shift
             K = np.einsum("iab,jac->ibjc", R, R) * s[:, None, :, None]
