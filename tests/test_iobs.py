@@ -183,12 +183,13 @@ def test_cholesky_woodbury_cg_routes_give_the_same_iterates(n, p, correction):
         np.testing.assert_allclose(fit.intercept_, fits[0].intercept_, rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("n, p", [(120, 12), (40, 90)])
+@pytest.mark.parametrize("n, p", [(120, 12), (40, 90), (160, 30)])
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_glm_dense_woodbury_and_cg_routes_agree(n, p, n_classes, fit_intercept):
     """Logistic / multinomial: the re-formed dense Hessian, its Woodbury form and CG agree
-    (with the intercept a variable of the Newton step and of the correction)."""
+    (with the intercept a variable of the Newton step and of the correction). At n = 160 the
+    one-output Woodbury kernel is factored in place in the fit's buffer, reused by each iteration."""
     rng = np.random.RandomState(2)
     X = rng.standard_normal((n, p))
     y = np.argmax(X[:, :n_classes] * 2 + rng.gumbel(size=(n, n_classes)), axis=1)
@@ -428,3 +429,30 @@ def test_check_estimator_reports_no_failure(estimator):
         results = check_estimator(estimator, on_fail=None)
     failed = [(r["check_name"], repr(r["exception"])) for r in results if r["status"] == "failed"]
     assert failed == []
+
+
+@pytest.mark.parametrize("rank", [None, 60])
+def test_in_place_factorisation_equals_the_copying_one(rank):
+    # a large exactly symmetric matrix is factored in place through its transpose (no LAPACK copy); its
+    # solves must equal those of the copying path, also when M is singular (rank 60 < 150: the
+    # pseudo-inverse path, which rebuilds M from the triangle and diagonal the factorisation left)
+    from sparse_estimators.solvers._iobs_curvature import IN_PLACE_MIN, _factored, _SPDSolver
+
+    rng = np.random.RandomState(0)
+    n = IN_PLACE_MIN + 22
+    A = rng.standard_normal((n, rank or 2 * n))
+    M = A @ A.T
+    assert np.array_equal(M, M.T)
+    v = rng.standard_normal(n)
+    copied = _SPDSolver(M).solve(v)
+    built = M.copy()
+    in_place = _factored(built)
+    assert not np.array_equal(built, M)  # (it was overwritten: the in-place path ran)
+    assert (in_place.chol is None) == (rank is not None)
+    np.testing.assert_array_equal(in_place.solve(v), copied)
+    # a matrix that is not exactly symmetric is copied as before (LAPACK reads its lower triangle)
+    N = M.copy()
+    N[0, 5] += 1e-9
+    kept = N.copy()
+    np.testing.assert_array_equal(_factored(kept).solve(v), _SPDSolver(N).solve(v))
+    np.testing.assert_array_equal(kept, N)

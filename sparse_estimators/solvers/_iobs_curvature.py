@@ -40,6 +40,35 @@ CG_MAX_ITER = 1000
 MAX_HALVINGS = 30
 
 _potrf, _potrs = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotrs
+#: the side from which a matrix built for one factorisation is factored in place when exactly symmetric
+#: (see _SPDSolver's ``symmetric``; below, LAPACK's copy costs little)
+IN_PLACE_MIN = 128
+#: rows of the Woodbury kernel formed at once (temporaries of KERNEL_STRIP x n)
+KERNEL_STRIP = 64
+
+
+def _exactly_symmetric(M, strip=64):
+    """Whether the square ``M`` equals its transpose exactly, compared by strips.
+
+    (``np.array_equal(M, M.T)`` reads ``M.T`` across rows: ten times slower at n = 500.)
+    """
+    n = M.shape[0]
+    for i in range(0, n, strip):
+        if not np.array_equal(M[i:i + strip, i:], M[i:, i:i + strip].T):
+            return False
+    return True
+
+
+def _factored(M, symmetric=None):
+    """``_SPDSolver(M)`` for a matrix ``M`` built for it (it may be overwritten).
+
+    ``symmetric``: whether ``M`` equals its transpose exactly, when the caller
+    knows (None: compared here).
+    """
+    large = M.shape[0] >= IN_PLACE_MIN and M.dtype == np.float64 and M.flags.c_contiguous
+    if large and symmetric is None:
+        symmetric = _exactly_symmetric(M)
+    return _SPDSolver(M, symmetric=large and symmetric)
 
 class _SPDSolver:
     """Solve with a symmetric positive semi-definite matrix, factored once.
@@ -47,18 +76,25 @@ class _SPDSolver:
     Cholesky; when the matrix is singular to working precision (a pivot below
     ``1e-12`` of the largest diagonal entry, e.g. ``damping=0`` with
     ``n < p``), the pseudo-inverse from an eigendecomposition instead, i.e.
-    the minimum-norm solution.
+    the minimum-norm solution. ``symmetric``: ``M`` (C-contiguous float64)
+    equals its transpose exactly and may be overwritten (see :func:`_factored`).
     """
 
-    def __init__(self, M):
+    def __init__(self, M, symmetric=False):
         self.chol = None
         self.size = M.shape[0]
         if self.size == 0:
             return
         top = float(np.max(np.diag(M)))
+        diagonal = None
         # cho_factor's LAPACK call (the same factor) without its wrapper's checks: I-OBS factors a few
         # small matrices per iteration, where the wrapper cost as much as the factorisation
-        if M.dtype == np.float64:
+        if M.dtype == np.float64 and symmetric and M.flags.c_contiguous:
+            # (an exactly symmetric M of the caller's, which may be overwritten: M.T is the same matrix in
+            # Fortran order, so LAPACK factors it in place, without its C-to-Fortran copy, a fresh n x n array)
+            diagonal = np.diag(M).copy()
+            c, info = _potrf(M.T, lower=True, clean=False, overwrite_a=True)
+        elif M.dtype == np.float64:
             c, info = _potrf(M, lower=True, clean=False)
         else:
             try:
@@ -70,6 +106,10 @@ class _SPDSolver:
             if np.all(np.isfinite(pivots)) and top > 0 and float(np.min(pivots)) ** 2 > 1e-12 * top:
                 self.chol = c
         if self.chol is None:
+            if diagonal is not None:  # (the factorisation overwrote M's upper triangle and diagonal: restore them)
+                lower = np.tril(M, -1)
+                M = lower + lower.T
+                M[np.diag_indices_from(M)] = diagonal
             w, V = scipy.linalg.eigh(M)
             cutoff = max(float(w[-1]), 0.0) * self.size * np.finfo(float).eps
             self.V = V
@@ -113,7 +153,7 @@ class _WoodburySolver:
         K = XX * self.root[:, None] * self.root[None, :]
         if lam > 0:
             K[np.diag_indices_from(K)] += lam
-        self.inner = _SPDSolver(K)
+        self.inner = _factored(K)
 
     def _A(self, V):
         return self.design.matvec(V) * self.root[:, None]
@@ -265,7 +305,18 @@ class _GLMCache:
         self.loss = loss
         w = loss.sample_weight / loss.sw_sum
         self.keep = w > 0
-        self._G = self._Xk = None
+        self._G = self._Xk = self._kernel = None
+
+    def kernel(self):
+        """An ``n x n`` float64 array reused by every iteration's Woodbury kernel (see :class:`_GLMWoodbury`).
+
+        Valid until the next call: each iteration's curvature replaces the previous one's.
+        """
+        if self._kernel is None:
+            self._kernel = np.empty_like(self.G)
+            #: whether G equals its transpose exactly (a one-output kernel built from it then does too)
+            self.G_symmetric = _exactly_symmetric(self.G)
+        return self._kernel
 
     @property
     def Xk(self):
@@ -316,11 +367,24 @@ class _GLMWoodbury:
         self.dW = loss.alpha + curvature.lam
         self.db = curvature.lam
         self.design = LinearDesign(cache.Xk, curvature.loss.design.offset, curvature.loss.design.constant)
-        s = cache.G / self.dW + (1.0 / self.db if self.has_b else 0.0)
-        K = np.einsum("iab,jac->ibjc", R, R) * s[:, None, :, None]
-        K = K.reshape(n * m, n * m)
-        K[np.diag_indices_from(K)] += 1.0
-        self.inner = _SPDSolver(K)
+        shift = 1.0 / self.db if self.has_b else 0.0
+        if m == 1:
+            # the products of the einsum below, by strips of rows into the fit's buffer (cache.kernel), factored
+            # in place: no fresh n x n arrays per iteration, whose first touch (page faults) cost more than
+            # the arithmetic at n = 500 (changelog)
+            r, K = R[:, 0, 0], cache.kernel()
+            for start in range(0, n, KERNEL_STRIP):
+                rows = slice(start, start + KERNEL_STRIP)
+                np.multiply(r[rows, None] * r, cache.G[rows] / self.dW + shift, out=K[rows])
+            K[np.diag_indices_from(K)] += 1.0
+            # (K_ij = (r_i r_j)(G_ij / dW + shift): exactly symmetric when G is)
+            self.inner = _factored(K, symmetric=cache.G_symmetric)
+        else:
+            s = cache.G / self.dW + shift
+            K = np.einsum("iab,jac->ibjc", R, R) * s[:, None, :, None]
+            K = K.reshape(n * m, n * m)
+            K[np.diag_indices_from(K)] += 1.0
+            self.inner = _SPDSolver(K)
         self.curvature = curvature
 
     def solve(self, v):
