@@ -201,7 +201,8 @@ class _PointwiseNewtonRefit:
         at which the candidates' Newton iterations stop (see :meth:`_newton`).
         """
         supports = [np.asarray(s) for s in supports]
-        if self.design.is_sparse or self.positive or len(supports) < 2 or not all(s.size for s in supports):
+        if (self.design.is_sparse or self.positive or (len(supports) < 2 and decrement is None)
+                or not all(s.size for s in supports)):
             return super().refit_candidates(supports, W, b)
         cache = self.__dict__.setdefault("_candidate_cache", {})
         if len(cache) > CANDIDATE_CACHE:

@@ -72,7 +72,7 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
             free = np.where(search.protected, -np.inf, gain)
             start = np.union1d(np.flatnonzero(search.protected), _top(free, k - int(search.protected.sum())))
         if start.tobytes() not in visited:
-            refit = loss.refit_candidates([search.features(start)], W0, b0)[0]
+            refit = loss.refit_candidates([search.features(start)], W0, b0, **search.refit_options)[0]
             other = search.exchange(start, *refit, known=visited)[0]
             if other is not None:
                 mine, theirs = structure.units(best.support), structure.units(other.support)
