@@ -177,7 +177,7 @@ class _UnitSearch:
         return gain, s_all
 
     def steps(self, solved, features, ratio=1.0):
-        """The block Newton steps ``-H_u^+ g_u`` (over ``ratio``) of ``features``, from :meth:`unit_gain`'s ``solved``."""
+        """The block Newton steps ``-H_u^+ g_u`` (over ``ratio``) of ``features`` from :meth:`unit_gain`'s output."""
         step = -solved[self.position[features]]
         return step if ratio == 1.0 else step / ratio
 
