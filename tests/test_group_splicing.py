@@ -314,27 +314,22 @@ def test_candidate_decrement_stops_earlier_within_its_squared_level():
 def test_group_search_lone_logistic_start_refit_stops_at_the_group_decrement(monkeypatch):
     """The second search's start (one support) is refitted like the candidates: the group decrement, one pass.
 
-    It used to go through ``refit(precise=False)`` (``newton_minimise`` to the
-    logistic loss's 1e-6, the only candidate refit of a group fit that did);
-    the value it reaches stays within the level of the test above.
+    It used to be refitted alone (``refit_candidates`` without ``decrement``:
+    the Newton loop from zero to the logistic loss's own 1e-6, the only
+    candidate refit of a group fit that did); the value it reaches stays
+    within the level of the test above.
     """
     from sparse_estimators.losses import LogisticLoss
     from sparse_estimators.solvers._splice_groups import UNIT_CANDIDATE_DECREMENT
 
-    calls, loose = [], []
-    candidates, refit = LogisticLoss.refit_candidates, LogisticLoss.refit
+    calls = []
+    candidates = LogisticLoss.refit_candidates
 
     def recording(self, supports, W, b, **options):
         calls.append((len(supports), options.get("decrement")))
         return candidates(self, supports, W, b, **options)
 
-    def recording_refit(self, support, W, b, **options):
-        if options.get("precise", True) is False:
-            loose.append(len(support))
-        return refit(self, support, W, b, **options)
-
     monkeypatch.setattr(LogisticLoss, "refit_candidates", recording)
-    monkeypatch.setattr(LogisticLoss, "refit", recording_refit)
     rng = np.random.RandomState(1)  # (a data set whose second search starts from a support not yet visited)
     labels = np.repeat(np.arange(30), 4)
     X = rng.standard_normal((150, labels.size))
@@ -344,7 +339,6 @@ def test_group_search_lone_logistic_start_refit_stops_at_the_group_decrement(mon
     IHTClassifier(k=3, groups=labels).fit(X, y)
     assert (1, UNIT_CANDIDATE_DECREMENT) in calls  # (the lone start ran, at the group level)
     assert {decrement for _, decrement in calls} == {UNIT_CANDIDATE_DECREMENT}
-    assert not loose
 
     loss = LogisticLoss(X, y)
     W, b = np.zeros((X.shape[1], 1)), loss.initial_intercept()
