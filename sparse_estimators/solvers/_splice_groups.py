@@ -20,7 +20,8 @@ UNIT_PADDING = 4.0
 #: units reaches about once (see _UnitSearch.price): 1, the risk-inflation level, not tuned; measured on
 #: benchmarks/compare_groups.py (doc/peers/compare_groups.md)
 UNIT_PRICE_LEVEL = 1.0
-#: the group search's candidate refits by a one-output Newton loop (the logistic loss) stop at this decrement
+#: the group search's candidate refits by a one-output Newton loop (the logistic loss), the second search's
+#: lone start included, stop at this decrement
 #: (``_PointwiseNewtonRefit.refit_candidates``' ``decrement``), the other pointwise losses' level, not the
 #: logistic loss's own 1e-6: the same group F1 on compare_groups.py's logistic designs for fewer Newton steps
 #: (doc/changelog.rst)
