@@ -311,6 +311,43 @@ def test_candidate_decrement_stops_earlier_within_its_squared_level():
     assert np.all(np.abs(np.subtract(values[None], exact)) <= 1e-10 * (1 + np.abs(exact)))
 
 
+def test_group_search_lone_logistic_start_refit_stops_at_the_group_decrement(monkeypatch):
+    """The second search's start (one support) is refitted like the candidates: the group decrement, one pass.
+
+    It used to be refitted alone (``refit_candidates`` without ``decrement``:
+    the Newton loop from zero to the logistic loss's own 1e-6, the only
+    candidate refit of a group fit that did); the value it reaches stays
+    within the level of the test above.
+    """
+    from sparse_estimators.losses import LogisticLoss
+    from sparse_estimators.solvers._splice_groups import UNIT_CANDIDATE_DECREMENT
+
+    calls = []
+    candidates = LogisticLoss.refit_candidates
+
+    def recording(self, supports, W, b, **options):
+        calls.append((len(supports), options.get("decrement")))
+        return candidates(self, supports, W, b, **options)
+
+    monkeypatch.setattr(LogisticLoss, "refit_candidates", recording)
+    rng = np.random.RandomState(1)  # (a data set whose second search starts from a support not yet visited)
+    labels = np.repeat(np.arange(30), 4)
+    X = rng.standard_normal((150, labels.size))
+    beta = np.zeros(labels.size)
+    beta[labels < 3] = rng.standard_normal(12)
+    y = (X @ beta + rng.standard_normal(150) > 0).astype(int)
+    IHTClassifier(k=3, groups=labels).fit(X, y)
+    assert (1, UNIT_CANDIDATE_DECREMENT) in calls  # (the lone start ran, at the group level)
+    assert {decrement for _, decrement in calls} == {UNIT_CANDIDATE_DECREMENT}
+
+    loss = LogisticLoss(X, y)
+    W, b = np.zeros((X.shape[1], 1)), loss.initial_intercept()
+    support = np.sort(np.flatnonzero(labels <= 1))
+    exact = loss.value(*loss.refit(support, W, b))
+    f = loss.refit_candidates([support], W, b, decrement=1e-3)[0][2]
+    assert abs(f - exact) <= 1e-5 * (1 + abs(exact))
+
+
 @pytest.mark.parametrize("cls, plain, grouped", [(IHTRegressor, 3, 2), (IHTClassifier, 1, 1)])
 def test_group_fits_jump_to_the_support_refit_after_two_unchanged_supports(cls, plain, grouped, monkeypatch):
     """The regressors' support jump waits 2 unchanged supports with groups, 3 without (classifiers: 1 both)."""

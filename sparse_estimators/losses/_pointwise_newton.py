@@ -198,10 +198,13 @@ class _PointwiseNewtonRefit:
         :data:`REJECT_DECREMENTS` decrements: the same entry, and the
         iterations are resumed where they stopped if it is read again.
         ``decrement`` (or None: :attr:`candidate_decrement`): the decrement
-        at which the candidates' Newton iterations stop (see :meth:`_newton`).
+        at which the candidates' Newton iterations stop (see :meth:`_newton`);
+        with it, a single support takes this path too (the group search's
+        lone start), without it the loss's ``refit(precise=False)`` path.
         """
         supports = [np.asarray(s) for s in supports]
-        if self.design.is_sparse or self.positive or len(supports) < 2 or not all(s.size for s in supports):
+        if (self.design.is_sparse or self.positive or (len(supports) < 2 and decrement is None)
+                or not all(s.size for s in supports)):
             return super().refit_candidates(supports, W, b)
         cache = self.__dict__.setdefault("_candidate_cache", {})
         if len(cache) > CANDIDATE_CACHE:

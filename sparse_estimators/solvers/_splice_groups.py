@@ -20,7 +20,8 @@ UNIT_PADDING = 4.0
 #: units reaches about once (see _UnitSearch.price): 1, the risk-inflation level, not tuned; measured on
 #: benchmarks/compare_groups.py (doc/peers/compare_groups.md)
 UNIT_PRICE_LEVEL = 1.0
-#: the group search's candidate refits by a one-output Newton loop (the logistic loss) stop at this decrement
+#: the group search's candidate refits by a one-output Newton loop (the logistic loss), the second search's
+#: lone start included, stop at this decrement
 #: (``_PointwiseNewtonRefit.refit_candidates``' ``decrement``), the other pointwise losses' level, not the
 #: logistic loss's own 1e-6: the same group F1 on compare_groups.py's logistic designs for fewer Newton steps
 #: (doc/changelog.rst)
@@ -48,17 +49,18 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     gain at zero with these rules (abess's important search is not adapted
     to units: ``'abess'`` acts as True).
     """
-    search = _UnitSearch(loss, k, structure, forced, max_exchange, max_rounds, gate, add_gate,
-                         add_gate_uncorrelated)
     nonzero = np.flatnonzero(np.any(W != 0, axis=1))
     units = structure.units(nonzero)
-    support = search.features(units)
+    support = structure.features(units)
     if not refitted or not np.array_equal(support, nonzero):  # (the refit on the whole units)
         W, b = loss.refit(support, W, b)
     Z = loss.linear_predictor(W, b, support)
     f = loss.value_from_z(Z, W)
-    if units.size != k or k >= search.n_units:
+    if units.size != k or k >= structure.n_units(loss.n_features):
         return SolverResult(W, b, support, 0, [], converged=True)
+    # (the units' blocks are formed only here, where the search runs)
+    search = _UnitSearch(loss, k, structure, forced, max_exchange, max_rounds, gate, add_gate,
+                         add_gate_uncorrelated)
     best, visited = search.exchange(units, W, b, f, Z)
     exact = best.n_iter == 0
     if screening_start:
@@ -72,7 +74,7 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
             free = np.where(search.protected, -np.inf, gain)
             start = np.union1d(np.flatnonzero(search.protected), _top(free, k - int(search.protected.sum())))
         if start.tobytes() not in visited:
-            refit = loss.refit_candidates([search.features(start)], W0, b0)[0]
+            refit = loss.refit_candidates([search.features(start)], W0, b0, **search.refit_options)[0]
             other = search.exchange(start, *refit, known=visited)[0]
             if other is not None:
                 mine, theirs = structure.units(best.support), structure.units(other.support)
@@ -121,6 +123,9 @@ class _UnitSearch:
         # gradient per round instead of one per unit size
         self.order = np.concatenate([members.ravel() for _, members, _, _ in self.blocks])
         self.spans = np.cumsum([0] + [members.size for _, members, _, _ in self.blocks])
+        # each feature's row in that order (for the steps of the added units only, see steps)
+        self.position = np.empty(p + 1, dtype=np.intp)
+        self.position[self.order] = np.arange(self.order.size)
         self.unit_block, self.unit_row = np.zeros(self.n_units, dtype=np.intp), np.zeros(self.n_units, dtype=np.intp)
         for j, (units, _, _, _) in enumerate(self.blocks):
             self.unit_block[units], self.unit_row[units] = j, np.arange(units.size)
@@ -155,10 +160,11 @@ class _UnitSearch:
         ``g_u^T H_u^+ g_u / 2`` per output, with ``g_u`` the gradient in the
         unit's coefficients and ``H_u`` its block of the curvature bound
         (:func:`_unit_blocks`): the group version of :func:`_forward_gain`.
-        Also returns the steps ``-H_u^+ g_u`` of all units, shape (p, m).
+        Also returns ``H_u^+ g_u`` of all units in the blocks' order, from
+        which :meth:`steps` reads the steps of some features.
         """
         gW = self.loss.gradient_from_z(Z, W)[0]
-        p, m = gW.shape
+        m = gW.shape[1]
         gain, g_all = np.empty(self.n_units), _padded(gW)[self.order]
         s_all = np.empty_like(g_all)
         for (units, members, _, H_inv), lo, hi in zip(self.blocks, self.spans[:-1], self.spans[1:], strict=True):
@@ -166,18 +172,25 @@ class _UnitSearch:
             s = H_inv @ g  # (minus the steps)
             s_all[lo:hi] = s.reshape(-1, m)
             gain[units] = 0.5 * (g * s).sum(axis=(1, 2))
-        step = np.empty((p + 1, m))
-        step[self.order] = -s_all
-        step = step[:p]
         gain[self.sizes == 0] = -np.inf
         if self.structure.excluded is not None:  # (units the structure never selects)
             gain[self.structure.excluded] = -np.inf
-        return gain, step
+        return gain, s_all
+
+    def steps(self, solved, features, ratio=1.0):
+        """The block Newton steps ``-H_u^+ g_u`` (over ``ratio``) of ``features`` from :meth:`unit_gain`'s output."""
+        step = -solved[self.position[features]]
+        return step if ratio == 1.0 else step / ratio
 
     def unit_cost(self, W, units):
         """Loss increase from removing each of ``units`` alone, ``w_u^T H_u w_u / 2`` per output."""
-        cost = np.empty(units.size)
         W = _padded(W)
+        if len(self.blocks) == 1:
+            _, members, H, _ = self.blocks[0]
+            rows = self.unit_row[units]
+            w = W[members[rows]]
+            return 0.5 * np.einsum("uam,uab,ubm->u", w, H[rows], w)
+        cost = np.empty(units.size)
         block = self.unit_block[units]
         for j in np.unique(block):  # (only the blocks of the selected units)
             chosen = block == j
@@ -202,23 +215,25 @@ class _UnitSearch:
         bound = self.h[support].sum()
         return 1.0 if not bound > 0 or abs(at_z - bound) <= 1e-12 * bound else at_z / bound
 
-    def ranked(self, units, W, Z, price):
+    def ranked(self, units, support, W, Z, price):
         """The selected units, least useful first (protected ones last), and the others' gains.
 
         Both at the curvature of ``Z`` (:meth:`curvature_ratio`) and net of
         the units' ``price`` (see :meth:`price`): what a unit brings beyond
-        what the best noise unit of its size would.
+        what the best noise unit of its size would. ``support``: the
+        features of ``units``. Also returns :meth:`unit_gain`'s ``solved``
+        and the ratio, for :meth:`steps`.
         """
-        ratio = 1.0 if self.constant_curvature else self.curvature_ratio(Z, self.features(units))
+        ratio = 1.0 if self.constant_curvature else self.curvature_ratio(Z, support)
         cost = self.unit_cost(W, units) * ratio - price[units]
         if self.protected is not None:
             cost[self.protected[units]] = np.inf
-        gain, step = self.unit_gain(Z, W)
+        gain, solved = self.unit_gain(Z, W)
         if ratio != 1.0:
-            gain, step = gain / ratio, step / ratio
+            gain = gain / ratio
         gain = gain - price
         gain[units] = -np.inf
-        return units[np.argsort(cost, kind="stable")], gain, step
+        return units[np.argsort(cost, kind="stable")], gain, solved, ratio
 
     def significant(self, added, removed, support, W, b, W_c, Z_c, f_c, H):
         """Whether every ``added`` unit passes the ``add_gate`` test in the refit ``(W_c, Z_c)``.
@@ -257,7 +272,7 @@ class _UnitSearch:
             visited.add(key)
             support = self.features(units)
             price = self.price(f, support.size)
-            kept, gain, step = self.ranked(units, W, Z, price)
+            kept, gain, solved, ratio = self.ranked(units, support, W, Z, price)
             removable = k if self.protected is None else k - int(self.protected[units].sum())
             n_out = min(self.max_exchange, removable, int(np.isfinite(gain).sum()))
             if n_out < 1:
@@ -267,7 +282,7 @@ class _UnitSearch:
             candidates = [self.features(u) for u in unit_candidates]
             start = W.copy()  # (the added units start at their Newton steps: fewer refit iterations)
             added_features = self.features(adds)
-            start[added_features] = step[added_features]
+            start[added_features] = self.steps(solved, added_features, ratio)
             best, H = None, None
             refits = loss.refit_candidates(candidates, start, b, **self.refit_options)
             for c, (W_c, b_c, f_c, Z_c) in enumerate(refits, start=1):
