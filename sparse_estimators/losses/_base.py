@@ -445,6 +445,17 @@ class BaseLoss:
         """
         raise NotImplementedError
 
+    def search_restriction(self, support):
+        """The loss on the columns in ``support`` for a search that refits many small supports among them.
+
+        The splicing's important search within a few hundred features
+        (:func:`~sparse_estimators.solvers._splice._important_search`):
+        :meth:`restrict` keeping ``X``'s dtype, unless the loss has a cheaper
+        form (least squares at small ``n``: lazily formed Gram columns, see
+        ``losses/_squared_search.py``).
+        """
+        return self.restrict(support, dtype=None)
+
     def hessian(self, W, b):
         """Dense Hessian over the packed variables ``[W.ravel(), b]``.
 
