@@ -60,12 +60,16 @@ def test_gram_columns_give_the_gradient_and_refits_of_the_columns():
     lazy, columns = loss.search_restriction(U), loss.restrict(U)
     support = np.array([1, 4, 9, 17, 30])
     coef, value = lazy.refit_support(support)
-    assert lazy._filled.sum() == support.size  # only the support's Gram columns were formed
+    assert lazy._n_known == support.size  # only the support's Gram block was formed
     W, b = columns.refit(support, *columns.zeros())
     np.testing.assert_allclose(coef, W[support], rtol=1e-10)
     np.testing.assert_allclose(value, columns.value(W, b), rtol=1e-10)
     gradient = columns.gradient_from_z(columns.linear_predictor(W, b), W)[0]
     np.testing.assert_allclose(lazy.gradient_on(support, coef), gradient, rtol=1e-8, atol=1e-12)
+    # the methods of GramSquaredLoss read the whole Gram matrix, formed when first asked for
+    np.testing.assert_allclose(lazy.hessian(), columns.hessian(), rtol=1e-10, atol=1e-12)
+    W_g, _ = lazy.refit(support, *lazy.zeros())
+    np.testing.assert_allclose(W_g, W, rtol=1e-9, atol=1e-12)
 
 
 def test_nearly_collinear_support_is_refitted_on_its_columns():
@@ -91,3 +95,22 @@ def test_gram_search_only_where_it_pays():
     positive = SquaredLoss(X[:100], y[:100])
     positive.positive = True
     assert not isinstance(positive.search_restriction(U), LazyGramSquaredLoss)  # NNLS refits
+
+
+def test_a_restriction_reuses_the_arrays_of_the_previous_one():
+    X, y = _design(80, 300, 5, 0.35, 5)
+    loss = SquaredLoss(X, y)
+    rng = np.random.RandomState(6)
+    U1, U2 = (np.sort(rng.choice(300, 50, replace=False)) for _ in range(2))
+    first = loss.search_restriction(U1)
+    first.refit_support(np.array([0, 3, 7]))
+    fresh = loss.search_restriction(U2)
+    second = loss.search_restriction(U2, previous=first)
+    assert second._A is first._A and second._block is first._block  # (no new arrays)
+    assert second._n_known == 0  # the previous set's products are not taken for this one's
+    support = np.array([0, 3, 7, 20])
+    coef, value = second.refit_support(support)
+    coef_fresh, value_fresh = fresh.refit_support(support)
+    np.testing.assert_array_equal(coef, coef_fresh)
+    assert value == value_fresh
+    np.testing.assert_array_equal(second.gradient_on(support, coef), fresh.gradient_on(support, coef_fresh))

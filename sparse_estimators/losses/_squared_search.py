@@ -1,145 +1,121 @@
-"""Least squares on a few hundred columns through Gram columns formed when first needed (abess's search set).
+"""Least squares on abess's search set ``U``, with the Gram block of the columns its candidates touch.
 
 The important search of the splicing solver
 (:func:`sparse_estimators.solvers._splice._important_search`) works on the
 ``k + 128`` columns of a set ``U`` and, at small ``n``, spends most of its
-time in per-round overhead: a copy of the candidates' columns, their Gram
-matrix, the candidates' linear predictors and residuals, and a product of
-the residual with ``U``'s columns for the next gains. On the Gram matrix of
-``U`` a round needs none of them: a gradient is ``G W - C``, a refit a
-gather of ``G`` and a Cholesky solve. Only the Gram columns of features that
-enter a support are ever read, so they are formed when first needed, a
-few per round.
+time in per-round overhead: for every candidate of a round a copy of the
+union of their columns, the union's Gram matrix, each candidate's linear
+predictor and residual. Here a round costs one gradient (a residual and a
+product with ``U``'s columns), a refit one gather from a Gram block and one
+Cholesky solve, and a candidate's loss value follows from the normal
+equations. The block holds the inner products of the columns that candidates
+touched so far in ``U`` (its current support and the features tried for
+it): a new column costs ``n`` times the block's size, not ``n |U|``.
 """
 
 import numpy as np
 
 from ._base import BaseLoss
-from ._squared import GramSquaredLoss, _batched_normal_equations, _cholesky_solve, _ColumnSubset, _one_size
+from ._squared import GramSquaredLoss, _cholesky_solve, _ColumnSubset
 
-#: the largest number of rows for which :meth:`SquaredLoss.search_restriction` works on Gram columns: above it
-#: a round's new Gram columns (``n |U|`` each) cost more than the per-round overhead they save (measured
-#: fits in doc/changelog.rst, issue 33 small fits)
-MAX_ROWS = 500
+#: the largest number of rows for which :meth:`SquaredLoss.search_restriction` returns a
+#: :class:`LazyGramSquaredLoss`: above it the per-set copies and products cost more than the per-round
+#: overhead saved (abess's search in whole fits at n = 2000: 1.15 times main's time; changelog, issue 33)
+MAX_ROWS = 1000
 
 
 class LazyGramSquaredLoss(GramSquaredLoss):
-    """:class:`GramSquaredLoss` on the columns ``index`` of a dense :class:`SquaredLoss`, Gram columns formed lazily.
+    """:class:`GramSquaredLoss` on the columns ``index`` of a dense :class:`SquaredLoss`, its Gram matrix formed lazily.
 
-    ``gram[:, j]`` (and ``gram[j, :]``) holds valid values once column ``j``
-    was asked for: :meth:`linear_predictor` and :meth:`refit_candidates`
-    form the columns of the rows they read. The centred columns are copied
-    once, in float64 (as the candidates' refits of :class:`SquaredLoss` copy
-    them). Values are the Gram's (see :class:`GramSquaredLoss`).
+    The splicing's important search reads it through :meth:`gradient_on` and
+    :meth:`refit_support` (``gram_search``; ``_gram_rounds`` in
+    ``solvers/_splice.py``), which need only the Gram block of the columns
+    the candidates touch; the methods of :class:`GramSquaredLoss` (other
+    searches, fallbacks) form the whole Gram matrix when first called. The
+    centred columns are copied once, in float64 (as the candidates' refits
+    of :class:`SquaredLoss` copy them).
 
-    ``gram_search``: the important search runs its rounds through
-    :meth:`gradient_on` and :meth:`refit_support` (``solvers/_splice.py``,
-    ``_gram_rounds``), without linear predictors.
+    ``previous``: a restriction of the same loss to as many features that
+    is no longer used; its arrays are reused (a search over successive sets
+    ``U`` allocates them once: fresh arrays of this size cost the system's
+    page faults, more than the copy itself at small ``n``).
     """
 
     gram_search = True
 
-    def __init__(self, loss, index):
+    def __init__(self, loss, index, previous=None):
         design = loss.design
         BaseLoss.__init__(self, _ColumnSubset(design, index), loss.sample_weight, loss.n_outputs, loss.fit_intercept)
         self.x_mean, self.y_mean, self.Y = loss.x_mean[index], loss.y_mean, loss.Y
-        A = design.X[:, index]  # (a copy)
-        A = A.astype(np.float64) if A.dtype != np.float64 else A
+        n, q = design.shape[0], index.size
+        reuse = previous is not None and previous._A.shape == (n, q)
+        if design.X.dtype == np.float64:
+            A = previous._A if reuse else np.empty((n, q))
+            np.take(design.X, index, axis=1, out=A, mode="clip")  # (the indices are valid)
+        else:
+            A = design.X[:, index].astype(np.float64)
         if design.offset is not None:
             A -= design.offset[index]
         share = self.sample_weight / self.sw_sum
         self._A = A
         self._As = None if self.uniform_weights else A * share[:, None]
         self._share = float(share[0]) if self.uniform_weights and share.size else None
-        self.C = (A.T @ self.Y) * self._share if self._As is None else self._As.T @ self.Y
+        self.C = self._product(A, self.Y)  # X_U^T S Y / sum(S)
         self.yy = float(share @ np.einsum("ij,ij->i", self.Y, self.Y))
-        q = index.size
-        self.gram = np.empty((q, q))  # (entries are read only in formed columns or rows)
-        self._filled = np.zeros(q, dtype=bool)
+        # the Gram block of the columns touched: block[i, j] for the slots i, j < n_known of known[:n_known]
+        self._block = previous._block if reuse else np.empty((q, q))
+        self._known = previous._known if reuse else np.empty(q, dtype=np.intp)
+        self._slot = np.full(q, -1, dtype=np.intp)
+        self._n_known = 0
+        self._gram = None
 
-    def _fill(self, rows):
-        """Form the Gram columns (and rows) of the features ``rows`` (no repeats) not formed yet."""
-        new = rows[~self._filled[rows]]
-        if new.size:
-            block = self._A[:, new]
-            cols = (self._A.T @ block) * self._share if self._As is None else self._As.T @ block
-            self.gram[:, new] = cols
-            self.gram[new, :] = cols.T
-            self._filled[new] = True
+    def _product(self, A, B):
+        """``A^T S B / sum(S)`` for columns ``A`` of ``self._A`` and ``B`` (the weights of ``_As``)."""
+        return (A.T @ B) * self._share if self._As is None else A.T @ (B * self._share_column)
+
+    @property
+    def _share_column(self):
+        return (self.sample_weight / self.sw_sum)[:, None]
+
+    @property
+    def gram(self):
+        """The whole Gram matrix ``X_U^T S X_U / sum(S)`` (centred), formed when first read."""
+        if self._gram is None:
+            self._gram = self._product(self._A, self._A)
+        return self._gram
+
+    def _touch(self, columns):
+        """Add the inner products of ``columns`` (no repeats, none known) with the known ones and each other."""
+        m0, m1 = self._n_known, self._n_known + columns.size
+        self._known[m0:m1] = columns
+        self._slot[columns] = np.arange(m0, m1)
+        cross = self._product(self._A[:, self._known[:m1]], self._A[:, columns])  # (m1, new)
+        self._block[:m1, m0:m1] = cross
+        self._block[m0:m1, :m0] = cross[:m0].T
+        self._n_known = m1
 
     def gradient_on(self, rows, coef):
-        """The gradient ``G W - C`` (shape ``(q, m)``) at the coefficients ``coef`` on the features ``rows``."""
-        self._fill(rows)
-        return self.gram[rows].T @ coef - self.C
+        """The gradient ``X_U^T S (X_rows coef - Y) / sum(S)``, shape ``(q, m)``, of the fit ``coef`` on ``rows``."""
+        return -self._product(self._A, self.Y - self._A[:, rows] @ coef)
 
     def refit_support(self, support):
         """``(coef, value)``: least squares on the features ``support`` (sorted), its coefficients and loss value.
 
         From the Gram block by Cholesky, as one candidate of
         :meth:`SquaredLoss.refit_candidates` (the same pivot test); nearly
-        collinear supports by :meth:`refit`.
+        collinear supports by least squares on the columns
+        (:meth:`SquaredLoss.refit`).
         """
-        self._fill(support)
-        G = self.gram[support[:, None], support]
+        slots = self._slot[support]
+        if (slots < 0).any():
+            self._touch(support[slots < 0])
+            slots = self._slot[support]
+        G = self._block[slots[:, None], slots]
         coef = _cholesky_solve(G, self.C[support], 1e-8, G.diagonal().max())
-        if coef is None:
-            W, _, value, _ = self._refit_evaluated(support, np.zeros((self.n_features, self.n_outputs)),
-                                                   np.zeros(self.n_outputs))
-            return W[support], value
+        if coef is None:  # (the columns are the parent's, centred: _ColumnSubset)
+            W, _ = super(GramSquaredLoss, self).refit(support, *self.zeros())
+            coef = W[support]
+            R = self.Y - self._A[:, support] @ coef
+            return coef, 0.5 * float(self.sample_weight @ np.einsum("ij,ij->i", R, R)) / self.sw_sum
         # the value at the solution of G_S w = C_S: (yy - <C_S, w>) / 2, no product with G
         return coef, max(0.5 * (self.yy - float(np.vdot(self.C[support], coef))), 0.0)
-
-    def hessian(self, W=None, b=None):
-        """The whole Gram matrix (every column formed; see :meth:`GramSquaredLoss.hessian`)."""
-        self._fill(np.arange(self.n_features))
-        return super().hessian(W, b)
-
-    def hessp(self, W, b, V, c):  # noqa: D102
-        self._fill(np.arange(self.n_features))
-        return super().hessp(W, b, V, c)
-
-    def _gram_apply(self, v):
-        self._fill(np.arange(self.n_features))
-        return super()._gram_apply(v)
-
-    def coordinate_curvatures(self):  # noqa: D102
-        raise NotImplementedError("the search passes the parent loss's curvatures")
-
-    def linear_predictor(self, W, b, rows=None):
-        """``Z = [G W; W]`` (see :meth:`GramSquaredLoss.linear_predictor`), from the Gram rows of ``rows``."""
-        if rows is None:
-            rows = np.flatnonzero(np.any(W != 0, axis=1))
-        self._fill(rows)
-        q = self.n_features
-        Z = np.empty((2 * q, W.shape[1]))
-        Z[:q] = self.gram[rows].T @ W[rows]
-        Z[q:] = W
-        return Z
-
-    def refit(self, support, W, b, *, precise=True):
-        """:meth:`GramSquaredLoss.refit`, its Gram block formed first."""
-        self._fill(np.asarray(support, dtype=np.intp))
-        return super().refit(support, W, b, precise=precise)
-
-    def refit_candidates(self, supports, W, b):
-        """Least squares on each of ``supports`` from the gathered Gram blocks (one size: one batched solve).
-
-        Nearly collinear supports (a Cholesky pivot below ``1e-8`` of the
-        largest diagonal entry) and supports of several sizes fall back to
-        one :meth:`refit` each, as in :meth:`SquaredLoss.refit_candidates`.
-        """
-        supports, batched = _one_size(supports)
-        if not batched:
-            return BaseLoss.refit_candidates(self, supports, W, b)
-        rows = np.array(supports)  # (C, k)
-        self._fill(np.unique(rows))
-        coef = _batched_normal_equations(self.gram[rows[:, :, None], rows[:, None, :]], self.C[rows])
-        if coef is None:
-            return BaseLoss.refit_candidates(self, supports, W, b)
-        C, q, m = rows.shape[0], self.n_features, W.shape[1]
-        W_all = np.zeros((C, q, m))
-        W_all[np.arange(C)[:, None], rows] = coef
-        Z = np.concatenate([np.matmul(self.gram[rows].transpose(0, 2, 1), coef), W_all], axis=1)
-        # the values at the solutions of G_S w = C_S: (yy - <C_S, w>) / 2, no product with G
-        values = np.maximum(0.5 * (self.yy - np.einsum("ckm,ckm->c", self.C[rows], coef)), 0.0).tolist()
-        return [(W_all[c], b, values[c], Z[c]) for c in range(C)]

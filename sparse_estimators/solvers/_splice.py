@@ -458,16 +458,18 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     if gain is None:
         gain = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
     gain = gain.copy()
-    U, stuck = None, False
+    U, stuck, sub = None, False, None
     for _ in range(max_rounds):
         gain[support] = np.inf  # U keeps the support
         U_last, U = U, (np.sort(_top(gain, U_size)) if U_size < p else np.arange(p))
         if stuck and np.array_equal(U, U_last):  # (the round would repeat the last one's failed attempt)
             break
         # the search below works in U's own indices, on U's columns (a copy, unless U is everything;
-        # the previous round's copy is released first, so that at most one is held)
+        # the previous round's copy is released first, or reused, so that at most one is held)
+        previous = sub if U_size < p and getattr(sub, "gram_search", False) else None
         sub = None
-        sub = loss if U_size == p else loss.search_restriction(U)
+        sub = loss if U_size == p else loss.search_restriction(U, previous=previous)
+        previous = None
         local, h_U, usable_U = np.searchsorted(U, support), h[U], usable[U]
         C = int(min(max_exchange, k, U_size - k))
         in_U = None  # (U as the gains that _abess_search_stays ranks: its own features first)
