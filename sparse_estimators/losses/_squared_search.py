@@ -20,7 +20,7 @@ from ._squared import GramSquaredLoss, _cholesky_solve, _ColumnSubset
 
 #: the largest number of rows for which :meth:`SquaredLoss.search_restriction` returns a
 #: :class:`LazyGramSquaredLoss`: above it the per-set copies and products cost more than the per-round
-#: overhead saved (abess's search in whole fits at n = 2000: 1.15 times main's time; changelog, issue 33)
+#: overhead saved (abess's search in whole fits at n = 2000: 1.15 times the columns' time; changelog, small plain fits)
 MAX_ROWS = 1000
 
 
