@@ -107,8 +107,12 @@ def test_a_restriction_reuses_the_arrays_of_the_previous_one():
     fresh = loss.search_restriction(U2)
     second = loss.search_restriction(U2, previous=first)
     assert second._A is first._A and second._block is first._block  # (no new arrays)
+    assert first._block.shape == (32, 32)  # (the block grows with the columns touched, not |U|)
     assert second._n_known == 0  # the previous set's products are not taken for this one's
     support = np.array([0, 3, 7, 20])
+    second.refit_support(np.arange(40))  # (more columns than the block held: it grows)
+    fresh.refit_support(np.arange(40))
+    assert second._block.shape == (50, 50)
     coef, value = second.refit_support(support)
     coef_fresh, value_fresh = fresh.refit_support(support)
     np.testing.assert_array_equal(coef, coef_fresh)

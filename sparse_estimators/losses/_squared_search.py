@@ -63,7 +63,8 @@ class LazyGramSquaredLoss(GramSquaredLoss):
         self.C = self._product(A, self.Y)  # X_U^T S Y / sum(S)
         self.yy = float(share @ np.einsum("ij,ij->i", self.Y, self.Y))
         # the Gram block of the columns touched: block[i, j] for the slots i, j < n_known of known[:n_known]
-        self._block = previous._block if reuse else np.empty((q, q))
+        # (grown when full: the candidates of a search touch far fewer than q columns)
+        self._block = previous._block if reuse else np.empty((min(q, 32),) * 2)
         self._known = previous._known if reuse else np.empty(q, dtype=np.intp)
         self._slot = np.full(q, -1, dtype=np.intp)
         self._n_known = 0
@@ -87,6 +88,10 @@ class LazyGramSquaredLoss(GramSquaredLoss):
     def _touch(self, columns):
         """Add the inner products of ``columns`` (no repeats, none known) with the known ones and each other."""
         m0, m1 = self._n_known, self._n_known + columns.size
+        if m1 > self._block.shape[0]:
+            block = np.empty((min(self.n_features, max(2 * self._block.shape[0], m1)),) * 2)
+            block[:m0, :m0] = self._block[:m0, :m0]
+            self._block = block
         self._known[m0:m1] = columns
         self._slot[columns] = np.arange(m0, m1)
         cross = self._product(self._A[:, self._known[:m1]], self._A[:, columns])  # (m1, new)
