@@ -90,15 +90,21 @@ def test_abess_search_stops_at_the_settled_support_within_a_partial_set(monkeypa
     # its U, it stops there; the fits are those of running it to its end, for fewer candidate refits
     import sparse_estimators.solvers._splice as splice_module
     from sparse_estimators.losses import SquaredLoss
+    from sparse_estimators.losses._squared_search import LazyGramSquaredLoss
 
     refits = []
-    refit_candidates = SquaredLoss.refit_candidates
+    refit_candidates, refit_support = SquaredLoss.refit_candidates, LazyGramSquaredLoss.refit_support
 
     def counted(self, supports, W, b):
         refits.append(len(supports))
         return refit_candidates(self, supports, W, b)
 
+    def counted_one(self, support):  # (abess's search at small n refits its candidates one by one)
+        refits.append(1)
+        return refit_support(self, support)
+
     monkeypatch.setattr(SquaredLoss, "refit_candidates", counted)
+    monkeypatch.setattr(LazyGramSquaredLoss, "refit_support", counted_one)
     stays = splice_module._abess_search_stays
     fits, counts = {}, {}
     for shortcut in (True, False):

@@ -445,6 +445,19 @@ class BaseLoss:
         """
         raise NotImplementedError
 
+    def search_restriction(self, support, previous=None):
+        """The loss on the columns in ``support`` for a search that refits many small supports among them.
+
+        The splicing's important search within a few hundred features
+        (:func:`~sparse_estimators.solvers._splice._important_search`):
+        :meth:`restrict` keeping ``X``'s dtype, unless the loss has a cheaper
+        form (least squares at small ``n``: lazily formed Gram columns, see
+        ``losses/_squared_search.py``). ``previous``: such a cheaper form
+        returned before for as many features and no longer used, whose
+        arrays may be reused (ignored here).
+        """
+        return self.restrict(support, dtype=None)
+
     def hessian(self, W, b):
         """Dense Hessian over the packed variables ``[W.ravel(), b]``.
 

@@ -155,6 +155,23 @@ class SquaredLoss(BaseLoss):
         sub.x_mean, sub.y_mean, sub.Y = self.x_mean[support], self.y_mean, self.Y
         return sub
 
+    def search_restriction(self, support, previous=None):
+        """:meth:`BaseLoss.search_restriction`: on dense ``X`` with few rows, through lazily formed Gram columns.
+
+        A :class:`~sparse_estimators.losses._squared_search.LazyGramSquaredLoss`
+        when ``X`` is a dense array of at most
+        :data:`~sparse_estimators.losses._squared_search.MAX_ROWS` rows (and
+        ``positive=False``; ``previous``, when one, lends it its arrays); else
+        the restriction on a copy of the columns.
+        """
+        from ._squared_search import MAX_ROWS, LazyGramSquaredLoss  # (that module builds on this one)
+
+        design = self.design
+        if (type(self) is SquaredLoss and not self.positive and type(design) is LinearDesign
+                and isinstance(design.X, np.ndarray) and self.n_samples <= MAX_ROWS):
+            return LazyGramSquaredLoss(self, np.asarray(support), previous)
+        return super().search_restriction(support)
+
     def refit(self, support, W, b, *, precise=True):
         """Weighted least squares on the columns in ``support`` (minimum-norm solution).
 

@@ -1,0 +1,126 @@
+"""Least squares on abess's search set ``U``, with the Gram block of the columns its candidates touch.
+
+The important search of the splicing solver
+(:func:`sparse_estimators.solvers._splice._important_search`) works on the
+``k + 128`` columns of a set ``U`` and, at small ``n``, spends most of its
+time in per-round overhead: for every candidate of a round a copy of the
+union of their columns, the union's Gram matrix, each candidate's linear
+predictor and residual. Here a round costs one gradient (a residual and a
+product with ``U``'s columns), a refit one gather from a Gram block and one
+Cholesky solve, and a candidate's loss value follows from the normal
+equations. The block holds the inner products of the columns that candidates
+touched so far in ``U`` (its current support and the features tried for
+it): a new column costs ``n`` times the block's size, not ``n |U|``.
+"""
+
+import numpy as np
+
+from ._base import BaseLoss
+from ._squared import GramSquaredLoss, _cholesky_solve, _ColumnSubset
+
+#: the largest number of rows for which :meth:`SquaredLoss.search_restriction` returns a
+#: :class:`LazyGramSquaredLoss`: above it the per-set copies and products cost more than the per-round
+#: overhead saved (abess's search in whole fits at n = 2000: 1.15 times the columns' time; changelog, small plain fits)
+MAX_ROWS = 1000
+
+
+class LazyGramSquaredLoss(GramSquaredLoss):
+    """:class:`GramSquaredLoss` on the columns ``index`` of a dense :class:`SquaredLoss`, its Gram matrix formed lazily.
+
+    The splicing's important search reads it through :meth:`gradient_on` and
+    :meth:`refit_support` (``gram_search``; ``_gram_rounds`` in
+    ``solvers/_splice.py``), which need only the Gram block of the columns
+    the candidates touch; the methods of :class:`GramSquaredLoss` (other
+    searches, fallbacks) form the whole Gram matrix when first called. The
+    centred columns are copied once, in float64 (as the candidates' refits
+    of :class:`SquaredLoss` copy them).
+
+    ``previous``: a restriction of the same loss to as many features that
+    is no longer used; its arrays are reused (a search over successive sets
+    ``U`` allocates them once: fresh arrays of this size cost the system's
+    page faults, more than the copy itself at small ``n``).
+    """
+
+    gram_search = True
+
+    def __init__(self, loss, index, previous=None):
+        design = loss.design
+        BaseLoss.__init__(self, _ColumnSubset(design, index), loss.sample_weight, loss.n_outputs, loss.fit_intercept)
+        self.x_mean, self.y_mean, self.Y = loss.x_mean[index], loss.y_mean, loss.Y
+        n, q = design.shape[0], index.size
+        reuse = previous is not None and previous._A.shape == (n, q)
+        if design.X.dtype == np.float64:
+            A = previous._A if reuse else np.empty((n, q))
+            np.take(design.X, index, axis=1, out=A, mode="clip")  # (the indices are valid)
+        else:
+            A = design.X[:, index].astype(np.float64)
+        if design.offset is not None:
+            A -= design.offset[index]
+        share = self.sample_weight / self.sw_sum
+        self._A = A
+        self._As = None if self.uniform_weights else A * share[:, None]
+        self._share = float(share[0]) if self.uniform_weights and share.size else None
+        self.C = self._product(A, self.Y)  # X_U^T S Y / sum(S)
+        self.yy = float(share @ np.einsum("ij,ij->i", self.Y, self.Y))
+        # the Gram block of the columns touched: block[i, j] for the slots i, j < n_known of known[:n_known]
+        # (grown when full: the candidates of a search touch far fewer than q columns)
+        self._block = previous._block if reuse else np.empty((min(q, 32),) * 2)
+        self._known = previous._known if reuse else np.empty(q, dtype=np.intp)
+        self._slot = np.full(q, -1, dtype=np.intp)
+        self._n_known = 0
+        self._gram = None
+
+    def _product(self, A, B):
+        """``A^T S B / sum(S)`` for columns ``A`` of ``self._A`` and ``B`` (the weights of ``_As``)."""
+        return (A.T @ B) * self._share if self._As is None else A.T @ (B * self._share_column)
+
+    @property
+    def _share_column(self):
+        return (self.sample_weight / self.sw_sum)[:, None]
+
+    @property
+    def gram(self):
+        """The whole Gram matrix ``X_U^T S X_U / sum(S)`` (centred), formed when first read."""
+        if self._gram is None:
+            self._gram = self._product(self._A, self._A)
+        return self._gram
+
+    def _touch(self, columns):
+        """Add the inner products of ``columns`` (no repeats, none known) with the known ones and each other."""
+        m0, m1 = self._n_known, self._n_known + columns.size
+        if m1 > self._block.shape[0]:
+            block = np.empty((min(self.n_features, max(2 * self._block.shape[0], m1)),) * 2)
+            block[:m0, :m0] = self._block[:m0, :m0]
+            self._block = block
+        self._known[m0:m1] = columns
+        self._slot[columns] = np.arange(m0, m1)
+        cross = self._product(self._A[:, self._known[:m1]], self._A[:, columns])  # (m1, new)
+        self._block[:m1, m0:m1] = cross
+        self._block[m0:m1, :m0] = cross[:m0].T
+        self._n_known = m1
+
+    def gradient_on(self, rows, coef):
+        """The gradient ``X_U^T S (X_rows coef - Y) / sum(S)``, shape ``(q, m)``, of the fit ``coef`` on ``rows``."""
+        return -self._product(self._A, self.Y - self._A[:, rows] @ coef)
+
+    def refit_support(self, support):
+        """``(coef, value)``: least squares on the features ``support`` (sorted), its coefficients and loss value.
+
+        From the Gram block by Cholesky, as one candidate of
+        :meth:`SquaredLoss.refit_candidates` (the same pivot test); nearly
+        collinear supports by least squares on the columns
+        (:meth:`SquaredLoss.refit`).
+        """
+        slots = self._slot[support]
+        if (slots < 0).any():
+            self._touch(support[slots < 0])
+            slots = self._slot[support]
+        G = self._block[slots[:, None], slots]
+        coef = _cholesky_solve(G, self.C[support], 1e-8, G.diagonal().max())
+        if coef is None:  # (the columns are the parent's, centred: _ColumnSubset)
+            W, _ = super(GramSquaredLoss, self).refit(support, *self.zeros())
+            coef = W[support]
+            R = self.Y - self._A[:, support] @ coef
+            return coef, 0.5 * float(self.sample_weight @ np.einsum("ij,ij->i", R, R)) / self.sw_sum
+        # the value at the solution of G_S w = C_S: (yy - <C_S, w>) / 2, no product with G
+        return coef, max(0.5 * (self.yy - float(np.vdot(self.C[support], coef))), 0.0)
