@@ -105,7 +105,7 @@ class DaskRowsMixin:
         # (a refit's loss: the whole loss's gradient at its result, see _from_restricted)
         whole = self._support is not None and design.source_columns is not None
         XW, flat = point_pass(self, W, rows, np.asarray(b, dtype=float) if has_b else None, True, fuse, whole)
-        (XW,), (values,) = design.persist_and_compute([XW], [flat], fuse=False)
+        (XW,), (values,) = design.persist_and_compute([XW], [flat])
         design.remember_matvec(W, rows, XW)
         Z = XW + b if has_b else XW
         m = self.n_outputs

@@ -104,6 +104,13 @@ def _sum(*parts):
     return out
 
 
+def _boxed_sum(*parts):
+    """:func:`_sum` in an object array of one entry: the one block of the dask array of the sums."""
+    box = np.empty(1, dtype=object)
+    box[0] = _sum(*parts)
+    return box
+
+
 def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     """``X W`` (lazy, ``X``'s row chunks) and the lazy small sums of a point's pass: one task per block.
 
@@ -132,8 +139,8 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     -------
     XW : dask array (n, m)
         ``(X - 1 offset^T) W``.
-    sums : dask Delayed
-        The list of the blocks' sums: ``sum_i s_i psi_i``, then with
+    sums : dask array (1,), dtype object
+        Its one entry the list of the blocks' sums: ``sum_i s_i psi_i``, then with
         ``gradient`` the raw ``X^T D`` (``(p, m)``, before the scale and the
         centring) and ``D.sum(axis=0)`` (``m``), then with ``hessian`` for
         each pair of classes ``a <= c`` the centred weighted Gram matrix
@@ -143,7 +150,6 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     """
     import dask.array as da
     from dask.base import tokenize
-    from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
     design = loss.design
@@ -175,7 +181,12 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     while len(keys) > 1 or level == 0:
         groups = [keys[i:i + FAN_IN] for i in range(0, len(keys), FAN_IN)]
         keys = [(s_name, 0) if len(groups) == 1 else (f"{s_name}-{level}", j) for j in range(len(groups))]
-        tree.update({key: (_sum, *group) for key, group in zip(keys, groups, strict=True)})
+        tree.update({key: (_boxed_sum if len(groups) == 1 else _sum, *group)
+                     for key, group in zip(keys, groups, strict=True)})
         level += 1
-    sums = Delayed((s_name, 0), HighLevelGraph.from_collections(s_name, tree, dependencies=[K]), layer=s_name)
+    # (an array, not a Delayed: optimised with XW as one graph, where each block's task has two dependents and
+    # stays one task; optimised apart, as a distributed scheduler does with an array and a Delayed, XW's graph
+    # fused that task into its own and the kernel ran twice per block)
+    sums = da.Array(HighLevelGraph.from_collections(s_name, tree, dependencies=[K]), s_name, chunks=((1,),),
+                    dtype=object, meta=np.empty((0,), dtype=object))
     return XW, sums

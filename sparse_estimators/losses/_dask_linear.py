@@ -96,28 +96,23 @@ class DaskLinearDesign(LinearDesign):
         out = [np.asarray(a, dtype=float) for a in dask.compute(*lazy)]
         return out[0] if len(out) == 1 else out
 
-    def persist_and_compute(self, keep, small, fuse=True):
+    def persist_and_compute(self, keep, small):
         """One counted pass: ``keep`` (arrays of ``n`` rows) persisted on the workers and ``small`` computed.
 
         Both come from one computation, so that ``X``'s blocks are read once
         for all of them; the values of ``small`` (``p``-sized) are then
-        gathered from their persisted results (without reading ``X``).
-        ``fuse=False`` for graphs built task by task (``small`` a Delayed on
-        the tasks of ``keep``): dask optimises arrays and Delayed objects
-        apart, and fusing the tasks of ``keep`` would rename them, so that
-        ``small`` computed them a second time.
-        Returns ``(persisted keep, values of small)`` (arrays; a list computed stays a list).
+        gathered from their persisted results (without reading ``X``). All
+        are dask arrays, optimised as one graph: a task that both ``keep``
+        and ``small`` read stays one task.
+        Returns ``(persisted keep, values of small)`` (float arrays; the
+        entry of an object array of one entry as it is).
         """
         import dask
 
         self.counter[0] += 1
-        if fuse:
-            out = dask.persist(*keep, *small)
-        else:
-            with dask.config.set({"optimization.fuse.active": False}):
-                out = dask.persist(*keep, *small)
+        out = dask.persist(*keep, *small)
         values = dask.compute(*out[len(keep):])
-        return list(out[:len(keep)]), [a if isinstance(a, list) else np.asarray(a, dtype=float) for a in values]
+        return list(out[:len(keep)]), [a[0] if a.dtype == object else np.asarray(a, dtype=float) for a in values]
 
     def _rows(self, A):
         """An ``n``-row array in ``X``'s row chunks (a dask array as it is, a NumPy one sent to the blocks)."""
