@@ -128,7 +128,37 @@ class DaskRowsMixin:
         if self._evaluates and rows.size and self.design.cached_matvec(W, rows) is None:
             Z = self._from_restricted(W, b, rows)
             return self._evaluate(W, b, rows, gradient=False) if Z is None else Z
-        return super().linear_predictor(W, b, rows)
+        Z = super().linear_predictor(W, b, rows)
+        if not rows.size and _is_lazy(Z):  # (a constant predictor: its gradient needs no pass, see below)
+            self._constant_z = (Z.name, np.array(b, dtype=float))
+        return Z
+
+    #: ``(X^T s, X^T (s Y))`` from the set-up's pass (``s`` the sample weights, ``X`` the design's), or None
+    _set_up_products = None
+    #: the name of the last constant predictor (``W = 0``) of :meth:`linear_predictor` and its ``b``
+    _constant_z = None
+
+    def _gradient_at_constant(self, b, W):
+        """The gradient at ``(0, b)`` from :attr:`_set_up_products`: no pass over ``X``.
+
+        The predictor is the same ``z`` on every row there, and the
+        derivative of each of these losses (logistic, multinomial, Poisson,
+        Gamma) at a given ``z`` is affine in the targets: ``D_i = a + Y_i C``
+        with ``a`` and ``C`` from the NumPy class's own ``_dz`` on the rows
+        ``Y = 0`` and ``Y = e_k``. So ``X^T S D = X^T s a^T + X^T (s Y) C``.
+        """
+        m = self.n_outputs
+        z = np.asarray(b, dtype=float) if self.intercept_is_variable and self.fit_intercept else np.zeros(m)
+        stand_in = object.__new__(self._numpy_class)
+        stand_in.__dict__.update(self._state())
+        stand_in.Y = np.vstack([np.zeros(m), np.eye(m)])
+        d = np.asarray(stand_in._dz(np.tile(z, (m + 1, 1))), dtype=float)
+        a, C = d[0], d[1:] - d[0]
+        xw, xyw = self._set_up_products
+        sums = a + (self.label_sums @ C) / self.sw_sum
+        G = (np.outer(xw, a) + xyw @ C) / self.sw_sum
+        gW = self.design._rmatvec_finish(G, sums.copy()) + self.alpha * W
+        return gW, (sums if self.fit_intercept else np.zeros(m))
 
     def _from_restricted(self, W, b, rows):
         """``Z`` at ``(W, b)`` from the last :meth:`restrict` loss if it evaluated that point last, else None.
@@ -165,6 +195,10 @@ class DaskRowsMixin:
         return super().value_from_z(Z, W)
 
     def gradient_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.gradient_from_z (kept from Z's pass when ours)
+        constant = self._constant_z
+        if self._set_up_products is not None and constant is not None and _is_lazy(Z) and Z.name == constant[0] \
+                and not np.any(W):
+            return self._gradient_at_constant(constant[1], W)
         at = self._at
         if at is not None and at[4] is not None and _is_lazy(Z) and Z.name == at[1] and np.array_equal(W, at[0][0]):
             return at[4][0].copy(), at[4][1].copy()
@@ -247,6 +281,9 @@ class DaskRowsMixin:
             sub.__dict__.pop(cache, None)
         sub._lipschitz = None
         sub._at, sub._fuse_hessian, sub._restricted, sub._support = None, True, None, np.asarray(support)
+        if self._set_up_products is not None:
+            xw, xyw = self._set_up_products
+            sub._set_up_products = (xw[sub._support], xyw[sub._support])
         self._restricted = sub
         return sub
 
@@ -368,7 +405,10 @@ def make_dask_loss(cls, design, Y, sample_weight, stats, fit_intercept, alpha=0.
     stats : dict
         ``weight`` (sum of the weights), ``positive`` (rows of positive
         weight), ``uniform`` (all weights equal), ``label_sums``
-        (``sample_weight @ Y``).
+        (``sample_weight @ Y``); optional: ``moments`` (the design's
+        :meth:`column_moments` of ``sample_weight / weight``) and
+        ``products`` (``(X^T s, X^T (s Y))`` for the design's ``X`` and the
+        weights ``s``, see :meth:`DaskRowsMixin._gradient_at_constant`).
     fit_intercept, alpha
     **attributes
         Further attributes of the NumPy class (``null_mean``, ``curvature``, ...).
@@ -389,5 +429,8 @@ def make_dask_loss(cls, design, Y, sample_weight, stats, fit_intercept, alpha=0.
     loss.Y = Y
     loss._labels_sw = None
     loss.label_sums = np.asarray(stats["label_sums"], dtype=float)
+    loss._set_up_products = stats.get("products")
+    if stats.get("moments") is not None:  # (the coordinate curvatures' weights: no pass for their moments)
+        design.remember_moments(sample_weight / loss.sw_sum, stats["moments"])
     loss.__dict__.update(attributes)
     return loss

@@ -169,24 +169,110 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     kernel = partial(_point_block, spec=spec)
     name = f"point-pass-{token}"
     nb = X.numblocks[0]
-    layer = {(name, i): (kernel, (X.name, i, 0), (Y.name, i, 0), (sw.name, i)) for i in range(nb)}
-    blocks = HighLevelGraph.from_collections(name, layer, dependencies=[X, Y, sw])
-    K = da.Array(blocks, name, chunks=(X.chunks[0],), dtype=object, meta=np.empty((0,), dtype=object))
+    K = _block_tasks(kernel, name, X, Y, sw)
     z_name = f"point-xw-{token}"
     z_layer = {(z_name, i, 0): (operator.getitem, (name, i), 0) for i in range(nb)}
     XW = da.Array(HighLevelGraph.from_collections(z_name, z_layer, dependencies=[K]), z_name,
                   chunks=(X.chunks[0], (m,)), dtype=np.float64, meta=np.empty((0, 0)))
-    s_name = f"point-sums-{token}"
-    level, keys, tree = 0, [(name, i) for i in range(nb)], {}
+    sums = _sum_tree(K, f"point-sums-{token}", _sum, _boxed_sum)
+    return XW, sums
+
+
+def _sum_tree(K, name, combine, root):
+    """The lazy reduction of the blocks of ``K`` by ``combine``, ``FAN_IN`` at a time; ``root`` at the top.
+
+    A dask array of one entry (an object array of one entry: see
+    :func:`_boxed_sum`), not a Delayed: optimised with the arrays computed
+    with it as one graph, where a block's task read by both stays one task
+    (an array and a Delayed are optimised apart, as a ``distributed``
+    scheduler does: a persisted ``X W`` took the block's task into its own,
+    and the kernel ran twice per block).
+    """
+    import dask.array as da
+    from dask.highlevelgraph import HighLevelGraph
+
+    level, keys, tree = 0, [(K.name, i) for i in range(K.numblocks[0])], {}
     while len(keys) > 1 or level == 0:
         groups = [keys[i:i + FAN_IN] for i in range(0, len(keys), FAN_IN)]
-        keys = [(s_name, 0) if len(groups) == 1 else (f"{s_name}-{level}", j) for j in range(len(groups))]
-        tree.update({key: (_boxed_sum if len(groups) == 1 else _sum, *group)
+        keys = [(name, 0) if len(groups) == 1 else (f"{name}-{level}", j) for j in range(len(groups))]
+        tree.update({key: (root if len(groups) == 1 else combine, *group)
                      for key, group in zip(keys, groups, strict=True)})
         level += 1
-    # (an array, not a Delayed: optimised with XW as one graph, where each block's task has two dependents and
-    # stays one task; optimised apart, as a distributed scheduler does with an array and a Delayed, XW's graph
-    # fused that task into its own and the kernel ran twice per block)
-    sums = da.Array(HighLevelGraph.from_collections(s_name, tree, dependencies=[K]), s_name, chunks=((1,),),
+    return da.Array(HighLevelGraph.from_collections(name, tree, dependencies=[K]), name, chunks=((1,),),
                     dtype=object, meta=np.empty((0,), dtype=object))
-    return XW, sums
+
+
+def _block_tasks(function, name, X, *vectors):
+    """One task per block of rows: ``function(x, *vectors' blocks)``, a dask array of objects in ``X``'s row chunks."""
+    import dask.array as da
+    from dask.highlevelgraph import HighLevelGraph
+
+    layer = {(name, i): (function, (X.name, i, 0), *[(v.name, i) + (0,) * (v.ndim - 1) for v in vectors])
+             for i in range(X.numblocks[0])}
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=[X, *vectors])
+    return da.Array(graph, name, chunks=(X.chunks[0],), dtype=object, meta=np.empty((0,), dtype=object))
+
+
+def _set_up_block(x, y, w):
+    """One block's summaries for the set-up of a GLM loss (see :func:`set_up_pass`), tile by tile."""
+    n, p = x.shape
+    y = np.asarray(y, dtype=np.float64).reshape(n, -1)
+    w = np.asarray(w, dtype=np.float64)
+    out = {"bad": 0, "high": np.full(p, -np.inf), "low": np.full(p, np.inf), "weight": 0.0, "xw": np.zeros(p),
+           "m2": np.zeros(p), "xyw": np.zeros((p, y.shape[1]))}
+    for start in range(0, n, TILE_ROWS):
+        xt = np.asarray(x[start:start + TILE_ROWS], dtype=np.float64)
+        wt = w[start:start + TILE_ROWS]
+        out["bad"] += int(np.count_nonzero(~np.isfinite(xt)))
+        out["high"] = np.maximum(out["high"], xt.max(axis=0, initial=-np.inf))
+        out["low"] = np.minimum(out["low"], xt.min(axis=0, initial=np.inf))
+        weight, xw = float(wt.sum()), xt.T @ wt
+        d = xt - xw / weight if weight > 0 else xt
+        tile = {"weight": weight, "xw": xw, "m2": (d * d).T @ wt if weight > 0 else np.zeros(p)}
+        out.update(_merge_moments(out, tile))
+        out["xyw"] += xt.T @ (y[start:start + TILE_ROWS] * wt[:, None])
+    return out
+
+
+def _merge_moments(a, b):
+    """Weight, ``X^T w`` and the weighted squares about the weighted means of two sets of rows, from theirs."""
+    total = a["weight"] + b["weight"]
+    m2 = a["m2"] + b["m2"]
+    if a["weight"] > 0 and b["weight"] > 0:  # (Chan et al.'s pairwise update: no cancellation with large means)
+        d = a["xw"] / a["weight"] - b["xw"] / b["weight"]
+        m2 = m2 + (a["weight"] * b["weight"] / total) * d * d
+    return {"weight": total, "xw": a["xw"] + b["xw"], "m2": m2}
+
+
+def _set_up_merge(*parts):
+    out = None
+    for part in parts:
+        if out is None:
+            out = dict(part)
+            continue
+        out.update(_merge_moments(out, part), bad=out["bad"] + part["bad"], xyw=out["xyw"] + part["xyw"],
+                   high=np.maximum(out["high"], part["high"]), low=np.minimum(out["low"], part["low"]))
+    return out
+
+
+def _set_up_root(*parts):
+    box = np.empty(1, dtype=object)
+    box[0] = _set_up_merge(*parts)
+    return box
+
+
+def set_up_pass(X, Y, w):
+    """The summaries of ``X`` that a GLM loss's set-up needs, lazily, one task per block of ``X``.
+
+    Returns a dask array of one entry, a dict: ``bad`` (non-finite values
+    of ``X``), the columns' extremes ``high`` and ``low``, ``weight``
+    (``sum w``), ``xw`` (``X^T w``), ``m2`` (``sum_i w_i (x_ij - xw_j /
+    weight)^2``, merged block by block about each block's means) and
+    ``xyw`` (``X^T (w Y)``, ``(p, m)``); the weights ``w`` as given
+    (non-negative and finite, or the set-up refuses them).
+    """
+    from dask.base import tokenize
+
+    token = tokenize(X.name, Y.name, w.name, "set-up")
+    K = _block_tasks(_set_up_block, f"set-up-blocks-{token}", X, Y, w)
+    return _sum_tree(K, f"set-up-{token}", _set_up_merge, _set_up_root)

@@ -82,6 +82,8 @@ class DaskLinearDesign(LinearDesign):
         # Newton's steps ask for X W again at the point just evaluated, and for X^T w with the weights of the Gram
         # matrix; each would be a pass over X (doc/changelog.rst, issue 35)
         self._last_matvec = self._last_cross = None
+        #: {name of a dask weight vector: its column moments} known without a pass (see :meth:`remember_moments`)
+        self._moments = {}
 
     @property
     def n_passes(self):
@@ -208,14 +210,26 @@ class DaskLinearDesign(LinearDesign):
         offset = None if self.offset is None else self.offset[support]
         constant = None if self.constant is None or not self.constant[support].any() else self.constant[support]
         columns = support if self.source_columns is None else self.source_columns[support]
-        return DaskLinearDesign(self.dask[:, support], offset, constant, self.counter, self.resident,
-                                (self.source, self.scale, columns))
+        design = DaskLinearDesign(self.dask[:, support], offset, constant, self.counter, self.resident,
+                                  (self.source, self.scale, columns))
+        design._moments = {name: second[support] for name, second in self._moments.items()}
+        return design
 
     def dense(self):
         """The centred columns in memory (only for small column subsets)."""
         return self._compute(self._centred())
 
+    def remember_moments(self, weights, second):
+        """Keep ``second``, the :meth:`column_moments` of the dask vector ``weights``, computed by another pass."""
+        second = np.array(second, dtype=float)
+        if self.constant is not None:
+            second[self.constant] = 0.0
+        self._moments[weights.name] = second
+
     def column_moments(self, weights):  # noqa: D102 - see LinearDesign.column_moments
+        known = self._moments.get(weights.name) if _is_lazy(weights) else None
+        if known is not None:  # (from the set-up's pass)
+            return known.copy()
         w = weights if _is_lazy(weights) else np.asarray(weights, dtype=float)
         Xc = self._centred()
         second = self._compute((Xc * Xc).T @ self._rows(w))
