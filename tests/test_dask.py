@@ -683,3 +683,50 @@ def test_point_pass_is_one_task_per_block(family):
     np.testing.assert_allclose(f, f_ref, rtol=1e-12)
     np.testing.assert_allclose(gW, gW_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(gb, gb_ref, rtol=1e-9, atol=1e-12)
+
+
+def _readers(graphs, X):
+    """The tasks of the computations ``graphs`` that take a block of ``X`` as input (its direct readers)."""
+    from dask._task_spec import convert_legacy_graph
+
+    blocks = set(X.__dask_keys__()[i][0] for i in range(X.numblocks[0]))
+    readers = []
+    for graph in graphs:
+        for key, task in convert_legacy_graph(graph).items():
+            if blocks & set(task.dependencies):
+                readers.append(key)
+    return readers
+
+
+@pytest.mark.parametrize("family", ["logistic", "multinomial", "poisson", "gamma"])
+def test_set_up_pass_is_one_task_per_block_and_gives_the_curvatures_and_first_gradient(family):
+    # the set-up's pass reads each block of X in one task (finite values, extremes, weighted sums, the centred
+    # columns' second moments and X^T (s Y)); the coordinate curvatures and the gradient at W = 0 come from it
+    # (no pass): each had been a pass of its own, and the set-up's reading of X about 9 tasks per block
+    X, targets, sw = _glm_targets(n=1600)
+    y = targets[family]
+    est = IHTClassifier(k=3) if family in ("logistic", "multinomial") else IHTRegressor(k=3, loss=family)
+    expected_loss, _ = est._setup(X, y, sw)
+    Xd = da.from_array(X, chunks=(100, 20))  # (16 blocks)
+    graphs = _Graphs()
+    with dask.config.set(scheduler=graphs):
+        loss, _ = est._setup(Xd, da.from_array(y, chunks=100), da.from_array(sw, chunks=100))
+    assert loss.design.n_passes == 1
+    assert len(_readers(graphs.graphs, Xd)) == Xd.numblocks[0], len(_readers(graphs.graphs, Xd))
+    guard = _Guard(Xd, vectors=False)
+    with dask.config.set(scheduler=guard):
+        curvatures = loss.coordinate_curvatures()
+        W = np.zeros((20, loss.n_outputs))
+        b = loss.initial_intercept()
+        f, gW, gb = loss.value_and_gradient(W, b)
+        W_sub = np.zeros((3, loss.n_outputs))
+        sub = loss.restrict([1, 4, 9])
+        sub_gW, sub_gb = sub.gradient_from_z(sub.linear_predictor(W_sub, b), W_sub)
+    assert guard.reads == 0 and loss.design.n_passes == 1
+    np.testing.assert_allclose(curvatures, expected_loss.coordinate_curvatures(), rtol=1e-10)
+    f_ref, gW_ref, gb_ref = expected_loss.value_and_gradient(W, b)
+    np.testing.assert_allclose(f, f_ref, rtol=1e-12)
+    np.testing.assert_allclose(gW, gW_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gb, gb_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(sub_gW, gW_ref[[1, 4, 9]], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(sub_gb, gb_ref, rtol=1e-9, atol=1e-12)
