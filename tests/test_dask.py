@@ -730,3 +730,39 @@ def test_set_up_pass_is_one_task_per_block_and_gives_the_curvatures_and_first_gr
     np.testing.assert_allclose(gb, gb_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(sub_gW, gW_ref[[1, 4, 9]], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(sub_gb, gb_ref, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("family", ["logistic", "multinomial"])
+def test_hessian_and_gram_products_are_one_task_per_block(family):
+    # a Hessian-vector product (IOBS's curvature steps) and a product with the weighted Gram matrix (the Lanczos
+    # iterations of lipschitz()) are one pass each, one task per block of X computing X V in its tiles (and a
+    # tree summing the small results): built from dask array operations they had been about 20 tasks per block
+    X, targets, sw = _glm_targets(n=1600)
+    y = targets[family]
+    expected_loss, _ = IHTClassifier(k=3)._setup(X, y, sw)
+    with dask.config.set(scheduler="sync"):
+        loss, _ = IHTClassifier(k=3)._setup(da.from_array(X, chunks=(100, 20)), da.from_array(y, chunks=100),
+                                            da.from_array(sw, chunks=100))
+    n_blocks = 16
+    support, W, b, _, _ = _point_on_support(loss, expected_loss)
+    rng = np.random.RandomState(1)
+    V, c, v = rng.standard_normal(W.shape), rng.standard_normal(W.shape[1]), rng.standard_normal(21)
+    V[[0, 5]] = 0.0  # (the product reads the non-zero rows of V)
+    with dask.config.set(scheduler="sync"):
+        Z = loss.linear_predictor(W, b)  # (the point's predictor, persisted: its pass not counted below)
+    inputs = set()
+    for array in (loss.design.dask, loss.Y, loss.sample_weight, Z):
+        inputs |= set(array.__dask_graph__())
+    for name, product, reference in [
+        ("hessp", lambda: loss.hessp(W, b, V, c), expected_loss.hessp(W, b, V, c)),
+        ("gram", lambda: (loss._gram_apply(v),), (expected_loss._gram_apply(v),)),
+    ]:
+        graphs = _Graphs()
+        passes = loss.design.n_passes
+        with dask.config.set(scheduler=graphs):
+            got = product()
+        assert loss.design.n_passes - passes == 1 and len(graphs.graphs) == 1
+        tasks = [key for key in graphs.graphs[0] if key not in inputs]
+        assert len(tasks) < 2 * n_blocks, (name, len(tasks))
+        for a, r in zip(got, reference, strict=True):
+            np.testing.assert_allclose(a, r, rtol=1e-10, atol=1e-12)

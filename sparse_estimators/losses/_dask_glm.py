@@ -216,13 +216,17 @@ class DaskRowsMixin:
         gW = gW + self.alpha * W
         return gW, (gb if self.fit_intercept else np.zeros(self.n_outputs))
 
+    def _product(self, V, c, Z=None):
+        """``X^T S h(Z, X V + c)`` (centred) and its sums from one pass, one task per block (see ``product_pass``)."""
+        from ._dask_kernel import product_pass
+
+        G, sums = self.design._compute(product_pass(self, V, c, Z))
+        return self.design._rmatvec_finish(G * self.design.scale, sums), sums
+
     def hessp(self, W, b, V, c):  # noqa: D102 - see BaseLoss.hessp
-        # X V is not persisted: computed in the pass of the product with X^T (X read once)
-        Z = self.linear_predictor(W, b)
-        Zv = self.design.lazy_matvec(V)
-        if self.fit_intercept:
-            Zv = Zv + c
-        return self._backprop(self._hz(Z, Zv), V)
+        # X V is not persisted: computed in the tiles of the pass of the product with X^T (X read once)
+        gW, gb = self._product(V, c if self.fit_intercept else None, self.linear_predictor(W, b))
+        return gW + self.alpha * V, (gb if self.fit_intercept else np.zeros(self.n_outputs))
 
     def hessian(self, W, b):  # noqa: D102 - see BaseLoss.hessian: every block of classes from one pass
         at = self._at
@@ -260,10 +264,7 @@ class DaskRowsMixin:
     def _gram_apply(self, v):  # noqa: D102 - see BaseLoss._gram_apply: one pass per product
         p = self.n_features
         aug = self.intercept_is_variable and self.fit_intercept
-        z = self.design.lazy_matvec(v[:p, None])
-        if aug:
-            z = z + v[p]
-        out, total = self.design.rmatvec_and_sums(z * self._sample_share)
+        out, total = self._product(v[:p, None], v[p:p + 1] if aug else None)
         return np.append(out[:, 0], total) if aug else out[:, 0]
 
     def initial_intercept(self):  # noqa: D102 - the NumPy class's, from the weighted label sums of the set-up
@@ -303,7 +304,7 @@ class DaskSquaredMixin(DaskRowsMixin):
     _evaluates = False
 
     def hessp(self, W, b, V, c):  # noqa: D102 - one pass (X V computed in the pass of the product with X^T)
-        return self.design.rmatvec(self.design.lazy_matvec(V) * self._sample_share), None
+        return self._product(V, None)[0], None
 
     def hessian(self, W=None, b=None):  # noqa: D102 - see SquaredLoss.hessian
         return self._numpy_class.hessian(self, W, b)

@@ -276,3 +276,71 @@ def set_up_pass(X, Y, w):
     token = tokenize(X.name, Y.name, w.name, "set-up")
     K = _block_tasks(_set_up_block, f"set-up-blocks-{token}", X, Y, w)
     return _sum_tree(K, f"set-up-{token}", _set_up_merge, _set_up_root)
+
+
+def _product_block(x, z, y, w, *, spec):
+    """One block's terms of ``X^T (s h(z, X V + c))`` and of their sums (see :func:`product_pass`)."""
+    n = x.shape[0]
+    cols, rows, Vr, shift, c = spec["cols"], spec["rows"], spec["Vr"], spec["shift"], spec["c"]
+    m = Vr.shape[1]
+    w = np.asarray(w, dtype=np.float64)
+    loss = None
+    if z is not None:
+        y = np.asarray(y, dtype=np.float64).reshape(n, -1)
+        loss = object.__new__(spec["cls"])
+        loss.__dict__.update(spec["state"])
+    p = x.shape[1] if cols is None else cols.size
+    g, sums = np.zeros((p, m)), np.zeros(m)
+    for start in range(0, n, TILE_ROWS):
+        stop = min(start + TILE_ROWS, n)
+        tile = x[start:stop]
+        xt = np.asarray(tile if cols is None else tile[:, cols], dtype=np.float64)
+        zv = (xt if rows is None else xt[:, rows]) @ Vr
+        if shift is not None:
+            zv -= shift
+        if c is not None:
+            zv += c
+        if loss is not None:
+            loss.Y = y[start:stop]
+            zv = loss._hz(np.asarray(z[start:stop], dtype=np.float64), zv)
+        D = zv * (w[start:stop] * spec["inv_sw"])[:, None]
+        g += xt.T @ D
+        sums += D.sum(axis=0)
+    return [g, sums]
+
+
+def product_pass(loss, V, c, Z=None):
+    """The lazy raw ``X^T D`` and ``D.sum(axis=0)`` of ``D = S h(Z, X V + c)``: one task per block of ``X``.
+
+    ``S`` the loss's sample shares (weights over their sum); ``h`` the
+    loss's ``_hz`` at the linear predictor ``Z`` (a Hessian-vector
+    product), or the identity when ``Z`` is None (the weighted Gram
+    matrix's product, :meth:`~sparse_estimators.losses._base.BaseLoss._gram_apply`).
+    ``X V`` is computed in the block's tiles (``X`` read once); ``c`` is
+    added to it (None: nothing). Returns a dask array of one entry, the list
+    ``[X^T D (raw: before the design's scale and centring), D.sum(axis=0)]``.
+    """
+    from dask.base import tokenize
+
+    design = loss.design
+    X, Y, sw = design.source, loss.Y, loss.sample_weight
+    p = design.shape[1]
+    rows = np.flatnonzero(np.any(V != 0, axis=1))
+    offset = design.offset
+    spec = {
+        "cls": loss._numpy_class, "state": loss._state(), "cols": design.source_columns,
+        "rows": None if rows.size == p else rows,
+        "Vr": np.ascontiguousarray(V if rows.size == p else V[rows], dtype=np.float64) * design.scale,
+        "shift": None if offset is None or not rows.size else offset[rows] @ V[rows],
+        "c": None if c is None else np.asarray(c, dtype=np.float64), "inv_sw": 1.0 / loss.sw_sum,
+    }
+    token = tokenize(X.name, None if Z is None else Z.name, Y.name, sw.name, spec)
+    if Z is None:
+        K = _block_tasks(partial(_product_block_identity, spec=spec), f"product-{token}", X, sw)
+    else:
+        K = _block_tasks(partial(_product_block, spec=spec), f"product-{token}", X, Z, Y, sw)
+    return _sum_tree(K, f"product-sums-{token}", _sum, _boxed_sum)
+
+
+def _product_block_identity(x, w, *, spec):
+    return _product_block(x, None, None, w, spec=spec)

@@ -91,11 +91,15 @@ class DaskLinearDesign(LinearDesign):
         return self.counter[0]
 
     def _compute(self, *lazy):
-        """One counted pass computing ``lazy`` (several results share the pass: X's blocks are read once)."""
+        """One counted pass computing ``lazy`` (several results share the pass: X's blocks are read once).
+
+        Float arrays; of an object array of one entry, the entry (see ``_dask_kernel._sum_tree``).
+        """
         import dask
 
         self.counter[0] += 1
-        out = [np.asarray(a, dtype=float) for a in dask.compute(*lazy)]
+        out = [a[0] if np.asarray(a).dtype.kind == "O" else np.asarray(a, dtype=float)
+               for a in dask.compute(*lazy)]
         return out[0] if len(out) == 1 else out
 
     def persist_and_compute(self, keep, small):
