@@ -13,6 +13,12 @@ product, the pointwise loss, the gradient's and the Hessian's terms of the
 tile are computed; plus one task per block that picks its ``X W`` out and
 a tree of sums of the small results (:data:`FAN_IN` at a time). Only the
 sum (``p``-sized, ``k^2``-sized with the Hessian) reaches the client.
+
+The other passes of a GLM fit are built the same way: the set-up's
+summaries of ``X`` (:func:`set_up_pass`) and the Hessian-vector and
+weighted-Gram products (:func:`product_pass`). Their sums are dask arrays,
+computed with the arrays they share tasks with as one graph (see
+:func:`_sum_tree`).
 """
 
 import operator
