@@ -702,7 +702,7 @@ def _readers(graphs, X):
 def test_set_up_pass_is_one_task_per_block_and_gives_the_curvatures_and_first_gradient(family):
     # the set-up's pass reads each block of X in one task (finite values, extremes, weighted sums, the centred
     # columns' second moments and X^T (s Y)); the coordinate curvatures and the gradient at W = 0 come from it
-    # (no pass): each had been a pass of its own, and the set-up's reading of X about 9 tasks per block
+    # (no pass, nor any computation): each had been a pass of its own, and the set-up read X in 4 tasks per block
     X, targets, sw = _glm_targets(n=1600)
     y = targets[family]
     est = IHTClassifier(k=3) if family in ("logistic", "multinomial") else IHTRegressor(k=3, loss=family)
@@ -722,7 +722,8 @@ def test_set_up_pass_is_one_task_per_block_and_gives_the_curvatures_and_first_gr
         W_sub = np.zeros((3, loss.n_outputs))
         sub = loss.restrict([1, 4, 9])
         sub_gW, sub_gb = sub.gradient_from_z(sub.linear_predictor(W_sub, b), W_sub)
-    assert guard.reads == 0 and loss.design.n_passes == 1
+    # (nothing computed: the value at W = 0 from the weighted label sums, as the gradient)
+    assert guard.calls == 0 and loss.design.n_passes == 1
     np.testing.assert_allclose(curvatures, expected_loss.coordinate_curvatures(), rtol=1e-10)
     f_ref, gW_ref, gb_ref = expected_loss.value_and_gradient(W, b)
     np.testing.assert_allclose(f, f_ref, rtol=1e-12)

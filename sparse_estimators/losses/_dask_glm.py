@@ -148,12 +148,7 @@ class DaskRowsMixin:
         ``Y = 0`` and ``Y = e_k``. So ``X^T S D = X^T s a^T + X^T (s Y) C``.
         """
         m = self.n_outputs
-        z = np.asarray(b, dtype=float) if self.intercept_is_variable and self.fit_intercept else np.zeros(m)
-        stand_in = object.__new__(self._numpy_class)
-        stand_in.__dict__.update(self._state())
-        stand_in.Y = np.vstack([np.zeros(m), np.eye(m)])
-        d = np.asarray(stand_in._dz(np.tile(z, (m + 1, 1))), dtype=float)
-        a, C = d[0], d[1:] - d[0]
+        a, C = self._affine_in_targets("_dz", b)
         xw, xyw = self._set_up_products
         sums = a + (self.label_sums @ C) / self.sw_sum
         G = (np.outer(xw, a) + xyw @ C) / self.sw_sum
@@ -189,16 +184,40 @@ class DaskRowsMixin:
         return Z
 
     def value_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.value_from_z (kept from Z's pass when it was ours)
+        b = self._at_constant(Z)
+        if b is not None:  # (the pointwise losses are affine in the targets too: from the weighted label sums)
+            a, c = self._affine_in_targets("_pointwise", b)
+            return float(a + self.label_sums @ c / self.sw_sum) + 0.5 * self.alpha * float(np.vdot(W, W))
         at = self._at
         if at is not None and _is_lazy(Z) and Z.name == at[1]:
             return at[2] + 0.5 * self.alpha * float(np.vdot(W, W))
         return super().value_from_z(Z, W)
 
-    def gradient_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.gradient_from_z (kept from Z's pass when ours)
+    def _affine_in_targets(self, method, b):
+        """``(a, C)`` with ``method(z)`` of a row of targets ``y`` equal to ``a + y C`` at the constant predictor.
+
+        From the NumPy class's ``method`` on the rows ``y = 0`` and
+        ``y = e_k`` (see :meth:`_gradient_at_constant`).
+        """
+        m = self.n_outputs
+        z = np.asarray(b, dtype=float) if self.intercept_is_variable and self.fit_intercept else np.zeros(m)
+        stand_in = object.__new__(self._numpy_class)
+        stand_in.__dict__.update(self._state())
+        stand_in.Y = np.vstack([np.zeros(m), np.eye(m)])
+        d = np.asarray(getattr(stand_in, method)(np.tile(z, (m + 1, 1))), dtype=float)
+        return d[0], d[1:] - d[0]
+
+    def _at_constant(self, Z):
+        """The ``b`` of ``Z`` if it is the last constant predictor (``W = 0``) and the set-up's products are known."""
         constant = self._constant_z
-        if self._set_up_products is not None and constant is not None and _is_lazy(Z) and Z.name == constant[0] \
-                and not np.any(W):
-            return self._gradient_at_constant(constant[1], W)
+        if self._set_up_products is not None and constant is not None and _is_lazy(Z) and Z.name == constant[0]:
+            return constant[1]
+        return None
+
+    def gradient_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.gradient_from_z (kept from Z's pass when ours)
+        b = self._at_constant(Z)
+        if b is not None and not np.any(W):
+            return self._gradient_at_constant(b, W)
         at = self._at
         if at is not None and at[4] is not None and _is_lazy(Z) and Z.name == at[1] and np.array_equal(W, at[0][0]):
             return at[4][0].copy(), at[4][1].copy()
