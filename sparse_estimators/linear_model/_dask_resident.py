@@ -54,19 +54,22 @@ def _one_pass(est, X, Y, weights, centred_scale, extra):
     import dask
     import dask.array as da
 
+    from ..losses._dask_kernel import set_up_pass
     from ..losses._dask_linear import DaskLinearDesign
     from ._scaling import _scale_from_extremes
 
     given = weights is not None
     w = weights if given else da.ones(X.shape[0], chunks=(X.chunks[0],))
-    lazy = {"x_bad": da.count_nonzero(~da.isfinite(X)), "x_high": X.max(axis=0), "x_low": X.min(axis=0),
-            "xw": X.T.astype(np.float64) @ w, "weight": w.sum(), "w_min": w.min(), "w_max": w.max(),
+    # (X's summaries one task per block; those of the weights and targets alone from dask's reductions)
+    lazy = {"x": set_up_pass(X, Y, w), "weight": w.sum(), "w_min": w.min(), "w_max": w.max(),
             "positive": da.count_nonzero(w > 0), "w_bad": da.count_nonzero(~da.isfinite(w)), "label_sums": w @ Y,
             **extra}
     names = list(lazy)
     persisted = dask.persist(Y, *([w] if given else []), *lazy.values())  # (one computation: X read once)
     Y, w = persisted[0], persisted[1] if given else w
     values = dict(zip(names, dask.compute(*persisted[1 + int(given):]), strict=True))
+    summary = values.pop("x")[0]
+    values.update(x_bad=summary["bad"], x_high=summary["high"], x_low=summary["low"])
     if values["x_bad"]:
         raise ValueError(f"Input X contains NaN or infinity ({int(values['x_bad'])} values).")
     if given:
@@ -78,10 +81,11 @@ def _one_pass(est, X, Y, weights, centred_scale, extra):
             raise ValueError("Sample weights must have a positive sum; got all zeros.")
     high, low = np.asarray(values["x_high"], dtype=float), np.asarray(values["x_low"], dtype=float)
     x_scale = _scale_from_extremes(high, low, centred=centred_scale)
-    xw = np.asarray(values["xw"], dtype=float)
+    xw, m2, xyw = summary["xw"], summary["m2"], summary["xyw"]
     source = (X, x_scale, None)
     if x_scale != 1.0:  # (an exact power of two, applied lazily)
         X, high, low, xw = X * x_scale, high * x_scale, low * x_scale, xw * x_scale
+        m2, xyw = m2 * (x_scale * x_scale), xyw * x_scale
     offset = constant = None
     if est.fit_intercept:  # (as _GLMLoss: the columns centred at their weighted means, constant columns exact)
         offset = xw / float(values["weight"])
@@ -90,8 +94,13 @@ def _one_pass(est, X, Y, weights, centred_scale, extra):
             constant = mask
             offset[mask] = high[mask]
     design = DaskLinearDesign(X, offset, constant, counter=[1], resident=True, source=source)
-    stats = {"weight": float(values["weight"]), "positive": int(values["positive"]),
-             "uniform": bool(values["w_min"] == values["w_max"]), "label_sums": np.atleast_1d(values["label_sums"])}
+    weight = float(values["weight"])
+    # the weighted second moments of the centred columns (those about 0 without centring), for the weights
+    # w / weight of the losses' coordinate curvatures: m2 is about the weighted means
+    moments = m2 / weight if offset is not None else (m2 + xw * xw / weight) / weight
+    stats = {"weight": weight, "positive": int(values["positive"]),
+             "uniform": bool(values["w_min"] == values["w_max"]), "label_sums": np.atleast_1d(values["label_sums"]),
+             "moments": moments, "products": (xw, xyw)}
     return design, x_scale, Y, w, stats, values
 
 
@@ -208,6 +217,7 @@ def dask_squared_passes_setup(est, X, y, sample_weight):
         x_mean = design.offset
     else:
         y_mean, x_mean = np.zeros(Y.shape[1]), np.zeros(X.shape[1])
+    stats["products"] = None  # (of the targets as given: this loss's are rescaled and centred)
     loss = make_dask_loss(SquaredLoss, design, Y - y_mean, w, stats, est.fit_intercept, x_mean=x_mean,
                           y_mean=y_mean, positive=bool(est.positive))
     return loss, {"y_ndim": y_ndim, "scale": (x_scale, y_scale), "dtype": X.dtype}

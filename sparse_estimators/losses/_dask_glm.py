@@ -105,7 +105,7 @@ class DaskRowsMixin:
         # (a refit's loss: the whole loss's gradient at its result, see _from_restricted)
         whole = self._support is not None and design.source_columns is not None
         XW, flat = point_pass(self, W, rows, np.asarray(b, dtype=float) if has_b else None, True, fuse, whole)
-        (XW,), (values,) = design.persist_and_compute([XW], [flat], fuse=False)
+        (XW,), (values,) = design.persist_and_compute([XW], [flat])
         design.remember_matvec(W, rows, XW)
         Z = XW + b if has_b else XW
         m = self.n_outputs
@@ -128,7 +128,32 @@ class DaskRowsMixin:
         if self._evaluates and rows.size and self.design.cached_matvec(W, rows) is None:
             Z = self._from_restricted(W, b, rows)
             return self._evaluate(W, b, rows, gradient=False) if Z is None else Z
-        return super().linear_predictor(W, b, rows)
+        Z = super().linear_predictor(W, b, rows)
+        if not rows.size and _is_lazy(Z):  # (a constant predictor: its gradient needs no pass, see below)
+            self._constant_z = (Z.name, np.array(b, dtype=float))
+        return Z
+
+    #: ``(X^T s, X^T (s Y))`` from the set-up's pass (``s`` the sample weights, ``X`` the design's), or None
+    _set_up_products = None
+    #: the name of the last constant predictor (``W = 0``) of :meth:`linear_predictor` and its ``b``
+    _constant_z = None
+
+    def _gradient_at_constant(self, b, W):
+        """The gradient at ``(0, b)`` from :attr:`_set_up_products`: no pass over ``X``.
+
+        The predictor is the same ``z`` on every row there, and the
+        derivative of each of these losses (logistic, multinomial, Poisson,
+        Gamma) at a given ``z`` is affine in the targets: ``D_i = a + Y_i C``
+        with ``a`` and ``C`` from the NumPy class's own ``_dz`` on the rows
+        ``Y = 0`` and ``Y = e_k``. So ``X^T S D = X^T s a^T + X^T (s Y) C``.
+        """
+        m = self.n_outputs
+        a, C = self._affine_in_targets("_dz", b)
+        xw, xyw = self._set_up_products
+        sums = a + (self.label_sums @ C) / self.sw_sum
+        G = (np.outer(xw, a) + xyw @ C) / self.sw_sum
+        gW = self.design._rmatvec_finish(G, sums.copy()) + self.alpha * W
+        return gW, (sums if self.fit_intercept else np.zeros(m))
 
     def _from_restricted(self, W, b, rows):
         """``Z`` at ``(W, b)`` from the last :meth:`restrict` loss if it evaluated that point last, else None.
@@ -159,12 +184,40 @@ class DaskRowsMixin:
         return Z
 
     def value_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.value_from_z (kept from Z's pass when it was ours)
+        b = self._at_constant(Z)
+        if b is not None:  # (the pointwise losses are affine in the targets too: from the weighted label sums)
+            a, c = self._affine_in_targets("_pointwise", b)
+            return float(a + self.label_sums @ c / self.sw_sum) + 0.5 * self.alpha * float(np.vdot(W, W))
         at = self._at
         if at is not None and _is_lazy(Z) and Z.name == at[1]:
             return at[2] + 0.5 * self.alpha * float(np.vdot(W, W))
         return super().value_from_z(Z, W)
 
+    def _affine_in_targets(self, method, b):
+        """``(a, C)`` with ``method(z)`` of a row of targets ``y`` equal to ``a + y C`` at the constant predictor.
+
+        From the NumPy class's ``method`` on the rows ``y = 0`` and
+        ``y = e_k`` (see :meth:`_gradient_at_constant`).
+        """
+        m = self.n_outputs
+        z = np.asarray(b, dtype=float) if self.intercept_is_variable and self.fit_intercept else np.zeros(m)
+        stand_in = object.__new__(self._numpy_class)
+        stand_in.__dict__.update(self._state())
+        stand_in.Y = np.vstack([np.zeros(m), np.eye(m)])
+        d = np.asarray(getattr(stand_in, method)(np.tile(z, (m + 1, 1))), dtype=float)
+        return d[0], d[1:] - d[0]
+
+    def _at_constant(self, Z):
+        """The ``b`` of ``Z`` if it is the last constant predictor (``W = 0``) and the set-up's products are known."""
+        constant = self._constant_z
+        if self._set_up_products is not None and constant is not None and _is_lazy(Z) and Z.name == constant[0]:
+            return constant[1]
+        return None
+
     def gradient_from_z(self, Z, W):  # noqa: D102 - see BaseLoss.gradient_from_z (kept from Z's pass when ours)
+        b = self._at_constant(Z)
+        if b is not None and not np.any(W):
+            return self._gradient_at_constant(b, W)
         at = self._at
         if at is not None and at[4] is not None and _is_lazy(Z) and Z.name == at[1] and np.array_equal(W, at[0][0]):
             return at[4][0].copy(), at[4][1].copy()
@@ -182,13 +235,17 @@ class DaskRowsMixin:
         gW = gW + self.alpha * W
         return gW, (gb if self.fit_intercept else np.zeros(self.n_outputs))
 
+    def _product(self, V, c, Z=None):
+        """``X^T S h(Z, X V + c)`` (centred) and its sums from one pass, one task per block (see ``product_pass``)."""
+        from ._dask_kernel import product_pass
+
+        G, sums = self.design._compute(product_pass(self, V, c, Z))
+        return self.design._rmatvec_finish(G * self.design.scale, sums), sums
+
     def hessp(self, W, b, V, c):  # noqa: D102 - see BaseLoss.hessp
-        # X V is not persisted: computed in the pass of the product with X^T (X read once)
-        Z = self.linear_predictor(W, b)
-        Zv = self.design.lazy_matvec(V)
-        if self.fit_intercept:
-            Zv = Zv + c
-        return self._backprop(self._hz(Z, Zv), V)
+        # X V is not persisted: computed in the tiles of the pass of the product with X^T (X read once)
+        gW, gb = self._product(V, c if self.fit_intercept else None, self.linear_predictor(W, b))
+        return gW + self.alpha * V, (gb if self.fit_intercept else np.zeros(self.n_outputs))
 
     def hessian(self, W, b):  # noqa: D102 - see BaseLoss.hessian: every block of classes from one pass
         at = self._at
@@ -226,10 +283,7 @@ class DaskRowsMixin:
     def _gram_apply(self, v):  # noqa: D102 - see BaseLoss._gram_apply: one pass per product
         p = self.n_features
         aug = self.intercept_is_variable and self.fit_intercept
-        z = self.design.lazy_matvec(v[:p, None])
-        if aug:
-            z = z + v[p]
-        out, total = self.design.rmatvec_and_sums(z * self._sample_share)
+        out, total = self._product(v[:p, None], v[p:p + 1] if aug else None)
         return np.append(out[:, 0], total) if aug else out[:, 0]
 
     def initial_intercept(self):  # noqa: D102 - the NumPy class's, from the weighted label sums of the set-up
@@ -247,6 +301,9 @@ class DaskRowsMixin:
             sub.__dict__.pop(cache, None)
         sub._lipschitz = None
         sub._at, sub._fuse_hessian, sub._restricted, sub._support = None, True, None, np.asarray(support)
+        if self._set_up_products is not None:
+            xw, xyw = self._set_up_products
+            sub._set_up_products = (xw[sub._support], xyw[sub._support])
         self._restricted = sub
         return sub
 
@@ -266,7 +323,7 @@ class DaskSquaredMixin(DaskRowsMixin):
     _evaluates = False
 
     def hessp(self, W, b, V, c):  # noqa: D102 - one pass (X V computed in the pass of the product with X^T)
-        return self.design.rmatvec(self.design.lazy_matvec(V) * self._sample_share), None
+        return self._product(V, None)[0], None
 
     def hessian(self, W=None, b=None):  # noqa: D102 - see SquaredLoss.hessian
         return self._numpy_class.hessian(self, W, b)
@@ -368,7 +425,10 @@ def make_dask_loss(cls, design, Y, sample_weight, stats, fit_intercept, alpha=0.
     stats : dict
         ``weight`` (sum of the weights), ``positive`` (rows of positive
         weight), ``uniform`` (all weights equal), ``label_sums``
-        (``sample_weight @ Y``).
+        (``sample_weight @ Y``); optional: ``moments`` (the design's
+        :meth:`column_moments` of ``sample_weight / weight``) and
+        ``products`` (``(X^T s, X^T (s Y))`` for the design's ``X`` and the
+        weights ``s``, see :meth:`DaskRowsMixin._gradient_at_constant`).
     fit_intercept, alpha
     **attributes
         Further attributes of the NumPy class (``null_mean``, ``curvature``, ...).
@@ -389,5 +449,8 @@ def make_dask_loss(cls, design, Y, sample_weight, stats, fit_intercept, alpha=0.
     loss.Y = Y
     loss._labels_sw = None
     loss.label_sums = np.asarray(stats["label_sums"], dtype=float)
+    loss._set_up_products = stats.get("products")
+    if stats.get("moments") is not None:  # (the coordinate curvatures' weights: no pass for their moments)
+        design.remember_moments(sample_weight / loss.sw_sum, stats["moments"])
     loss.__dict__.update(attributes)
     return loss

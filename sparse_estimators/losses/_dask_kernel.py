@@ -13,6 +13,12 @@ product, the pointwise loss, the gradient's and the Hessian's terms of the
 tile are computed; plus one task per block that picks its ``X W`` out and
 a tree of sums of the small results (:data:`FAN_IN` at a time). Only the
 sum (``p``-sized, ``k^2``-sized with the Hessian) reaches the client.
+
+The other passes of a GLM fit are built the same way: the set-up's
+summaries of ``X`` (:func:`set_up_pass`) and the Hessian-vector and
+weighted-Gram products (:func:`product_pass`). Their sums are dask arrays,
+computed with the arrays they share tasks with as one graph (see
+:func:`_sum_tree`).
 """
 
 import operator
@@ -104,6 +110,13 @@ def _sum(*parts):
     return out
 
 
+def _boxed_sum(*parts):
+    """:func:`_sum` in an object array of one entry: the one block of the dask array of the sums."""
+    box = np.empty(1, dtype=object)
+    box[0] = _sum(*parts)
+    return box
+
+
 def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     """``X W`` (lazy, ``X``'s row chunks) and the lazy small sums of a point's pass: one task per block.
 
@@ -132,8 +145,8 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     -------
     XW : dask array (n, m)
         ``(X - 1 offset^T) W``.
-    sums : dask Delayed
-        The list of the blocks' sums: ``sum_i s_i psi_i``, then with
+    sums : dask array (1,), dtype object
+        Its one entry the list of the blocks' sums: ``sum_i s_i psi_i``, then with
         ``gradient`` the raw ``X^T D`` (``(p, m)``, before the scale and the
         centring) and ``D.sum(axis=0)`` (``m``), then with ``hessian`` for
         each pair of classes ``a <= c`` the centred weighted Gram matrix
@@ -143,7 +156,6 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     """
     import dask.array as da
     from dask.base import tokenize
-    from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
     design = loss.design
@@ -163,19 +175,178 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     kernel = partial(_point_block, spec=spec)
     name = f"point-pass-{token}"
     nb = X.numblocks[0]
-    layer = {(name, i): (kernel, (X.name, i, 0), (Y.name, i, 0), (sw.name, i)) for i in range(nb)}
-    blocks = HighLevelGraph.from_collections(name, layer, dependencies=[X, Y, sw])
-    K = da.Array(blocks, name, chunks=(X.chunks[0],), dtype=object, meta=np.empty((0,), dtype=object))
+    K = _block_tasks(kernel, name, X, Y, sw)
     z_name = f"point-xw-{token}"
     z_layer = {(z_name, i, 0): (operator.getitem, (name, i), 0) for i in range(nb)}
     XW = da.Array(HighLevelGraph.from_collections(z_name, z_layer, dependencies=[K]), z_name,
                   chunks=(X.chunks[0], (m,)), dtype=np.float64, meta=np.empty((0, 0)))
-    s_name = f"point-sums-{token}"
-    level, keys, tree = 0, [(name, i) for i in range(nb)], {}
+    sums = _sum_tree(K, f"point-sums-{token}", _sum, _boxed_sum)
+    return XW, sums
+
+
+def _sum_tree(K, name, combine, root):
+    """The lazy reduction of the blocks of ``K`` by ``combine``, ``FAN_IN`` at a time; ``root`` at the top.
+
+    A dask array of one entry (an object array of one entry: see
+    :func:`_boxed_sum`), not a Delayed: optimised with the arrays computed
+    with it as one graph, where a block's task read by both stays one task
+    (an array and a Delayed are optimised apart, as a ``distributed``
+    scheduler does: a persisted ``X W`` took the block's task into its own,
+    and the kernel ran twice per block).
+    """
+    import dask.array as da
+    from dask.highlevelgraph import HighLevelGraph
+
+    level, keys, tree = 0, [(K.name, i) for i in range(K.numblocks[0])], {}
     while len(keys) > 1 or level == 0:
         groups = [keys[i:i + FAN_IN] for i in range(0, len(keys), FAN_IN)]
-        keys = [(s_name, 0) if len(groups) == 1 else (f"{s_name}-{level}", j) for j in range(len(groups))]
-        tree.update({key: (_sum, *group) for key, group in zip(keys, groups, strict=True)})
+        keys = [(name, 0) if len(groups) == 1 else (f"{name}-{level}", j) for j in range(len(groups))]
+        tree.update({key: (root if len(groups) == 1 else combine, *group)
+                     for key, group in zip(keys, groups, strict=True)})
         level += 1
-    sums = Delayed((s_name, 0), HighLevelGraph.from_collections(s_name, tree, dependencies=[K]), layer=s_name)
-    return XW, sums
+    return da.Array(HighLevelGraph.from_collections(name, tree, dependencies=[K]), name, chunks=((1,),),
+                    dtype=object, meta=np.empty((0,), dtype=object))
+
+
+def _block_tasks(function, name, X, *vectors):
+    """One task per block of rows: ``function(x, *vectors' blocks)``, a dask array of objects in ``X``'s row chunks."""
+    import dask.array as da
+    from dask.highlevelgraph import HighLevelGraph
+
+    layer = {(name, i): (function, (X.name, i, 0), *[(v.name, i) + (0,) * (v.ndim - 1) for v in vectors])
+             for i in range(X.numblocks[0])}
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=[X, *vectors])
+    return da.Array(graph, name, chunks=(X.chunks[0],), dtype=object, meta=np.empty((0,), dtype=object))
+
+
+def _set_up_block(x, y, w):
+    """One block's summaries for the set-up of a GLM loss (see :func:`set_up_pass`), tile by tile."""
+    n, p = x.shape
+    y = np.asarray(y, dtype=np.float64).reshape(n, -1)
+    w = np.asarray(w, dtype=np.float64)
+    out = {"bad": 0, "high": np.full(p, -np.inf), "low": np.full(p, np.inf), "weight": 0.0, "xw": np.zeros(p),
+           "m2": np.zeros(p), "xyw": np.zeros((p, y.shape[1]))}
+    for start in range(0, n, TILE_ROWS):
+        xt = np.asarray(x[start:start + TILE_ROWS], dtype=np.float64)
+        wt = w[start:start + TILE_ROWS]
+        out["bad"] += int(np.count_nonzero(~np.isfinite(xt)))
+        out["high"] = np.maximum(out["high"], xt.max(axis=0, initial=-np.inf))
+        out["low"] = np.minimum(out["low"], xt.min(axis=0, initial=np.inf))
+        weight, xw = float(wt.sum()), xt.T @ wt
+        d = xt - xw / weight if weight > 0 else xt
+        tile = {"weight": weight, "xw": xw, "m2": (d * d).T @ wt if weight > 0 else np.zeros(p)}
+        out.update(_merge_moments(out, tile))
+        out["xyw"] += xt.T @ (y[start:start + TILE_ROWS] * wt[:, None])
+    return out
+
+
+def _merge_moments(a, b):
+    """Weight, ``X^T w`` and the weighted squares about the weighted means of two sets of rows, from theirs."""
+    total = a["weight"] + b["weight"]
+    m2 = a["m2"] + b["m2"]
+    if a["weight"] > 0 and b["weight"] > 0:  # (Chan et al.'s pairwise update: no cancellation with large means)
+        d = a["xw"] / a["weight"] - b["xw"] / b["weight"]
+        m2 = m2 + (a["weight"] * b["weight"] / total) * d * d
+    return {"weight": total, "xw": a["xw"] + b["xw"], "m2": m2}
+
+
+def _set_up_merge(*parts):
+    out = None
+    for part in parts:
+        if out is None:
+            out = dict(part)
+            continue
+        out.update(_merge_moments(out, part), bad=out["bad"] + part["bad"], xyw=out["xyw"] + part["xyw"],
+                   high=np.maximum(out["high"], part["high"]), low=np.minimum(out["low"], part["low"]))
+    return out
+
+
+def _set_up_root(*parts):
+    box = np.empty(1, dtype=object)
+    box[0] = _set_up_merge(*parts)
+    return box
+
+
+def set_up_pass(X, Y, w):
+    """The summaries of ``X`` that a GLM loss's set-up needs, lazily, one task per block of ``X``.
+
+    Returns a dask array of one entry, a dict: ``bad`` (non-finite values
+    of ``X``), the columns' extremes ``high`` and ``low``, ``weight``
+    (``sum w``), ``xw`` (``X^T w``), ``m2`` (``sum_i w_i (x_ij - xw_j /
+    weight)^2``, merged block by block about each block's means) and
+    ``xyw`` (``X^T (w Y)``, ``(p, m)``); the weights ``w`` as given
+    (non-negative and finite, or the set-up refuses them).
+    """
+    from dask.base import tokenize
+
+    token = tokenize(X.name, Y.name, w.name, "set-up")
+    K = _block_tasks(_set_up_block, f"set-up-blocks-{token}", X, Y, w)
+    return _sum_tree(K, f"set-up-{token}", _set_up_merge, _set_up_root)
+
+
+def _product_block(x, z, y, w, *, spec):
+    """One block's terms of ``X^T (s h(z, X V + c))`` and of their sums (see :func:`product_pass`)."""
+    n = x.shape[0]
+    cols, rows, Vr, shift, c = spec["cols"], spec["rows"], spec["Vr"], spec["shift"], spec["c"]
+    m = Vr.shape[1]
+    w = np.asarray(w, dtype=np.float64)
+    loss = None
+    if z is not None:
+        y = np.asarray(y, dtype=np.float64).reshape(n, -1)
+        loss = object.__new__(spec["cls"])
+        loss.__dict__.update(spec["state"])
+    p = x.shape[1] if cols is None else cols.size
+    g, sums = np.zeros((p, m)), np.zeros(m)
+    for start in range(0, n, TILE_ROWS):
+        stop = min(start + TILE_ROWS, n)
+        tile = x[start:stop]
+        xt = np.asarray(tile if cols is None else tile[:, cols], dtype=np.float64)
+        zv = (xt if rows is None else xt[:, rows]) @ Vr
+        if shift is not None:
+            zv -= shift
+        if c is not None:
+            zv += c
+        if loss is not None:
+            loss.Y = y[start:stop]
+            zv = loss._hz(np.asarray(z[start:stop], dtype=np.float64), zv)
+        D = zv * (w[start:stop] * spec["inv_sw"])[:, None]
+        g += xt.T @ D
+        sums += D.sum(axis=0)
+    return [g, sums]
+
+
+def product_pass(loss, V, c, Z=None):
+    """The lazy raw ``X^T D`` and ``D.sum(axis=0)`` of ``D = S h(Z, X V + c)``: one task per block of ``X``.
+
+    ``S`` the loss's sample shares (weights over their sum); ``h`` the
+    loss's ``_hz`` at the linear predictor ``Z`` (a Hessian-vector
+    product), or the identity when ``Z`` is None (the weighted Gram
+    matrix's product, :meth:`~sparse_estimators.losses._base.BaseLoss._gram_apply`).
+    ``X V`` is computed in the block's tiles (``X`` read once); ``c`` is
+    added to it (None: nothing). Returns a dask array of one entry, the list
+    ``[X^T D (raw: before the design's scale and centring), D.sum(axis=0)]``.
+    """
+    from dask.base import tokenize
+
+    design = loss.design
+    X, Y, sw = design.source, loss.Y, loss.sample_weight
+    p = design.shape[1]
+    rows = np.flatnonzero(np.any(V != 0, axis=1))
+    offset = design.offset
+    spec = {
+        "cls": loss._numpy_class, "state": loss._state(), "cols": design.source_columns,
+        "rows": None if rows.size == p else rows,
+        "Vr": np.ascontiguousarray(V if rows.size == p else V[rows], dtype=np.float64) * design.scale,
+        "shift": None if offset is None or not rows.size else offset[rows] @ V[rows],
+        "c": None if c is None else np.asarray(c, dtype=np.float64), "inv_sw": 1.0 / loss.sw_sum,
+    }
+    token = tokenize(X.name, None if Z is None else Z.name, Y.name, sw.name, spec)
+    if Z is None:
+        K = _block_tasks(partial(_product_block_identity, spec=spec), f"product-{token}", X, sw)
+    else:
+        K = _block_tasks(partial(_product_block, spec=spec), f"product-{token}", X, Z, Y, sw)
+    return _sum_tree(K, f"product-sums-{token}", _sum, _boxed_sum)
+
+
+def _product_block_identity(x, w, *, spec):
+    return _product_block(x, None, None, w, spec=spec)

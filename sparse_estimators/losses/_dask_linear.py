@@ -82,6 +82,8 @@ class DaskLinearDesign(LinearDesign):
         # Newton's steps ask for X W again at the point just evaluated, and for X^T w with the weights of the Gram
         # matrix; each would be a pass over X (doc/changelog.rst, issue 35)
         self._last_matvec = self._last_cross = None
+        #: {name of a dask weight vector: its column moments} known without a pass (see :meth:`remember_moments`)
+        self._moments = {}
 
     @property
     def n_passes(self):
@@ -89,35 +91,34 @@ class DaskLinearDesign(LinearDesign):
         return self.counter[0]
 
     def _compute(self, *lazy):
-        """One counted pass computing ``lazy`` (several results share the pass: X's blocks are read once)."""
-        import dask
+        """One counted pass computing ``lazy`` (several results share the pass: X's blocks are read once).
 
-        self.counter[0] += 1
-        out = [np.asarray(a, dtype=float) for a in dask.compute(*lazy)]
-        return out[0] if len(out) == 1 else out
-
-    def persist_and_compute(self, keep, small, fuse=True):
-        """One counted pass: ``keep`` (arrays of ``n`` rows) persisted on the workers and ``small`` computed.
-
-        Both come from one computation, so that ``X``'s blocks are read once
-        for all of them; the values of ``small`` (``p``-sized) are then
-        gathered from their persisted results (without reading ``X``).
-        ``fuse=False`` for graphs built task by task (``small`` a Delayed on
-        the tasks of ``keep``): dask optimises arrays and Delayed objects
-        apart, and fusing the tasks of ``keep`` would rename them, so that
-        ``small`` computed them a second time.
-        Returns ``(persisted keep, values of small)`` (arrays; a list computed stays a list).
+        Float arrays; of an object array of one entry, the entry (see ``_dask_kernel._sum_tree``).
         """
         import dask
 
         self.counter[0] += 1
-        if fuse:
-            out = dask.persist(*keep, *small)
-        else:
-            with dask.config.set({"optimization.fuse.active": False}):
-                out = dask.persist(*keep, *small)
+        out = [a[0] if np.asarray(a).dtype.kind == "O" else np.asarray(a, dtype=float)
+               for a in dask.compute(*lazy)]
+        return out[0] if len(out) == 1 else out
+
+    def persist_and_compute(self, keep, small):
+        """One counted pass: ``keep`` (arrays of ``n`` rows) persisted on the workers and ``small`` computed.
+
+        Both come from one computation, so that ``X``'s blocks are read once
+        for all of them; the values of ``small`` (``p``-sized) are then
+        gathered from their persisted results (without reading ``X``). All
+        are dask arrays, optimised as one graph: a task that both ``keep``
+        and ``small`` read stays one task.
+        Returns ``(persisted keep, values of small)`` (float arrays; the
+        entry of an object array of one entry as it is).
+        """
+        import dask
+
+        self.counter[0] += 1
+        out = dask.persist(*keep, *small)
         values = dask.compute(*out[len(keep):])
-        return list(out[:len(keep)]), [a if isinstance(a, list) else np.asarray(a, dtype=float) for a in values]
+        return list(out[:len(keep)]), [a[0] if a.dtype == object else np.asarray(a, dtype=float) for a in values]
 
     def _rows(self, A):
         """An ``n``-row array in ``X``'s row chunks (a dask array as it is, a NumPy one sent to the blocks)."""
@@ -213,14 +214,26 @@ class DaskLinearDesign(LinearDesign):
         offset = None if self.offset is None else self.offset[support]
         constant = None if self.constant is None or not self.constant[support].any() else self.constant[support]
         columns = support if self.source_columns is None else self.source_columns[support]
-        return DaskLinearDesign(self.dask[:, support], offset, constant, self.counter, self.resident,
-                                (self.source, self.scale, columns))
+        design = DaskLinearDesign(self.dask[:, support], offset, constant, self.counter, self.resident,
+                                  (self.source, self.scale, columns))
+        design._moments = {name: second[support] for name, second in self._moments.items()}
+        return design
 
     def dense(self):
         """The centred columns in memory (only for small column subsets)."""
         return self._compute(self._centred())
 
+    def remember_moments(self, weights, second):
+        """Keep ``second``, the :meth:`column_moments` of the dask vector ``weights``, computed by another pass."""
+        second = np.array(second, dtype=float)
+        if self.constant is not None:
+            second[self.constant] = 0.0
+        self._moments[weights.name] = second
+
     def column_moments(self, weights):  # noqa: D102 - see LinearDesign.column_moments
+        known = self._moments.get(weights.name) if _is_lazy(weights) else None
+        if known is not None:  # (from the set-up's pass)
+            return known.copy()
         w = weights if _is_lazy(weights) else np.asarray(weights, dtype=float)
         Xc = self._centred()
         second = self._compute((Xc * Xc).T @ self._rows(w))
