@@ -512,89 +512,101 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     return SolverResult(W, b, support, len(objective) - 1, objective, converged=True)
 
 
+def _exchange_rounds(local, state, f, objective, C, tau, max_iter, stays, rank, first_accepted):
+    """The exchange rounds of :func:`_important_search` within one set ``U``, over a strategy.
+
+    ``rank(local, state)`` gives ``(kept, forward)`` as :func:`_ranked`;
+    ``first_accepted(kept, adds, sizes, state, f)`` refits the exchanges of
+    the ``sizes`` in order and returns ``(size, candidate, state, value)`` of
+    the first whose value ``f_c`` has ``f - f_c > tau``, or None. Returns
+    ``(local, state, f, changed, stuck, done)``: ``changed`` whether an
+    exchange was accepted, ``stuck`` whether the last round tried the
+    largest size ``C`` and refused every size, ``done`` whether
+    ``stays(local)`` ended the search.
+    """
+    C_full = C
+    changed = stuck = done = False
+    for _ in range(max_iter):  # each accepted exchange lowers the loss by more than tau
+        if stays(local):
+            done = True
+            break
+        kept, forward = rank(local, state)
+        n_finite = int(np.isfinite(forward).sum())
+        C = min(C, n_finite)
+        if C < 1:
+            break
+        adds = _top(forward, C)
+        accepted = first_accepted(kept, adds, [C >> i for i in range(C.bit_length())], state, f)  # C, C // 2, .., 1
+        if accepted is None:  # a new round over the same U would try the same C first: stuck
+            stuck = C == min(C_full, n_finite)
+            break
+        C, local, state, f = accepted
+        objective.append(f)
+        changed = True
+    return local, state, f, changed, stuck, done
+
+
 def _rounds(sub, local, W_U, b, f, objective, h_U, usable_U, C, tau, max_iter, stays):
-    """The rounds of :func:`_important_search` within one set ``U`` (on ``sub``, the loss restricted to it).
+    """:func:`_exchange_rounds` on ``sub`` (the loss restricted to ``U``), candidates refitted together.
 
     ``f`` None: ``(W_U, b)`` is the start, refitted on ``local`` first (its
     value appended to ``objective``). Returns ``(local, W_U, b, f, changed,
-    stuck, done)``: ``changed`` whether an exchange was accepted,
-    ``stuck`` whether the last round tried the largest size ``C`` and
-    refused every size, ``done`` whether ``stays(local)`` ended the search.
+    stuck, done)``.
     """
     if f is None:  # the start's refit
         W_U, b, f, Z = sub.refit_candidates([local], W_U, b)[0]
         objective.append(f)
     else:
         Z = sub.linear_predictor(W_U, b)
-    C_full = C
-    changed = stuck = done = False
-    for _ in range(max_iter):  # each accepted exchange lowers the loss by more than tau
-        if stays(local):
-            done = True
-            break
-        kept, forward = _ranked(sub, local, W_U, Z, h_U, usable_U)
-        n_finite = int(np.isfinite(forward).sum())
-        C = min(C, n_finite)
-        if C < 1:
-            break
-        adds = _top(forward, C)
-        sizes = [C >> i for i in range(C.bit_length())]  # C, C // 2, ..., 1
+
+    def rank(local, state):
+        return _ranked(sub, local, state[0], state[2], h_U, usable_U)
+
+    def first_accepted(kept, adds, sizes, state, f):
         candidates = _swaps(kept, adds, sizes)
-        refits = _screened(sub, candidates, W_U, b, [f - tau] * len(candidates))
+        refits = _screened(sub, candidates, state[0], state[1], [f - tau] * len(candidates))
         for c, candidate, (W_c, b_c, f_c, Z_c) in zip(sizes, candidates, refits, strict=True):
             if f - f_c > tau:
-                local, W_U, b, f, Z, C = candidate, W_c, b_c, f_c, Z_c, c
-                objective.append(f)
-                changed = True
-                break
-        else:  # none accepted; a new round over the same U would try the same C first: stuck
-            stuck = C == min(C_full, n_finite)
-            break
+                return c, candidate, (W_c, b_c, Z_c), f_c
+        return None
+
+    local, (W_U, b, _), f, changed, stuck, done = _exchange_rounds(
+        local, (W_U, b, Z), f, objective, C, tau, max_iter, stays, rank, first_accepted)
     return local, W_U, b, f, changed, stuck, done
 
 
 def _gram_rounds(sub, local, coef, b, f, objective, h_U, usable_U, C, tau, max_iter, stays):
-    """:func:`_rounds` on a loss with ``gram_search`` (see ``losses/_squared_search.py``), without linear predictors.
+    """:func:`_exchange_rounds` on a loss with ``gram_search`` (see ``losses/_squared_search.py``).
 
-    The gains come from the Gram columns of the support, and the exchange
-    sizes are refitted one at a time, in the order they are tried, until
-    one is accepted (the same decisions as refitting them all: the first
-    accepted wins). ``coef``: the coefficients on ``local`` (None with
-    ``f`` None: the start, refitted first). Returns ``(local, coef, b, f,
-    changed, stuck, done)``.
+    Without linear predictors: the gains come from the Gram columns of the
+    support, and the exchange sizes are refitted one at a time, in the
+    order they are tried, until one is accepted (the same decisions as
+    refitting them all: the first accepted wins). ``coef``: the
+    coefficients on ``local`` (None with ``f`` None: the start, refitted
+    first). Returns ``(local, coef, b, f, changed, stuck, done)``.
     """
     if f is None:  # the start's refit
         coef, f = sub.refit_support(local)
         objective.append(f)
     scale = np.where(usable_U, h_U, 1.0)
     unusable = ~usable_U
-    C_full = C
-    changed = stuck = done = False
-    for _ in range(max_iter):  # each accepted exchange lowers the loss by more than tau
-        if stays(local):
-            done = True
-            break
-        # _ranked's orders, from the gradient G W - C on U
+
+    def rank(local, coef):  # _ranked's orders, from the gradient G W - C on U
         backward = 0.5 * h_U[local] * np.einsum("ij,ij->i", coef, coef)
         g = sub.gradient_on(local, coef)
         forward = 0.5 * np.einsum("ij,ij->i", g, g) / scale
         forward[unusable] = -np.inf
         forward[local] = -np.inf
-        kept = local[np.argsort(backward, kind="stable")]
-        n_finite = int(np.isfinite(forward).sum())
-        C = min(C, n_finite)
-        if C < 1:
-            break
-        adds = _top(forward, C)
-        for c in [C >> i for i in range(C.bit_length())]:  # C, C // 2, ..., 1
+        return local[np.argsort(backward, kind="stable")], forward
+
+    def first_accepted(kept, adds, sizes, coef, f):
+        for c in sizes:
             candidate = np.sort(np.concatenate([kept[c:], adds[:c]]))
             coef_c, f_c = sub.refit_support(candidate)
             if f - f_c > tau:
-                local, coef, f, C = candidate, coef_c, f_c, c
-                objective.append(f)
-                changed = True
-                break
-        else:  # none accepted; a new round over the same U would try the same C first: stuck
-            stuck = C == min(C_full, n_finite)
-            break
+                return c, candidate, coef_c, f_c
+        return None
+
+    local, coef, f, changed, stuck, done = _exchange_rounds(
+        local, coef, f, objective, C, tau, max_iter, stays, rank, first_accepted)
     return local, coef, b, f, changed, stuck, done
