@@ -7,7 +7,7 @@ from sklearn.model_selection import GroupKFold, KFold, PredefinedSplit, ShuffleS
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-from test_dask import CHUNKS, _assert_same_fit, _data, _glm_targets, _Guard, _hash_cv  # noqa: E402
+from _dask_problems import CHUNKS, _assert_same_fit, _data, _glm_targets, _Guard, _hash_cv  # noqa: E402
 
 from sparse_estimators import IHTClassifier, IHTRegressor, IOBSClassifier, IOBSRegressor  # noqa: E402
 from sparse_estimators.model_selection import SparsityCV  # noqa: E402
