@@ -327,3 +327,24 @@ def test_hessian_and_gram_products_are_one_task_per_block(family):
         assert len(tasks) < 2 * n_blocks, (name, len(tasks))
         for a, r in zip(got, reference, strict=True):
             np.testing.assert_allclose(a, r, rtol=1e-10, atol=1e-12)
+
+
+def test_cox_models_refuse_a_dask_X_instead_of_gathering_it():
+    from sparse_estimators.survival import IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis
+
+    X, _, _ = _glm_targets()
+    rng = np.random.RandomState(0)
+    y = np.empty(X.shape[0], dtype=[("event", bool), ("time", float)])
+    y["event"], y["time"] = rng.uniform(size=X.shape[0]) < 0.7, rng.exponential(size=X.shape[0])
+    Xd = da.from_array(X, chunks=(CHUNKS, 20))
+    guard = _Guard(Xd)
+    for cls in (IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis):
+        with dask.config.set(scheduler=guard), pytest.raises(TypeError, match="does not fit on a dask X"):
+            cls(k=3).fit(Xd, y)
+    assert guard.calls == 0
+    # predictions of a model fitted in memory stay lazy, block by block
+    est = IHTCoxPHSurvivalAnalysis(k=3).fit(X, y)
+    with dask.config.set(scheduler=guard):
+        risk = est.predict(Xd)
+        assert hasattr(risk, "dask")
+        np.testing.assert_allclose(risk.compute(), est.predict(X), rtol=1e-12)

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._selection import _SupportMixin
 from ..linear_model._accelerated import _MomentumMixin
 from ..linear_model._base import _SparseLinearBase
+from ..linear_model._dask import uses_dask
 from ..linear_model._docs import fill_doc
 from ..linear_model._iobs import _IOBSMixin
 from ..linear_model._regressor import SparseRegressorBase
@@ -153,6 +154,10 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
         return self._fit(X, y, sample_weight, coef_init)
 
     def _setup(self, X, y, sample_weight):
+        if uses_dask(X):  # (validate_data would gather X in the client, which a dask X is meant to avoid)
+            raise TypeError(f"{type(self).__name__} does not fit on a dask X: the partial likelihood's risk sets span "
+                            "every row, so X would be gathered in the client. Fit on X.compute() if it fits in "
+                            "memory.")
         X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], order="C")
         event, time = check_survival_target(y, X.shape[0])
         sample_weight = _checked_weights(sample_weight, X)
