@@ -201,10 +201,8 @@ class DaskRowsMixin:
         """
         m = self.n_outputs
         z = np.asarray(b, dtype=float) if self.intercept_is_variable and self.fit_intercept else np.zeros(m)
-        stand_in = object.__new__(self._numpy_class)
-        stand_in.__dict__.update(self._state())
-        stand_in.Y = np.vstack([np.zeros(m), np.eye(m)])
-        d = np.asarray(getattr(stand_in, method)(np.tile(z, (m + 1, 1))), dtype=float)
+        d = np.asarray(_on_block(np.tile(z, (m + 1, 1)), np.vstack([np.zeros(m), np.eye(m)]),
+                                 cls=self._numpy_class, state=self._state(), method=method), dtype=float)
         return d[0], d[1:] - d[0]
 
     def _at_constant(self, Z):

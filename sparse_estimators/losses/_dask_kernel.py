@@ -41,8 +41,7 @@ def _point_block(x, y, w, *, spec):
     loss's targets ``(rows, m)`` and ``w`` the sample weights of the block.
     See :func:`point_pass` for ``spec`` and the order of the list.
     """
-    cls, state, m = spec["cls"], spec["state"], spec["m"]
-    cols, rows, Wr, shift, b = spec["cols"], spec["rows"], spec["Wr"], spec["shift"], spec["b"]
+    cls, state, m, cols, b = spec["cls"], spec["state"], spec["m"], spec["cols"], spec["b"]
     gradient, hessian, inv_sw = spec["gradient"], spec["hessian"], spec["inv_sw"]
     whole = gradient and spec["whole"] and cols is not None
     n = x.shape[0]
@@ -60,14 +59,10 @@ def _point_block(x, y, w, *, spec):
     totals = np.zeros(len(pairs))
     loss = object.__new__(cls)
     loss.__dict__.update(state)
-    every = rows is None
     for start in range(0, n, TILE_ROWS):
         stop = min(start + TILE_ROWS, n)
         tile = x[start:stop]
-        xt = np.asarray(tile if cols is None else tile[:, cols], dtype=np.float64)
-        zt = (xt if every else xt[:, rows]) @ Wr
-        if shift is not None:
-            zt -= shift
+        xt, zt = _tile_product(tile, spec)
         XW[start:stop] = zt
         if b is not None:
             zt = zt + b
@@ -110,11 +105,34 @@ def _sum(*parts):
     return out
 
 
-def _boxed_sum(*parts):
-    """:func:`_sum` in an object array of one entry: the one block of the dask array of the sums."""
+def _boxed(combine, *parts):
+    """``combine(*parts)`` in an object array of one entry: the one block of the dask array of the sums."""
     box = np.empty(1, dtype=object)
-    box[0] = _sum(*parts)
+    box[0] = combine(*parts)
     return box
+
+
+def _columns_spec(design, V, rows):
+    """How a pass forms ``(X - 1 offset^T) V`` from the source's blocks, reading the columns ``rows`` only.
+
+    ``cols``: the design's columns among the source's (None: all); ``rows``
+    (None: every row of ``V``); ``Vr``: those rows of ``V`` times the
+    design's scale; ``shift``: the offset's term (None: none).
+    """
+    p, offset = design.shape[1], design.offset
+    return {"cols": design.source_columns, "rows": None if rows.size == p else rows,
+            "Vr": np.ascontiguousarray(V if rows.size == p else V[rows], dtype=np.float64) * design.scale,
+            "shift": None if offset is None or not rows.size else offset[rows] @ V[rows]}
+
+
+def _tile_product(tile, spec):
+    """A tile of the source's rows as float64 on the design's columns, and its ``(X - 1 offset^T) V``."""
+    cols, rows = spec["cols"], spec["rows"]
+    xt = np.asarray(tile if cols is None else tile[:, cols], dtype=np.float64)
+    z = (xt if rows is None else xt[:, rows]) @ spec["Vr"]
+    if spec["shift"] is not None:
+        z -= spec["shift"]
+    return xt, z
 
 
 def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
@@ -160,16 +178,11 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
 
     design = loss.design
     X, Y, sw = design.source, loss.Y, loss.sample_weight
-    m, p = W.shape[1], design.shape[1]
-    rows = np.asarray(rows)
-    scale = design.scale
-    Wr = np.ascontiguousarray(W if rows.size == p else W[rows], dtype=np.float64) * scale
-    offset = design.offset
+    m = W.shape[1]
     spec = {
-        "cls": loss._numpy_class, "state": loss._state(), "m": m, "cols": design.source_columns,
-        "rows": None if rows.size == p else rows, "Wr": Wr,
-        "shift": None if offset is None else offset[rows] @ W[rows], "b": b, "gradient": gradient,
-        "hessian": hessian, "whole": whole, "inv_sw": 1.0 / loss.sw_sum, "scale": scale, "offset": offset,
+        "cls": loss._numpy_class, "state": loss._state(), "m": m, **_columns_spec(design, W, np.asarray(rows)),
+        "b": b, "gradient": gradient, "hessian": hessian, "whole": whole, "inv_sw": 1.0 / loss.sw_sum,
+        "scale": design.scale, "offset": design.offset,
     }
     token = tokenize(X.name, Y.name, sw.name, spec)
     kernel = partial(_point_block, spec=spec)
@@ -180,15 +193,15 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
     z_layer = {(z_name, i, 0): (operator.getitem, (name, i), 0) for i in range(nb)}
     XW = da.Array(HighLevelGraph.from_collections(z_name, z_layer, dependencies=[K]), z_name,
                   chunks=(X.chunks[0], (m,)), dtype=np.float64, meta=np.empty((0, 0)))
-    sums = _sum_tree(K, f"point-sums-{token}", _sum, _boxed_sum)
+    sums = _sum_tree(K, f"point-sums-{token}", _sum)
     return XW, sums
 
 
-def _sum_tree(K, name, combine, root):
-    """The lazy reduction of the blocks of ``K`` by ``combine``, ``FAN_IN`` at a time; ``root`` at the top.
+def _sum_tree(K, name, combine):
+    """The lazy reduction of the blocks of ``K`` by ``combine``, ``FAN_IN`` at a time.
 
     A dask array of one entry (an object array of one entry: see
-    :func:`_boxed_sum`), not a Delayed: optimised with the arrays computed
+    :func:`_boxed`), not a Delayed: optimised with the arrays computed
     with it as one graph, where a block's task read by both stays one task
     (an array and a Delayed are optimised apart, as a ``distributed``
     scheduler does: a persisted ``X W`` took the block's task into its own,
@@ -201,7 +214,7 @@ def _sum_tree(K, name, combine, root):
     while len(keys) > 1 or level == 0:
         groups = [keys[i:i + FAN_IN] for i in range(0, len(keys), FAN_IN)]
         keys = [(name, 0) if len(groups) == 1 else (f"{name}-{level}", j) for j in range(len(groups))]
-        tree.update({key: (root if len(groups) == 1 else combine, *group)
+        tree.update({key: (partial(_boxed, combine) if len(groups) == 1 else combine, *group)
                      for key, group in zip(keys, groups, strict=True)})
         level += 1
     return da.Array(HighLevelGraph.from_collections(name, tree, dependencies=[K]), name, chunks=((1,),),
@@ -261,12 +274,6 @@ def _set_up_merge(*parts):
     return out
 
 
-def _set_up_root(*parts):
-    box = np.empty(1, dtype=object)
-    box[0] = _set_up_merge(*parts)
-    return box
-
-
 def set_up_pass(X, Y, w):
     """The summaries of ``X`` that a GLM loss's set-up needs, lazily, one task per block of ``X``.
 
@@ -281,14 +288,13 @@ def set_up_pass(X, Y, w):
 
     token = tokenize(X.name, Y.name, w.name, "set-up")
     K = _block_tasks(_set_up_block, f"set-up-blocks-{token}", X, Y, w)
-    return _sum_tree(K, f"set-up-{token}", _set_up_merge, _set_up_root)
+    return _sum_tree(K, f"set-up-{token}", _set_up_merge)
 
 
 def _product_block(x, z, y, w, *, spec):
     """One block's terms of ``X^T (s h(z, X V + c))`` and of their sums (see :func:`product_pass`)."""
-    n = x.shape[0]
-    cols, rows, Vr, shift, c = spec["cols"], spec["rows"], spec["Vr"], spec["shift"], spec["c"]
-    m = Vr.shape[1]
+    n, cols, c = x.shape[0], spec["cols"], spec["c"]
+    m = spec["Vr"].shape[1]
     w = np.asarray(w, dtype=np.float64)
     loss = None
     if z is not None:
@@ -299,11 +305,7 @@ def _product_block(x, z, y, w, *, spec):
     g, sums = np.zeros((p, m)), np.zeros(m)
     for start in range(0, n, TILE_ROWS):
         stop = min(start + TILE_ROWS, n)
-        tile = x[start:stop]
-        xt = np.asarray(tile if cols is None else tile[:, cols], dtype=np.float64)
-        zv = (xt if rows is None else xt[:, rows]) @ Vr
-        if shift is not None:
-            zv -= shift
+        xt, zv = _tile_product(x[start:stop], spec)
         if c is not None:
             zv += c
         if loss is not None:
@@ -330,14 +332,9 @@ def product_pass(loss, V, c, Z=None):
 
     design = loss.design
     X, Y, sw = design.source, loss.Y, loss.sample_weight
-    p = design.shape[1]
-    rows = np.flatnonzero(np.any(V != 0, axis=1))
-    offset = design.offset
+    rows = np.flatnonzero(np.any(V != 0, axis=1))  # (the product reads the columns of V's non-zero rows)
     spec = {
-        "cls": loss._numpy_class, "state": loss._state(), "cols": design.source_columns,
-        "rows": None if rows.size == p else rows,
-        "Vr": np.ascontiguousarray(V if rows.size == p else V[rows], dtype=np.float64) * design.scale,
-        "shift": None if offset is None or not rows.size else offset[rows] @ V[rows],
+        "cls": loss._numpy_class, "state": loss._state(), **_columns_spec(design, V, rows),
         "c": None if c is None else np.asarray(c, dtype=np.float64), "inv_sw": 1.0 / loss.sw_sum,
     }
     token = tokenize(X.name, None if Z is None else Z.name, Y.name, sw.name, spec)
@@ -345,7 +342,7 @@ def product_pass(loss, V, c, Z=None):
         K = _block_tasks(partial(_product_block_identity, spec=spec), f"product-{token}", X, sw)
     else:
         K = _block_tasks(partial(_product_block, spec=spec), f"product-{token}", X, Z, Y, sw)
-    return _sum_tree(K, f"product-sums-{token}", _sum, _boxed_sum)
+    return _sum_tree(K, f"product-sums-{token}", _sum)
 
 
 def _product_block_identity(x, w, *, spec):
