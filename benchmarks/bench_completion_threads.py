@@ -7,7 +7,7 @@ top-left corner) with 35 % of its entries observed, ``center=True``, default
 singular value of the zero-filled centred observations). Each fit runs
 (a) with the process's default BLAS threads, (b) inside
 ``threadpool_limits(1)``, and (c) with the completion's own thread limit
-switched off (``_completion._BLAS_THREADS = None``, the behaviour before
+switched off (``_policy.BLAS_THREADS = None``, the behaviour before
 issue 31) under the default threads. fancyimpute's ``SoftImpute`` (its
 default shrinkage, one thread, in its own environment as in
 ``compare_completion.py``) runs in the same process for a time ratio.
@@ -27,7 +27,8 @@ from sklearn.datasets import load_sample_image
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from sparse_estimators.impute import _completion, complete_matrix
+from sparse_estimators import _policy
+from sparse_estimators.impute import complete_matrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -75,17 +76,17 @@ def main():
         for solver, alpha in [("accelerated", 0.0), ("als", 0.01 * top)]:
             times = {}
             for mode in ("default threads", "threadpool_limits(1)", "no internal limit"):
-                saved = _completion._BLAS_THREADS
+                saved = _policy.BLAS_THREADS
                 try:
                     if mode == "no internal limit":
-                        _completion._BLAS_THREADS = None
+                        _policy.BLAS_THREADS = None
                     if mode == "threadpool_limits(1)":
                         with threadpool_limits(1):
                             out = fit(X, observed, solver, alpha, args.max_iter)
                     else:
                         out = fit(X, observed, solver, alpha, args.max_iter)
                 finally:
-                    _completion._BLAS_THREADS = saved
+                    _policy.BLAS_THREADS = saved
                 times[mode] = out[0]
                 ratio = f", {out[0] / soft['seconds']:.2f} x SoftImpute" if soft else ""
                 print(f"{solver:12s} alpha={alpha:8.2f} {mode:22s}: {out[0]:6.2f} s{ratio}, {out[1]} iterations, "

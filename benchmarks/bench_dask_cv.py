@@ -51,8 +51,8 @@ def main():
     import dask
     import dask.array as da
 
-    from sparse_estimators import IHTClassifier, IHTRegressor
-    from sparse_estimators.model_selection import SparsityCV, _dask_cv_glm
+    from sparse_estimators import IHTClassifier, IHTRegressor, _policy
+    from sparse_estimators.model_selection import SparsityCV
 
     warnings.simplefilter("ignore")
     X, targets = _data(args.n, args.p)
@@ -78,12 +78,12 @@ def main():
         y = da.from_array(targets[family], chunks=(args.chunk,))
         runs = {}
         for lockstep in (True, False):
-            _dask_cv_glm._LOCKSTEP = lockstep
+            _policy.LOCKSTEP = lockstep
             with dask.config.set(scheduler=args.scheduler):
                 start = time.perf_counter()
                 search = SparsityCV(est, k_grid=range(1, args.k_max + 1), cv=args.folds).fit(Xd, y)
                 runs[lockstep] = (search, time.perf_counter() - start)
-        _dask_cv_glm._LOCKSTEP = True
+        _policy.LOCKSTEP = True
         (search, lock_time), (alone, alone_time) = runs[True], runs[False]
         assert alone.k_ == search.k_ and sum(alone._n_passes_alone) == sum(search._n_passes_alone)
         refit = search.best_estimator_.n_passes_

@@ -17,8 +17,8 @@ most 150 features or a Gram matrix cheaper than the products of a fit through
 matrix when ``n > p``) and the time of ``precompute='auto'`` against it.
 
 ``--calibrate`` measures the two constants of the cost model of
-``precompute='auto'`` (``_GRAM_PRODUCTS_PER_FEATURE``, ``_X_FIT_PRODUCTS`` in
-``sparse_estimators/linear_model/_regressor.py``), in units of one product with
+``precompute='auto'`` (``GRAM_PRODUCTS_PER_FEATURE``, ``X_FIT_PRODUCTS`` in
+``sparse_estimators/_policy.py``), in units of one product with
 ``X`` (``X @ w`` and ``X^T r``, averaged) timed in the same process: the time
 of forming the Gram matrix divided by ``p`` such products, and the time of a
 ``precompute=False`` fit divided by one product, medians over tall designs.
@@ -130,8 +130,8 @@ def calibrate(sizes, repeats):
         per_fit.append(fit / product)
         print(f"| {n} | {p} | {s} | {product * 1e3:.1f} | {gram:.2f} | {per_feature[-1]:.3f} | {fit:.2f} | "
               f"{per_fit[-1]:.1f} |", flush=True)
-    print(f"\n_GRAM_PRODUCTS_PER_FEATURE = {np.median(per_feature):.3f}  (median)")
-    print(f"_X_FIT_PRODUCTS = {np.median(per_fit):.0f}  (median)")
+    print(f"\nGRAM_PRODUCTS_PER_FEATURE = {np.median(per_feature):.3f}  (median)")
+    print(f"X_FIT_PRODUCTS = {np.median(per_fit):.0f}  (median)")
 
 
 def main():

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from sparse_estimators.impute import LowRankImputer, _als, _rank_choice
+from sparse_estimators import _policy
+from sparse_estimators.impute import LowRankImputer, _als
 from sparse_estimators.impute._factored import _column_sums, _Observed
 
 
@@ -63,7 +64,7 @@ def test_the_route_depends_on_the_share_observed_and_the_size():
     assert not _als._use_dense_sweep(_observed(60, 40, 0.1, 3)[2])
     rows = np.repeat(np.arange(2), 3)
     cols = np.tile(np.arange(3), 2)
-    big = _Observed(rows, cols, np.ones(6), (2, _als._DENSE_SWEEP_MAX_ENTRIES))  # (few entries of a wide matrix)
+    big = _Observed(rows, cols, np.ones(6), (2, _policy.DENSE_SWEEP_MAX_ENTRIES))  # (few entries of a wide matrix)
     assert not _als._use_dense_sweep(big)
 
 
@@ -82,7 +83,7 @@ def test_rank_and_ridge_choice_are_the_same_on_both_routes(monkeypatch):
     X, mask, _ = _observed(80, 40, 0.6, 5)
     X_missing = np.where(mask, X, np.nan)
     dense = LowRankImputer(rank="auto", solver="als").fit(X_missing)
-    monkeypatch.setattr(_als, "_DENSE_SWEEP_SHARE", 2.0)  # (never dense)
+    monkeypatch.setattr(_policy, "DENSE_SWEEP_SHARE", 2.0)  # (never dense)
     sparse = LowRankImputer(rank="auto", solver="als").fit(X_missing)
     # (the choice is unique: the best held-out error is 1 % below the next candidate's, far above rounding)
     errors = np.sort(sparse.rank_validation_.mean_errors)
@@ -112,7 +113,7 @@ def test_hopeless_validation_fits_stop_early_without_changing_the_choice(monkeyp
     stopped = LowRankImputer(rank="auto", solver="als", tol=1e-5).fit(X_missing)
     with_stops = sum(sweeps)
     sweeps.clear()
-    monkeypatch.setattr(_rank_choice, "_ALS_HOPELESS_SWEEPS", 10 ** 9)  # (never stops: every fit converges)
+    monkeypatch.setattr(_policy, "ALS_HOPELESS_SWEEPS", 10 ** 9)  # (never stops: every fit converges)
     converged = LowRankImputer(rank="auto", solver="als", tol=1e-5).fit(X_missing)
     assert (stopped.rank_, stopped.alpha_) == (converged.rank_, converged.alpha_)
     assert stopped.rank_ > 1

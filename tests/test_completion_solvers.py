@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from sparse_estimators import _policy
 from sparse_estimators.impute import LowRankImputer, _completion, complete_matrix
 
 
@@ -63,7 +64,7 @@ def test_completion_runs_with_the_blas_thread_limit(monkeypatch):
     monkeypatch.setattr(_completion, "_solve_thresholding", spy)
     M = low_rank(30, 20, 2)
     complete_matrix(sp.csr_matrix(M), 2)
-    assert seen and all(t is None or t == _completion._BLAS_THREADS for t in seen)
+    assert seen and all(t is None or t == _policy.BLAS_THREADS for t in seen)
 
 
 # -- item 1: convergence within tol on a moderate case ----------------------------------------------------

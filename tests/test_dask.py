@@ -182,9 +182,9 @@ def test_input_errors_are_clear():
 def test_wide_dask_X_is_read_at_every_iteration(monkeypatch, cls, params):
     # above DASK_GRAM_MAX_FEATURES (here 10 of 20 features) least squares reads X at every iteration, as the GLM
     # losses do, instead of refusing to fit (before: a ValueError pointing at precompute=True)
-    from sparse_estimators.linear_model import _dask
+    from sparse_estimators import _policy
 
-    monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)
+    monkeypatch.setattr(_policy, "DASK_GRAM_MAX_FEATURES", 10)
     X, y, sw, Xd, yd, swd = _data(weights=True, p=60)  # (refits copy a few columns into memory)
     expected = cls(**params).fit(X, y, sample_weight=sw)
     guard = _Guard(Xd)
@@ -195,9 +195,9 @@ def test_wide_dask_X_is_read_at_every_iteration(monkeypatch, cls, params):
 
 
 def test_wide_dask_X_with_precompute_true_takes_one_pass(monkeypatch):
-    from sparse_estimators.linear_model import _dask
+    from sparse_estimators import _policy
 
-    monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)
+    monkeypatch.setattr(_policy, "DASK_GRAM_MAX_FEATURES", 10)
     X, y, _, Xd, yd, _ = _data()
     with dask.config.set(scheduler="synchronous"):
         got = IHTRegressor(k=3, precompute=True).fit(Xd, yd)
@@ -317,10 +317,10 @@ def test_sparsity_cv_on_dask_refuses_what_one_pass_cannot_do(monkeypatch):
         SparsityCV(IHTRegressor(), cv=PredefinedSplit(np.arange(10) % 2)).fit(Xd, yd)
     with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match=r"test folds \[2\] hold no rows"):
         SparsityCV(IHTRegressor(), k_grid=[1], cv=KFold(3, shuffle=True, random_state=0)).fit(Xd[:3], yd[:3])
-    from sparse_estimators.linear_model import _dask
+    from sparse_estimators import _policy
 
     # (above the Gram path's limit least squares is searched in lockstep: tests/test_dask_cv_glm.py)
-    monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)
+    monkeypatch.setattr(_policy, "DASK_GRAM_MAX_FEATURES", 10)
     with dask.config.set(scheduler="synchronous"):
         got = SparsityCV(IHTRegressor(precompute=True), k_grid=range(1, 6)).fit(Xd, yd)
     assert got.k_ == SparsityCV(IHTRegressor(), k_grid=range(1, 6)).fit(X, y).k_

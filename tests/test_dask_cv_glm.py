@@ -72,10 +72,10 @@ def _assert_same_search(expected, got, guard, shared=True):
 def test_wide_least_squares_cv_in_lockstep_equals_numpy_cv(monkeypatch, est, wide, search, cv, weights, targets):
     # least squares above DASK_GRAM_MAX_FEATURES (here 10 of 60) or with precompute=False reads X at every
     # iteration: its folds run in lockstep as the GLM losses' (before: a ValueError asking for precompute=True)
-    from sparse_estimators.linear_model import _dask
+    from sparse_estimators import _policy
 
     if wide:
-        monkeypatch.setattr(_dask, "DASK_GRAM_MAX_FEATURES", 10)
+        monkeypatch.setattr(_policy, "DASK_GRAM_MAX_FEATURES", 10)
     X, y, sw, Xd, yd, swd = _data(weights=weights, p=P, targets=targets)
     if cv == "predefined":  # (rows labelled -1 are in every training fold, no test fold)
         cv = PredefinedSplit(np.random.RandomState(5).randint(-1, 3, 503))

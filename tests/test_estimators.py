@@ -157,18 +157,14 @@ def test_precompute_auto_follows_the_cost_model_for_tall_designs():
     """Issue 33 item 3: at n = 2e5, p = 400 'auto' worked through X (2.1 s) where the Gram matrix took 0.92 s;
     from 50000 samples it now compares the Gram matrix's cost (p / 20 products with X) with a fit's (21
     products), i.e. takes the Gram path up to 420 features; below 50000 samples the limit stays 150."""
-    from sparse_estimators.linear_model._regressor import (
-        _GRAM_MODEL_MIN_SAMPLES,
-        _GRAM_PRODUCTS_PER_FEATURE,
-        _X_FIT_PRODUCTS,
-    )
+    from sparse_estimators._policy import GRAM_MODEL_MIN_SAMPLES, GRAM_PRODUCTS_PER_FEATURE, X_FIT_PRODUCTS
 
-    limit = int(_X_FIT_PRODUCTS / _GRAM_PRODUCTS_PER_FEATURE)
+    limit = int(X_FIT_PRODUCTS / GRAM_PRODUCTS_PER_FEATURE)
     assert 150 < limit < 1000  # (a Gram matrix of 1000 features costs more than a fit through X)
     est = IHTRegressor(k=5)
-    for (n, p), expected in [((200000, 400), True), ((_GRAM_MODEL_MIN_SAMPLES, limit), True),
-                             ((_GRAM_MODEL_MIN_SAMPLES, limit + 1), False), ((300000, 1000), False),
-                             ((_GRAM_MODEL_MIN_SAMPLES - 1, 400), False), ((20000, 150), True)]:
+    for (n, p), expected in [((200000, 400), True), ((GRAM_MODEL_MIN_SAMPLES, limit), True),
+                             ((GRAM_MODEL_MIN_SAMPLES, limit + 1), False), ((300000, 1000), False),
+                             ((GRAM_MODEL_MIN_SAMPLES - 1, 400), False), ((20000, 150), True)]:
         assert est._uses_gram(np.empty((n, p))) == expected, (n, p)  # (np.empty: no pages touched)
     assert not est._uses_gram(sp.csr_matrix((200000, 400)))
 

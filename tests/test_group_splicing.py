@@ -195,9 +195,9 @@ def test_unit_price_levels_are_the_chi_squared_quantiles():
 def test_unit_cost_is_the_exact_increase_for_least_squares(padding, monkeypatch):
     """At a refit, removing a unit raises the least-squares loss by exactly ``w_u^T H_u w_u / 2``: the same
     from the blocks stacked with padding (units of several sizes in one stack) as from one stack per size."""
-    import sparse_estimators.solvers._splice_groups as splice_module
+    from sparse_estimators import _policy
 
-    monkeypatch.setattr(splice_module, "UNIT_PADDING", padding)
+    monkeypatch.setattr(_policy, "UNIT_PADDING", padding)
     rng = np.random.RandomState(4)
     X, y, labels = _decoy(4)
     X = X.copy()
@@ -258,9 +258,9 @@ def test_group_search_stops_logistic_candidate_refits_at_the_group_decrement(mon
     fit is asked for the group level, those of a feature fit for none (the
     loss's own ``candidate_decrement``, 1e-6 for the logistic loss).
     """
+    from sparse_estimators._policy import UNIT_CANDIDATE_DECREMENT
     from sparse_estimators.losses._logistic import LogisticLoss
     from sparse_estimators.losses._pointwise_newton import _PointwiseNewtonRefit
-    from sparse_estimators.solvers._splice_groups import UNIT_CANDIDATE_DECREMENT
 
     seen = []
     newton = _PointwiseNewtonRefit._newton
@@ -319,8 +319,8 @@ def test_group_search_lone_logistic_start_refit_stops_at_the_group_decrement(mon
     candidate refit of a group fit that did); the value it reaches stays
     within the level of the test above.
     """
+    from sparse_estimators._policy import UNIT_CANDIDATE_DECREMENT
     from sparse_estimators.losses import LogisticLoss
-    from sparse_estimators.solvers._splice_groups import UNIT_CANDIDATE_DECREMENT
 
     calls = []
     candidates = LogisticLoss.refit_candidates

@@ -19,7 +19,8 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sparse_estimators.impute import LowRankImputer, _posterior, complete_matrix
+from sparse_estimators import _policy
+from sparse_estimators.impute import LowRankImputer, complete_matrix
 
 
 def _hide(X, share, seed):
@@ -127,7 +128,7 @@ def test_batched_and_per_pattern_posteriors_agree(monkeypatch):
     X_missing = _hide(_low_rank(200, 12, 3, seed=2, noise=0.2), 0.3, 2)[0]
     imputer = LowRankImputer(rank=3).fit(X_missing)
     batched = imputer.transform(X_missing)
-    monkeypatch.setattr(_posterior, "_BLOCK", 4)  # (too small for the outer-product table: one system per pattern)
+    monkeypatch.setattr(_policy, "ROW_BLOCK_ENTRIES", 4)  # (below the outer-product table: a system per pattern)
     np.testing.assert_allclose(imputer.transform(X_missing), batched, rtol=1e-10, atol=1e-10)
 
 

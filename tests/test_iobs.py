@@ -8,9 +8,8 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
 
-from sparse_estimators import IHTRegressor, IOBSClassifier, IOBSRegressor
+from sparse_estimators import IHTRegressor, IOBSClassifier, IOBSRegressor, _policy
 from sparse_estimators.losses import GammaLoss, LogisticLoss, MultinomialLoss, PoissonLoss, SquaredLoss
-from sparse_estimators.solvers import _iobs as iobs_module
 from sparse_estimators.solvers import iht, iobs
 from sparse_estimators.solvers._iobs import select_hessian_route
 from sparse_estimators.thresholding import Hard
@@ -217,12 +216,12 @@ def test_auto_route_follows_the_documented_thresholds(monkeypatch):
     assert select_hessian_route(SquaredLoss(tall, tall[:, 0], weights)) == "woodbury"
     assert select_hessian_route(LogisticLoss(tall, tall[:, 0] > 0)) == "dense"
     assert select_hessian_route(SquaredLoss(tall, tall[:, 0]), "woodbury") == "woodbury"
-    monkeypatch.setattr(iobs_module, "DENSE_MAX_GLM", 10)
+    monkeypatch.setattr(_policy, "DENSE_MAX_GLM", 10)
     assert select_hessian_route(LogisticLoss(wide, wide[:, 0] > 0)) == "woodbury"
     assert select_hessian_route(LogisticLoss(wide, wide[:, 0] > 0), damping=0.0) == "cg"
-    monkeypatch.setattr(iobs_module, "WOODBURY_MAX_GLM", 10)
+    monkeypatch.setattr(_policy, "WOODBURY_MAX_GLM", 10)
     assert select_hessian_route(LogisticLoss(wide, wide[:, 0] > 0)) == "cg"
-    monkeypatch.setattr(iobs_module, "DENSE_MAX_LS", 10)
+    monkeypatch.setattr(_policy, "DENSE_MAX_LS", 10)
     assert select_hessian_route(SquaredLoss(tall, tall[:, 0])) == "cg"
     assert select_hessian_route(SquaredLoss(wide, wide[:, 0])) == "cg"
     with pytest.raises(ValueError, match="hessian"):
@@ -436,10 +435,10 @@ def test_in_place_factorisation_equals_the_copying_one(rank):
     # a large exactly symmetric matrix is factored in place through its transpose (no LAPACK copy); its
     # solves must equal those of the copying path, also when M is singular (rank 60 < 150: the
     # pseudo-inverse path, which rebuilds M from the triangle and diagonal the factorisation left)
-    from sparse_estimators.solvers._iobs_curvature import IN_PLACE_MIN, _factored, _SPDSolver
+    from sparse_estimators.solvers._iobs_curvature import _factored, _SPDSolver
 
     rng = np.random.RandomState(0)
-    n = IN_PLACE_MIN + 22
+    n = _policy.IN_PLACE_MIN + 22
     A = rng.standard_normal((n, rank or 2 * n))
     M = A @ A.T
     assert np.array_equal(M, M.T)

@@ -72,12 +72,12 @@ def test_zeros_shapes():
 @pytest.mark.parametrize("m", [2, 3, 6])
 def test_multinomial_block_hessian_and_solve_match_the_generic_ones(alpha, fit_intercept, m):
     """The dense refit's Hessian (two products; one product per pair of classes up to
-    ``_softmax_newton._PAIR_CLASSES`` classes) and Cholesky solve (softmax shifts projected) against the generic
+    ``_policy.PAIR_CLASSES`` classes) and Cholesky solve (softmax shifts projected) against the generic
     per-class-pair Hessian and the SVD minimum-norm solve (issue 26: 30 classes took 2 s)."""
-    from sparse_estimators.losses import _softmax_newton
+    from sparse_estimators import _policy
     from sparse_estimators.losses._base import min_norm_solve
 
-    assert (m <= _softmax_newton._PAIR_CLASSES) == (m < 6)  # (both routes of block_hessian are tested)
+    assert (m <= _policy.PAIR_CLASSES) == (m < 6)  # (both routes of block_hessian are tested)
     rng = np.random.RandomState(3)
     n, p = 80, 4
     X = rng.standard_normal((n, p))
@@ -214,7 +214,8 @@ def test_frozen_newton_step_is_zero_below_the_gradient_rounding():
     Hessian-vector product and no Hessian (conjugate gradients on rounding alone ran out of their budget and
     formed a Hessian: 150 ms of a 10-class fit)."""
 
-    from sparse_estimators.losses._softmax_newton import _GRADIENT_ROUNDING, FrozenNewtonSolver, SoftmaxCurvature
+    from sparse_estimators._policy import GRADIENT_ROUNDING
+    from sparse_estimators.losses._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature
 
     rng = np.random.RandomState(8)
     n, p, m = 200, 4, 3
@@ -230,7 +231,7 @@ def test_frozen_newton_step_is_zero_below_the_gradient_rounding():
                                 loss._factorize_newton(op.dense()), gradient_scale=0.5)
     solver.first = 1e-2
     g = op.dense() @ rng.standard_normal((p + 1) * m)  # (in the Hessian's range)
-    g *= 0.9 * _GRADIENT_ROUNDING * np.finfo(float).eps * 0.5 / np.linalg.norm(g)
+    g *= 0.9 * GRADIENT_ROUNDING * np.finfo(float).eps * 0.5 / np.linalg.norm(g)
     assert not np.any(solver(op, g)) and not products and solver.n_hessians == 0
     g *= 100.0  # (above the rounding: a conjugate-gradient step)
     x = solver(op, g)

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from sparse_estimators._policy import MAX_ROWS
 from sparse_estimators.losses import SquaredLoss
 from sparse_estimators.losses._base import BaseLoss
-from sparse_estimators.losses._squared_search import MAX_ROWS, LazyGramSquaredLoss
+from sparse_estimators.losses._squared_search import LazyGramSquaredLoss
 from sparse_estimators.solvers._splice import _forward_gain, _important_search, _top
 
 

@@ -4,8 +4,9 @@ import argparse
 import os
 import sys
 
+from .. import _policy
 from ._pipeline import available_methods
-from ._read import _DATASETS, _MAX_AUTO_CLASSES
+from ._read import _DATASETS
 
 _THRESHOLDINGS = ("hard", "soft", "reciprocal", "lq")
 
@@ -90,7 +91,7 @@ def build_parser():
     model = parser.add_argument_group("model")
     model.add_argument("--task", choices=("auto", "regression", "classification"), default="auto",
                        help=f"auto: classification if the target is non-numeric or has at most "
-                            f"{_MAX_AUTO_CLASSES} distinct integer values, else regression (default: auto)")
+                            f"{_policy.MAX_AUTO_CLASSES} distinct integer values, else regression (default: auto)")
     model.add_argument("--method", choices=methods, default="iht",
                        help="algorithm: the estimator families of the installed package (default: iht)")
     model.add_argument("--k", type=_k_value, default=None, metavar="{N,auto}",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _policy
 from ._errors import _InputError
 
 #: Built-in datasets: name -> (loader in sklearn.datasets, task, target column name, target description).
@@ -20,12 +21,10 @@ _DATASETS = {
 # Auto task detection: an integer-valued target with at most this many
 # distinct values (and fewer than half the rows) is taken as class labels;
 # more distinct integers are more likely counts or scores than classes.
-_MAX_AUTO_CLASSES = 5
 
 
 # Up to this many distinct integers (the rule of earlier versions) the output
 # says how to ask for a classification instead.
-_MAX_NOTED_CLASSES = 20
 
 
 _MISSING = frozenset({"", "na", "n/a", "nan", "null", "none"})
@@ -36,7 +35,6 @@ _INFINITIES = frozenset({"inf", "infinity"})
 
 # Largest n_rows * n_columns * max|value|^2 accepted: the fit sums squares and
 # products of the values, which overflow float64 (1.8e308) not far above this.
-_SQUARE_SUM_LIMIT = 1e300
 
 
 @dataclass
@@ -229,12 +227,12 @@ def _infer_task(y):
     integers = bool(np.all(distinct == np.round(distinct)))
     if distinct.size == 1:  # refused as a constant target
         return "regression", "the target has a single value"
-    if integers and distinct.size <= _MAX_AUTO_CLASSES and distinct.size < values.size / 2:
+    if integers and distinct.size <= _policy.MAX_AUTO_CLASSES and distinct.size < values.size / 2:
         return "classification", (f"the target has {distinct.size} distinct integer values, taken as class "
                                   "labels; use --task regression if they are counts or measurements")
-    if integers and distinct.size <= _MAX_NOTED_CLASSES and distinct.size < values.size / 2:
+    if integers and distinct.size <= _policy.MAX_NOTED_CLASSES and distinct.size < values.size / 2:
         return "regression", (f"the target has {distinct.size} distinct integer values, more than "
-                              f"{_MAX_AUTO_CLASSES}: taken as counts or measurements; use --task classification "
+                              f"{_policy.MAX_AUTO_CLASSES}: taken as counts or measurements; use --task classification "
                               "if they are class labels")
     return "regression", f"the target is numeric with {distinct.size} distinct values"
 
@@ -276,7 +274,7 @@ def _check_magnitudes(data, y, task):
     if not columns:
         return
     n_rows = data.X.shape[0]
-    limit = math.sqrt(_SQUARE_SUM_LIMIT / (n_rows * len(columns)))
+    limit = math.sqrt(_policy.SQUARE_SUM_LIMIT / (n_rows * len(columns)))
     for name, values in columns:
         largest = np.nanmax(np.abs(np.asarray(values, dtype=float)))
         if largest > limit:

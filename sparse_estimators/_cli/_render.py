@@ -6,11 +6,11 @@ import sys
 
 import numpy as np
 
+from .. import _policy
 from ._args import _prog_name
 from ._errors import _InputError
 
 # Rows of the criterion table on each side of the chosen k.
-_PATH_CONTEXT = 3
 
 
 def _fmt(value):
@@ -90,11 +90,11 @@ def _distinct_warnings(caught):
 
 
 def _criterion_window(k_info):
-    """Indices ``lo, hi`` of the path's rows the text shows: up to ``_PATH_CONTEXT`` each side of the chosen k."""
+    """Indices ``lo, hi`` of the path's rows the text shows: up to ``_policy.PATH_CONTEXT`` each side of chosen k."""
     ks = [entry["k"] for entry in k_info["path"]]
     values = np.array([entry["criterion"] for entry in k_info["path"]], dtype=float)
     centre = ks.index(k_info["value"]) if k_info["value"] in ks else int(np.nanargmin(values))
-    return max(0, centre - _PATH_CONTEXT), min(len(ks), centre + _PATH_CONTEXT + 1)
+    return max(0, centre - _policy.PATH_CONTEXT), min(len(ks), centre + _policy.PATH_CONTEXT + 1)
 
 
 def _criterion_table(k_info):

@@ -33,16 +33,9 @@ import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
+from .. import _policy
 from ._factored import CompletionResult, _add_gathered, _column_sums, _not_converged_message, _randomized_svd
 
-#: growth of the extrapolation weight while extrapolations are accepted, its shrinkage on a refusal (and its
-#: start, 1, its floor); doc/changelog.rst has the tuning
-_EXTRAPOLATION_GROWTH = 1.5
-#: the dense route (_DenseSweep) from this share of observed entries, for matrices of at most this many entries
-#: (its four m x n arrays, 32 bytes per entry: 32 MB at the cap; beyond it they leave the caches and the passes
-#: over them cost more than the sparse products); doc/changelog.rst ("dense ALS sweeps") has the measurements
-_DENSE_SWEEP_SHARE = 0.4
-_DENSE_SWEEP_MAX_ENTRIES = 1 << 20
 _POTRF, _POTRI = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotri
 
 
@@ -170,9 +163,9 @@ class _DenseSweep:
 
 
 def _use_dense_sweep(obs):
-    """Whether :class:`_DenseSweep` is the cheaper route (see ``_DENSE_SWEEP_SHARE``)."""
+    """Whether :class:`_DenseSweep` is the cheaper route (see ``_policy.DENSE_SWEEP_SHARE``)."""
     m, n = obs.shape
-    return m * n <= _DENSE_SWEEP_MAX_ENTRIES and obs.values.size >= _DENSE_SWEEP_SHARE * m * n
+    return m * n <= _policy.DENSE_SWEEP_MAX_ENTRIES and obs.values.size >= _policy.DENSE_SWEEP_SHARE * m * n
 
 
 def _spectral_init(obs, r, mu, rng):
@@ -243,9 +236,9 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
             fe, mue, rese = evaluate(Ue, Ve, trial)
             if fe < f:
                 U, V, f, mu, res = Ue, Ve, fe, mue, rese
-                beta *= _EXTRAPOLATION_GROWTH
+                beta *= _policy.EXTRAPOLATION_GROWTH
             else:  # (one step back, not to the start: the accepted weights were mostly 2 to 5)
-                beta = max(1.0, beta / _EXTRAPOLATION_GROWTH)
+                beta = max(1.0, beta / _policy.EXTRAPOLATION_GROWTH)
         losses.append(f)
         times.append(time.perf_counter() - t0)
         if verbose:

@@ -18,11 +18,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
 
+from .. import _policy
 from ..thresholding import threshold_singular_values
 from ._als import _solve_als
 from ._completion_local_search import _solve_local_search
 from ._factored import (
-    _OVERSAMPLE,
     CompletionResult,
     _add_gathered,
     _arpack_svd,
@@ -38,21 +38,16 @@ from ._observed import check_observed as _check_observed  # noqa: F401 (the name
 
 __all__ = ["CompletionResult", "complete_matrix"]
 
-#: objective values above this many times the starting one mean divergence
-_BLOWUP = 1e8
-#: BLAS threads of a completion: its dense products and factorisations are tall and thin ((m + n) x ~r), where
-#: threads cost more than they bring (doc/changelog.rst, "completion threads", has the measurements)
-_BLAS_THREADS = 1
 #: made once: a controller lists the loaded BLAS libraries (about 5 ms per ``threadpool_limits`` call otherwise)
 _CONTROLLER = None
 
 
 def _limit_blas_threads():
-    """A context in which BLAS runs on ``_BLAS_THREADS`` threads (threadpoolctl, one controller per process)."""
+    """A context in which BLAS runs on ``_policy.BLAS_THREADS`` threads (threadpoolctl, one controller per process)."""
     global _CONTROLLER
     if _CONTROLLER is None:
         _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=_BLAS_THREADS, user_api="blas")
+    return _CONTROLLER.limit(limits=_policy.BLAS_THREADS, user_api="blas")
 
 
 def _line_search_step(U, obs, S):
@@ -292,7 +287,7 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
 
     ``alpha`` (``solver='als'``) is in the data's units; the data were scaled by ``scale``; ``init``: the
     factors ``(U, V)`` ``solver='als'`` starts from (scaled units), else its spectral start. BLAS runs on
-    ``_BLAS_THREADS`` threads.
+    ``_policy.BLAS_THREADS`` threads.
     """
     with _limit_blas_threads():
         if solver == "als":
@@ -314,7 +309,7 @@ def _solve_thresholding(obs, r, operator, solver, auto, step_size, max_iter, tol
     rises with the safe step. Without ``offsets``, ``mu = 0``.
     """
     m, n = obs.shape
-    k = min(r + 1 + _OVERSAMPLE, m, n)
+    k = min(r + 1 + _policy.OVERSAMPLE, m, n)
     vals, cols = obs.values, obs.cols
     counts = _column_sums(cols, n)
     vals_sums = _column_sums(cols, n, vals) if offsets else None
@@ -375,7 +370,7 @@ def _solve_thresholding(obs, r, operator, solver, auto, step_size, max_iter, tol
             if not auto or f_new <= f_u or eta <= 1.0:
                 break
             eta = max(0.5 * eta, 1.0)
-        if not np.isfinite(f_new) or f_new > _BLOWUP * max(f0, np.finfo(float).tiny):
+        if not np.isfinite(f_new) or f_new > _policy.BLOWUP * max(f0, np.finfo(float).tiny):
             diverged = True
             losses.append(f_new if np.isfinite(f_new) else np.inf)
             steps.append(eta)

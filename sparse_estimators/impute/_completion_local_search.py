@@ -6,9 +6,9 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.exceptions import ConvergenceWarning
 
+from .. import _policy
 from ..solvers import LowRankProblem, regularized_local_search
 from ._factored import (
-    _OVERSAMPLE,
     CompletionResult,
     _add_gathered,
     _column_sums,
@@ -61,7 +61,7 @@ class _CompletionProblem(LowRankProblem):
         left = np.hstack([Us, -0.5 * (W.Q @ (W.d[:, None] * (W.Q.T @ Us))), -0.5 * Us])
         right = np.vstack([Vt, Vt, ((Vt @ Y.Q) * Y.d) @ Y.Q.T])
         m, n = self.shape
-        P, _, Qt = _randomized_svd(left, np.ones(left.shape[1]), right, S, 1.0, min(k + _OVERSAMPLE, m, n), None,
+        P, _, Qt = _randomized_svd(left, np.ones(left.shape[1]), right, S, 1.0, min(k + _policy.OVERSAMPLE, m, n), None,
                                    self.n_power_iter, self.rng)
         return P[:, :k], Qt[:k].T
 

@@ -12,17 +12,8 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, svds
 
+from .. import _policy
 from ._observed import check_indices
-
-#: observed entries are evaluated in chunks of this many (bounds the O(chunk * r) temporaries)
-_CHUNK = 1 << 16
-#: above this share of observed entries, entries on the pattern come from dense row blocks of the product
-_DENSE_SHARE = 0.05
-#: extra columns of the randomized range finder beyond the r + 1 singular vectors needed
-_OVERSAMPLE = 10
-#: below this many observed entries per free parameter, a hard rank's ConvergenceWarning says that the fit may
-#: have no bounded minimiser (doc/changelog.rst, "fixed-rank convergence", has the measurements)
-_FEW_ENTRIES_PER_PARAMETER = 6.0
 
 
 @dataclass
@@ -100,7 +91,6 @@ class CompletionResult:
         return out + self.column_offsets if self.column_offsets.size else out
 
 
-
 # -- the observed entries --------------------------------------------------------------------------------
 class _Observed:
     """Observed entries in CSR order and a CSR matrix ``S`` whose ``data`` is overwritten with residuals.
@@ -133,13 +123,13 @@ class _Observed:
     def entries(self, U, s, Vt, out=None):
         """:func:`_entries` on the observed pattern (in CSR order); into ``out``.
 
-        When at least ``_DENSE_SHARE`` of the entries are observed, the rows
+        When at least ``_policy.DENSE_SHARE`` of the entries are observed, the rows
         are taken in blocks: one dense product ``(U s)[block] @ Vt`` (BLAS)
         and a gather of its observed entries, several times faster than
         gathering ``r`` factor values per entry.
         """
         m, n = self.shape
-        if s.size == 0 or self.values.size < _DENSE_SHARE * m * n:
+        if s.size == 0 or self.values.size < _policy.DENSE_SHARE * m * n:
             return _entries(U, s, Vt, self.rows, self.cols, out=out)
         if out is None:
             out = np.empty(self.values.size)
@@ -155,7 +145,7 @@ class _Observed:
     def entries_squared_norm(self, U, s, Vt):
         """``sum`` of the squares of :meth:`entries`, without storing them (chunks or row blocks)."""
         m, n = self.shape
-        if s.size == 0 or self.values.size < _DENSE_SHARE * m * n:
+        if s.size == 0 or self.values.size < _policy.DENSE_SHARE * m * n:
             return _entries_squared_norm(U, s, Vt, self.rows, self.cols)
         step, local, buffer = self._block_plan()
         Us, indptr, total = U * s, self.S.indptr, 0.0
@@ -176,11 +166,11 @@ class _Observed:
         """
         if self._plan is None:
             m, n = self.shape
-            step = max(1, _CHUNK // n)
-            # (below step * n <= max(_CHUNK, n) < 2^31; built in chunks: no int64 temporary of the entries' size)
+            step = max(1, _policy.ENTRY_CHUNK // n)
+            # (below step * n <= max(ENTRY_CHUNK, n) < 2^31; built in chunks: no int64 temporary of the entries' size)
             local = np.empty(self.rows.size, dtype=np.int32)
-            for start in range(0, local.size, _CHUNK):
-                sl = slice(start, start + _CHUNK)
+            for start in range(0, local.size, _policy.ENTRY_CHUNK):
+                sl = slice(start, start + _policy.ENTRY_CHUNK)
                 local[sl] = self.rows[sl].astype(np.int64) % step * n + self.cols[sl]
             self._plan = (step, local, np.empty(step * n))
         return self._plan
@@ -200,8 +190,8 @@ def _entries(U, s, Vt, rows, cols, out=None):
         return out
     Us = U * s
     V = np.ascontiguousarray(Vt.T)
-    for start in range(0, rows.size, _CHUNK):
-        sl = slice(start, start + _CHUNK)
+    for start in range(0, rows.size, _policy.ENTRY_CHUNK):
+        sl = slice(start, start + _policy.ENTRY_CHUNK)
         np.einsum("ij,ij->i", Us[rows[sl]], V[cols[sl]], out=out[sl])
     return out
 
@@ -213,8 +203,8 @@ def _entries_squared_norm(U, s, Vt, rows, cols):
     Us = U * s
     V = np.ascontiguousarray(Vt.T)
     total = 0.0
-    for start in range(0, rows.size, _CHUNK):
-        sl = slice(start, start + _CHUNK)
+    for start in range(0, rows.size, _policy.ENTRY_CHUNK):
+        sl = slice(start, start + _policy.ENTRY_CHUNK)
         e = np.einsum("ij,ij->i", Us[rows[sl]], V[cols[sl]])
         total += float(e @ e)
     return total
@@ -223,16 +213,16 @@ def _entries_squared_norm(U, s, Vt, rows, cols):
 def _column_sums(cols, n, weights=None):
     """``np.bincount(cols, weights, minlength=n)`` in chunks (bincount copies int32 indices to intp whole)."""
     out = np.zeros(n)
-    for start in range(0, cols.size, _CHUNK):
-        sl = slice(start, start + _CHUNK)
+    for start in range(0, cols.size, _policy.ENTRY_CHUNK):
+        sl = slice(start, start + _policy.ENTRY_CHUNK)
         out += np.bincount(cols[sl], weights=None if weights is None else weights[sl], minlength=n)
     return out
 
 
 def _add_gathered(out, mu, cols, sign=1.0):
     """``out += sign * mu[cols]`` in chunks (no temporary of the size of ``out``)."""
-    for start in range(0, cols.size, _CHUNK):
-        sl = slice(start, start + _CHUNK)
+    for start in range(0, cols.size, _policy.ENTRY_CHUNK):
+        sl = slice(start, start + _policy.ENTRY_CHUNK)
         out[sl] += sign * mu[cols[sl]]
     return out
 
@@ -310,7 +300,7 @@ def _not_converged_message(max_iter, tol, shape, n_observed, r, offsets, hard=Tr
     m, n = shape
     parameters = r * (m + n - r) + (n if offsets else 0)
     per_parameter = n_observed / max(parameters, 1)
-    if hard and per_parameter < _FEW_ENTRIES_PER_PARAMETER:
+    if hard and per_parameter < _policy.FEW_ENTRIES_PER_PARAMETER:
         message += (f" At rank {r} the fit has {parameters} free parameters for {n_observed} observed entries "
                     f"({per_parameter:.1f} per parameter): unless the data are close to rank {r}, a hard rank this "
                     "large may converge slowly or have no bounded best fit, and more iterations then lower the "

@@ -10,19 +10,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from .. import _policy
 from .._utils import all_or_nothing
 from ..thresholding import get_operator
 from ._completion import _Observed, _power_of_two_scale, _solve
 from ._factored import _entries
 from ._imputer_input import _warn, check_params, column_scale, validate_X
-from ._imputer_rank import _AUTO_TOL, alpha_growth, auto_rank, auto_rank_and_alpha
+from ._imputer_rank import alpha_growth, auto_rank, auto_rank_and_alpha
 from ._observed import observed_entries, row_blocks
 from ._posterior import fill_missing, noise_variance, ridge_penalty
 
 __all__ = ["LowRankImputer"]
-
-#: the extrapolation weight of solver='accelerated' (Khanna & Kyrillidis' universal tau = 1/4)
-_MOMENTUM = 0.25
 
 
 class LowRankImputer(TransformerMixin, BaseEstimator):
@@ -410,7 +408,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         elif isinstance(self.rank, str):
             validation = auto_rank(rows, cols, values, (m, n_valid), seed=seed, center=bool(self.center),
                                    solver=self.solver, thresholding=self.thresholding, step_size=self.step_size,
-                                   max_iter=self.max_iter, tol=max(self.tol, _AUTO_TOL))
+                                   max_iter=self.max_iter, tol=max(self.tol, _policy.AUTO_TOL))
             r = validation.best_rank if validation is not None else 0
         else:
             r = int(self.rank)
@@ -432,8 +430,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                 result = _solve(obs, r,
                                 get_operator(self.thresholding), self.solver,
                                 not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter, self.tol,
-                                _MOMENTUM, "randomized", 1, check_random_state(self.random_state), self.verbose,
-                                power, offsets=bool(self.center), alpha=alpha,
+                                _policy.IMPUTER_MOMENTUM, "randomized", 1, check_random_state(self.random_state),
+                                self.verbose, power, offsets=bool(self.center), alpha=alpha,
                                 init=None if init is None else (init[0] * np.sqrt(power), init[1] * np.sqrt(power)))
             for w in caught:  # (re-issued at the user's line)
                 _warn(w.message, w.category)

@@ -12,12 +12,11 @@ import sklearn
 from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils.validation import validate_data
 
+from .. import _policy
 from ..thresholding import get_operator
 from ._completion import _SOLVERS
 from ._observed import check_solver_thresholding, row_blocks
 
-#: standardize=True: a column's scale is at least this share of the median column standard deviation
-_SCALE_FLOOR = 0.1
 #: frames in these directories are not the user's line (warnings point past them, also through a Pipeline)
 _INTERNAL = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
                   for path in (os.path.dirname(__file__), sklearn.__file__, joblib.__file__))
@@ -42,7 +41,7 @@ def column_scale(values, cols, mean, counts):
     if not (std > 0).any():
         return np.ones(mean.size)
     # floored at the median: no column's units dominate, and nearly constant columns are not blown up into outliers
-    return np.maximum(std, _SCALE_FLOOR * np.median(std[std > 0]))
+    return np.maximum(std, _policy.SCALE_FLOOR * np.median(std[std > 0]))
 
 
 def check_params(imputer):

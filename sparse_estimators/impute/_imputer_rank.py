@@ -12,31 +12,23 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from .. import _policy
 from ._completion import _limit_blas_threads, complete_matrix
 from ._rank_choice import RankValidation, _beats_column_means, _column_means_residuals, _validate_rank_and_alpha
 
 __all__ = ["auto_rank", "auto_rank_and_alpha", "alpha_growth", "identifiable_ranks", "rank_grid"]
 
-#: share of the observed entries held out, refinement points, rises before the doubling stops
-_AUTO_HOLDOUT = 0.1
-_AUTO_REFINE = 6
-_AUTO_PATIENCE = 2
-#: every rank up to this one is tried, then a geometric grid
-_AUTO_DENSE = 10
-#: the validation fits stop at this relative change at the latest (they only need to rank the ranks)
-_AUTO_TOL = 1e-3
-
 
 def rank_grid(cap):
     """The ranks tried in turn: every rank up to 10, then ratios of about 1.25, up to ``cap``."""
-    grid = list(range(1, min(cap, _AUTO_DENSE) + 1))
+    grid = list(range(1, min(cap, _policy.AUTO_DENSE) + 1))
     while grid[-1] < cap:
         grid.append(min(cap, max(grid[-1] + 1, int(round(1.25 * grid[-1])))))
     return grid
 
 
 def _n_out(n_observed):
-    return max(1, int(round(_AUTO_HOLDOUT * n_observed)))
+    return max(1, int(round(_policy.AUTO_HOLDOUT * n_observed)))
 
 
 def identifiable_ranks(n_observed, shape):
@@ -67,7 +59,7 @@ def alpha_growth(n_observed):
 def auto_rank(rows, cols, values, shape, *, seed, center, **options):
     """Hold-out validation of the rank over rank 0, the grid of :func:`rank_grid`, then a refinement.
 
-    A share ``_AUTO_HOLDOUT`` of the observed entries is hidden once (the same
+    A share ``_policy.AUTO_HOLDOUT`` of the observed entries is hidden once (the same
     entries for every rank; the split and the fits' seed are those of
     :func:`choose_rank` with ``random_state=seed``); each rank is completed
     from the rest with :func:`complete_matrix` (``options``; convergence
@@ -104,15 +96,15 @@ def auto_rank(rows, cols, values, shape, *, seed, center, **options):
         grid.append(r)
         error(r)
         best = min(grid, key=lambda q: (tried[q], q))
-        if sum(tried[q] > tried[best] for q in grid[grid.index(best) + 1:]) >= _AUTO_PATIENCE:
+        if sum(tried[q] > tried[best] for q in grid[grid.index(best) + 1:]) >= _policy.AUTO_PATIENCE:
             break
     best = min(grid, key=lambda q: (tried[q], q))
     i = grid.index(best)
     lo = grid[i - 1] if i > 0 else best
     hi = grid[i + 1] if i + 1 < len(grid) else best
     inner = [q for q in range(lo + 1, hi) if q != best]
-    if len(inner) > _AUTO_REFINE:
-        inner = sorted({int(round(q)) for q in np.linspace(lo + 1, hi - 1, _AUTO_REFINE)} - {best})
+    if len(inner) > _policy.AUTO_REFINE:
+        inner = sorted({int(round(q)) for q in np.linspace(lo + 1, hi - 1, _policy.AUTO_REFINE)} - {best})
     for q in inner:
         error(q)
     ranks = np.asarray(list(tried), dtype=int)
@@ -135,4 +127,4 @@ def auto_rank_and_alpha(rows, cols, values, shape, *, seed, center, max_iter, to
         return None, None
     with _limit_blas_threads():
         return _validate_rank_and_alpha(rows, cols, values, shape, allowed[-1], center=center, max_iter=max_iter,
-                                        tol=max(tol, _AUTO_TOL), holdout=_AUTO_HOLDOUT, seed=seed)
+                                        tol=max(tol, _policy.AUTO_TOL), holdout=_policy.AUTO_HOLDOUT, seed=seed)

@@ -14,15 +14,11 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _policy
 from ..thresholding import get_operator
 
 __all__ = ["check_indices", "check_observed", "check_solver_thresholding", "expand", "observed_entries", "restrict",
            "row_blocks"]
-
-#: a dense X is read in blocks of rows of about this many entries (1 MB of float64: no temporary of its size)
-_BLOCK = 1 << 17
-#: restrict to the observed rows and columns when they are at most this share of m + n (else: bit-identical fits)
-_RESTRICT_SHARE = 0.5
 
 
 def check_shape(shape):
@@ -156,7 +152,7 @@ def restrict(S, rank):
     used_rows = np.flatnonzero(np.diff(S.indptr))
     used_cols = np.unique(S.indices)
     used_rows, used_cols = _pad(used_rows, m, rank + 1), _pad(used_cols, n, rank + 1)
-    if used_rows.size + used_cols.size > _RESTRICT_SHARE * (m + n):
+    if used_rows.size + used_cols.size > _policy.RESTRICT_SHARE * (m + n):
         return S, None, None
     small = S[used_rows][:, used_cols]  # (sorted index arrays: the entries keep their order)
     return sp.csr_matrix(small), used_rows, used_cols
@@ -187,8 +183,8 @@ def expand(result, row_index, col_index, shape):
 
 
 def row_blocks(X, start=False):
-    """Blocks of rows of ``X`` (views) of about ``_BLOCK`` entries each; with ``start``, (start, block)."""
-    step = max(1, _BLOCK // max(X.shape[1], 1))
+    """Blocks of rows of ``X`` (views), about ``_policy.ROW_BLOCK_ENTRIES`` entries; with ``start``, (start, block)."""
+    step = max(1, _policy.ROW_BLOCK_ENTRIES // max(X.shape[1], 1))
     for i in range(0, X.shape[0], step):
         yield (i, X[i:i + step]) if start else X[i:i + step]
 

@@ -15,12 +15,9 @@ being extrapolated by an unregularised least-squares solve.
 
 import numpy as np
 
-from ._observed import _BLOCK  # (rows are processed in blocks of about this many entries: temporaries of ~1 MB)
+from .. import _policy
 
 __all__ = ["fill_missing", "noise_variance", "ridge_penalty"]
-
-#: the noise variance is at least this share of the largest prior variance (keeps the ridge system definite)
-_NOISE_FLOOR = 1e-12
 
 
 def noise_variance(residuals, n_free):
@@ -44,7 +41,7 @@ def ridge_penalty(noise, prior):
     prior = np.asarray(prior, dtype=float)
     if prior.size == 0 or not prior.max() > 0:
         return np.full(prior.shape, np.inf)
-    noise = max(float(noise), _NOISE_FLOOR * float(prior.max()))
+    noise = max(float(noise), _policy.NOISE_FLOOR * float(prior.max()))
     with np.errstate(divide="ignore"):
         return noise / prior
 
@@ -79,9 +76,9 @@ def fill_missing(X, is_missing, mean, scale, components, penalty):
     r, n = C.shape
     # every row's Gram matrix C_O C_O^T as one product (observed indicator) @ (the n x r^2 outer products),
     # when that table is small; else one r x r system per missingness pattern
-    batched = n * r * r <= 4 * _BLOCK
+    batched = n * r * r <= 4 * _policy.ROW_BLOCK_ENTRIES
     outer = (C.T[:, :, None] * C.T[:, None, :]).reshape(n, r * r) if batched and r else None
-    step = max(1, _BLOCK // max(n, r * r, 1))
+    step = max(1, _policy.ROW_BLOCK_ENTRIES // max(n, r * r, 1))
     n_empty = 0
     for start in range(0, X.shape[0], step):
         block_missing = is_missing(X[start:start + step])

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from .. import _policy
 from ._completion import _check_observed, complete_matrix
 
 __all__ = ["RankValidation", "choose_rank"]
@@ -187,33 +188,12 @@ def _beats_column_means(res_0, res_best):
     return float(diff.mean()) > float(diff.std(ddof=1)) / np.sqrt(diff.size)
 
 
-#: rank='auto' with solver='als': the largest rank validated first, the ridges (multiples of the largest singular
-#: value of the zero-filled centred observations, SoftImpute's lambda = c sigma_max, from 0.5 down by halves),
-#: the ratio between successive smaller ranks; doc/changelog.rst has the tuning
-_ALS_TOP_RANK = 64
-_ALS_ALPHAS = tuple(0.5 * 0.5 ** k for k in range(12))
-_ALS_RANK_RATIO = 1.5
-_ALS_RANK_STEP_BELOW = 10
-#: a ridge path stops after this many fits in a row that do not lower the held-out error by a share _ALS_GAIN
-_ALS_PATIENCE = 1
-_ALS_GAIN = 1e-3
-#: the smaller rank caps start at the number of singular values of the best fit above this share of the largest,
-#: and stop at the first cap without a gain
-_ALS_RANK_CUTOFF = 1e-2
-_ALS_RANK_PATIENCE = 1
-#: then the ridge of the best fit times these factors, at its rank and from its factors
-_ALS_REFINE = (2 ** 0.5, 2 ** -0.5)
-#: a warm-started fit that cannot change the choice stops once its held-out error has stayed above the error it
-#: must beat for this many sweeps in a row and risen over them (doc/changelog.rst, "hopeless ALS fits")
-_ALS_HOPELESS_SWEEPS = 3
-
-
 def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter, tol, holdout, seed):
     """Hold-out choice of the rank and the ridge of ``solver='als'`` (``LowRankImputer(rank='auto', solver='als')``).
 
     A share ``holdout`` of the observed entries is hidden once. First the
     largest rank ``min(cap, 64)``: the ridge ``alpha`` runs down the path
-    ``_ALS_ALPHAS`` (times the largest singular value of the zero-filled,
+    ``_policy.ALS_ALPHAS`` (times the largest singular value of the zero-filled,
     centred observations), each fit warm-started from the previous one, until
     a fit does not lower the held-out error (this is SoftImpute's choice of
     lambda, a nuclear norm with a rank cap). Then smaller rank caps, from the
@@ -281,7 +261,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
                 return False  # (no longer watched)
             history.append(held_out_error(CompletionResult(U, np.ones(U.shape[1]), V.T, 0, None, False,
                                                            column_offsets=mu)))
-            k = _ALS_HOPELESS_SWEEPS
+            k = _policy.ALS_HOPELESS_SWEEPS
             return len(history) > k and min(history[-k:]) > bar and history[-1] >= history[-1 - k]
 
         return check
@@ -309,21 +289,21 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
             alphas.append(level)
             errors.append(err)
             fits.append((init, result))
-            gain = err < best[0] * (1 - _ALS_GAIN)
+            gain = err < best[0] * (1 - _policy.ALS_GAIN)
             if err < best[0]:
                 best = (err, len(errors) - 1)
             rises = 0 if gain else rises + 1
-            if rises >= _ALS_PATIENCE:
+            if rises >= _policy.ALS_PATIENCE:
                 break
         return best
 
-    best = path(min(cap, _ALS_TOP_RANK), [c * top for c in _ALS_ALPHAS], None)
+    best = path(min(cap, _policy.ALS_TOP_RANK), [c * top for c in _policy.ALS_ALPHAS], None)
     s = fits[best[1]][1].s
-    r = int(np.count_nonzero(s > _ALS_RANK_CUTOFF * s[0])) if s.size and s[0] > 0 else 1
+    r = int(np.count_nonzero(s > _policy.ALS_RANK_CUTOFF * s[0])) if s.size and s[0] > 0 else 1
     tried, misses = {ranks[0]}, 0
     while True:
         if r in tried:  # (one at a time among small ranks, where one component is much of the model)
-            r = r - 1 if r <= _ALS_RANK_STEP_BELOW else int(round(r / _ALS_RANK_RATIO))
+            r = r - 1 if r <= _policy.ALS_RANK_STEP_BELOW else int(round(r / _policy.ALS_RANK_RATIO))
         if r < 1 or r in tried:
             break
         tried.add(r)
@@ -331,22 +311,23 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         root = np.sqrt(fit.s[:r])
         start = alphas[best[1]]
         # (not below the first path's smallest ridge: there the gains are the fits' convergence, not the ridge's)
-        levels = [start * 0.5 ** k for k in range(len(_ALS_ALPHAS)) if start * 0.5 ** k >= _ALS_ALPHAS[-1] * top]
+        alphas_all = _policy.ALS_ALPHAS
+        levels = [start * 0.5 ** k for k in range(len(alphas_all)) if start * 0.5 ** k >= alphas_all[-1] * top]
         # (watched against the best error: the rank loop keeps this cap only if its path beats it)
         truncated = CompletionResult(fit.U[:, :r], fit.s[:r], fit.Vt[:r], 0, None, False,
                                      column_offsets=fit.column_offsets)
         here = path(r, levels or [start], (fit.U[:, :r] * root, fit.Vt[:r].T * root), bar=best[0],
                     start=held_out_error(truncated))
-        if here[0] >= best[0] * (1 - _ALS_GAIN):
+        if here[0] >= best[0] * (1 - _policy.ALS_GAIN):
             best = min(best, here)
             misses += 1
-            if misses >= _ALS_RANK_PATIENCE:
+            if misses >= _policy.ALS_RANK_PATIENCE:
                 break
         else:
             best, misses = here, 0
     # the ridge between the grid's halvings, at the best rank (the error moves by ~1 % per factor sqrt(2) on images)
     at = best[1]
-    for factor in _ALS_REFINE:
+    for factor in _policy.ALS_REFINE:
         best = min(best, path(ranks[at], [alphas[at] * factor], fits[at][0], bar=best[0], start=errors[at]))
     # rank 0, the column means, as in auto_rank: kept unless the best fit beats it by more than one standard error
     res_0 = _column_means_residuals(rows, cols, values, keep, out, n, center)

@@ -13,13 +13,9 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import _check_n_features
 
+from .. import _policy
 from .._dask import check_dask_fit_input, check_dask_X, is_dask_collection, set_feature_names
 from ..losses._dask_squared import DaskGramSquaredLoss
-
-#: least squares on a dask X is fitted through its Gram matrix (one pass) up to this many features with
-#: precompute='auto': the p x p partial sums of the blocks (8 p^2 bytes each, 134 MB at 4096) travel between the
-#: workers and the client; above it, one pass per product (precompute=True forces the Gram path; doc/changelog.rst)
-DASK_GRAM_MAX_FEATURES = 4096
 
 
 def uses_dask(X, y=None, sample_weight=None):
@@ -42,7 +38,7 @@ def dask_regression_setup(est, X, y, sample_weight):
     X = as_dask_array(X, "X")
     X = check_dask_X(X)
     _check_n_features(est, X, reset=True)
-    if est.precompute is False or (est.precompute == "auto" and X.shape[1] > DASK_GRAM_MAX_FEATURES):
+    if est.precompute is False or (est.precompute == "auto" and X.shape[1] > _policy.DASK_GRAM_MAX_FEATURES):
         return _squared_passes_setup(est, X, y, sample_weight)
     X, Y, y_ndim, sample_weight = check_dask_fit_input(X, y, sample_weight)
     loss, stats = DaskGramSquaredLoss.from_dask(X, Y, sample_weight, est.fit_intercept)

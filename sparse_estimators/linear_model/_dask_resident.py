@@ -189,7 +189,7 @@ def dask_log_link_setup(est, X, y, sample_weight, name):
 def dask_squared_passes_setup(est, X, y, sample_weight):
     """``(loss, info)`` for least squares read at every iteration on a dask ``X`` (see the module docstring).
 
-    Above :data:`~sparse_estimators.linear_model._dask.DASK_GRAM_MAX_FEATURES`
+    Above :data:`~sparse_estimators._policy.DASK_GRAM_MAX_FEATURES`
     features (or with ``precompute=False``): each gradient is one pass over
     ``X``, and a refit one pass for its normal equations
     (:class:`~sparse_estimators.losses._dask_glm.DaskSquaredMixin`).

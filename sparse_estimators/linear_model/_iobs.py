@@ -35,7 +35,7 @@ _HESSIAN_REG = """'dense': Cholesky of the ``p x p`` Hessian,
         too wide for either matrix). 'auto' uses 'dense' when
         ``n_samples >= n_features``, 'woodbury' otherwise, and 'cg' when the
         matrix would have more than 4096 rows
-        (``sparse_estimators.solvers._iobs.DENSE_MAX_LS``)."""
+        (``sparse_estimators._policy.DENSE_MAX_LS``)."""
 
 _HESSIAN_CLF = """The Hessian depends on the iterate and is
         re-formed at every iteration: 'dense' forms it over the packed
@@ -46,7 +46,7 @@ _HESSIAN_CLF = """The Hessian depends on the iterate and is
         'auto' uses 'dense' when ``(n_features + 1) m <= 1024``, else
         'woodbury' when ``n_samples m <= 2048`` and ``damping > 0``, else 'cg'
         (``DENSE_MAX_GLM`` and ``WOODBURY_MAX_GLM`` in
-        ``sparse_estimators.solvers._iobs``). With ``damping=0``, 'woodbury'
+        ``sparse_estimators._policy``). With ``damping=0``, 'woodbury'
         falls back to 'cg'."""
 
 _STEP_SIZE = """step_size : 'auto' or float, default='auto'

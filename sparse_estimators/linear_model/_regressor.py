@@ -8,6 +8,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _policy
 from .._utils import _numeric_target
 from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, PoissonLoss, SquaredLoss
 from ..thresholding._operators import _NonNegative
@@ -18,25 +19,6 @@ from ._validation import _checked_weights, validated_regression
 
 __all__ = ["SparseRegressorBase"]
 
-#: precompute='auto' works through the Gram matrix for dense X with at least this
-#: many samples per feature and at most this many features. benchmarks/gram_precompute.py
-#: (IHTRegressor, Gram / plain fit time, doc/peers/gram_precompute.md): 0.41-0.79 for
-#: n >= 10000 or p <= 50, 0.87-1.09 at n = 1000-5000 with p = 100-150; at p = 200,
-#: 0.43-0.77 except 1.10 at n = 5000; at p = 400, 1.53-1.81. Below 10 samples per
-#: feature the gain is small (0.83-0.95 at 200-500 x 50-100) and the p x p matrix is
-#: no longer small against X (peak traced memory 2.3 times X at 120 x 100, against
-#: 1.1 through X)
-_GRAM_AUTO_RATIO = 10
-_GRAM_AUTO_MAX_FEATURES = 150
-#: from _GRAM_MODEL_MIN_SAMPLES samples, precompute='auto' also takes the Gram path above
-#: _GRAM_AUTO_MAX_FEATURES when it is cheaper, costs in units of one product with X (n p multiply-adds):
-#: forming the Gram matrix costs _GRAM_PRODUCTS_PER_FEATURE * p of them (n p^2 / 2 multiply-adds in
-#: BLAS-3 blocks), a fit through X about _X_FIT_PRODUCTS (iterations, refits, the splicing's column copies
-#: and products), i.e. up to p = 420. Measured by benchmarks/gram_precompute.py --calibrate (medians; a fit
-#: through X made 8 products at 20000 x 200, hence the sample limit; doc/changelog.rst)
-_GRAM_MODEL_MIN_SAMPLES = 50000
-_GRAM_PRODUCTS_PER_FEATURE = 0.05
-_X_FIT_PRODUCTS = 21
 
 #: the regressors' ``loss`` names and their classes (squared error also has its Gram form, see
 #: ``precompute``); the losses' own modules hold their logic (sparse_estimators/losses/_glm.py, _robust.py)
@@ -118,9 +100,9 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         """Whether the fit works through the Gram matrix (``precompute`` resolved)."""
         if isinstance(self.precompute, str):  # 'auto'
             n, p = X.shape
-            cheaper = p <= _GRAM_AUTO_MAX_FEATURES or (
-                n >= _GRAM_MODEL_MIN_SAMPLES and _GRAM_PRODUCTS_PER_FEATURE * p <= _X_FIT_PRODUCTS)
-            return not sp.issparse(X) and n >= _GRAM_AUTO_RATIO * p and cheaper
+            cheaper = p <= _policy.GRAM_AUTO_MAX_FEATURES or (
+                n >= _policy.GRAM_MODEL_MIN_SAMPLES and _policy.GRAM_PRODUCTS_PER_FEATURE * p <= _policy.X_FIT_PRODUCTS)
+            return not sp.issparse(X) and n >= _policy.GRAM_AUTO_RATIO * p and cheaper
         return bool(self.precompute)
 
     def fit(self, X, y, sample_weight=None, coef_init=None):

@@ -4,14 +4,12 @@
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _policy
 from ..losses._design import column_extremes, known_extremes
-
-#: data whose largest magnitude lies outside [2^-20, 2^20] are solved rescaled (doc/changelog.rst, scale)
-_SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
 
 
 def _power_of_two_scale(A, centred=False):
-    """A power of two bringing the largest magnitude of ``A`` into [1, 2) when it lies outside ``_SCALE_RANGE``.
+    """A power of two bringing the largest magnitude of ``A`` into [1, 2) when it lies outside ``_policy.SCALE_RANGE``.
 
     Extreme scales (1e-150 .. 1e150) overflow or underflow the solvers'
     squares and step sizes; an exact power of two changes no digit, and
@@ -32,7 +30,7 @@ def _power_of_two_scale(A, centred=False):
         data = A.data if sp.issparse(A) else A
         top = max(float(data.max()), -float(data.min())) if data.size else 0.0  # (no temporary of A's size)
         ext = None
-    if top == 0.0 or _SCALE_RANGE[0] <= top <= _SCALE_RANGE[1]:
+    if top == 0.0 or _policy.SCALE_RANGE[0] <= top <= _policy.SCALE_RANGE[1]:
         return 1.0
     # the middle, in exponents, of the columns' largest magnitudes: headroom both ways when they differ
     if ext is None and A.ndim == 2:
@@ -53,7 +51,7 @@ def _scale_from_extremes(high, low, centred=False):
     """:func:`_power_of_two_scale` of an array whose columns' extremes are ``high`` and ``low``."""
     ext = high - low if centred else np.maximum(high, -low)
     top = float(ext.max(initial=0.0))
-    return 1.0 if top == 0.0 or _SCALE_RANGE[0] <= top <= _SCALE_RANGE[1] else _scale_of(ext)
+    return 1.0 if top == 0.0 or _policy.SCALE_RANGE[0] <= top <= _policy.SCALE_RANGE[1] else _scale_of(ext)
 
 
 def _rescaled(A, centred=False):

@@ -10,12 +10,10 @@ import copy
 
 import numpy as np
 
+from .. import _policy
 from ._base import BaseLoss, cholesky_newton_solve, largest_eigenvalue, newton_minimise
 from ._design import LinearDesign, column_values, constant_columns
 from ._glm import _NonNegativeRefit
-
-#: the columns of a dense block formed at once by the curvature computations (n x this many)
-_BLOCK = 256
 
 
 def _reverse_cumsum(A):
@@ -238,8 +236,8 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
             b2 = np.bincount(self.slot_group, weights=c * self.slot_frac, minlength=G)
             c2 = np.bincount(self.slot_group, weights=c * self.slot_frac ** 2, minlength=G)
         out = np.empty(features.size)
-        for start in range(0, features.size, _BLOCK):
-            A = self._columns(features[start:start + _BLOCK])
+        for start in range(0, features.size, _policy.COX_BLOCK):
+            A = self._columns(features[start:start + _policy.COX_BLOCK])
             WA = we[:, None] * A
             diag = np.einsum("ij,ij->j", A, WA * ci[:, None])
             U = _reverse_cumsum(WA[self.order])[self.risk_start]
@@ -248,7 +246,7 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
                 V = np.zeros((G, A.shape[1]))
                 np.add.at(V, self.dead_group, WA[self.dead])
                 diag += 2 * (b2 @ (U * V)) - c2 @ (V * V)
-            out[start:start + _BLOCK] = diag / self.sw_sum
+            out[start:start + _policy.COX_BLOCK] = diag / self.sw_sum
         return np.maximum(out, 0.0)[:, None] + self.alpha
 
     def coordinate_curvatures(self):

@@ -310,7 +310,7 @@ class DaskSquaredMixin(DaskRowsMixin):
     """:class:`DaskRowsMixin` for :class:`~sparse_estimators.losses._squared.SquaredLoss` read at every iteration.
 
     Least squares above the Gram path's size (see
-    :data:`~sparse_estimators.linear_model._dask.DASK_GRAM_MAX_FEATURES`):
+    :data:`~sparse_estimators._policy.DASK_GRAM_MAX_FEATURES`):
     the refits solve the normal equations of the support (``X_S^T S X_S``
     and ``X_S^T S Y`` from one pass) instead of copying the support's
     columns into the client; the splicing candidates share the normal

@@ -8,10 +8,10 @@ the Hessian) tasks per block, each charged the scheduler's overhead, and
 each block of ``X`` was read from memory two or three times (``X W``, then
 ``X^T r``, then the support's columns). :func:`point_pass` builds it as
 one task per block (:func:`_point_block`), which streams its block once,
-in tiles of :data:`TILE_ROWS` rows that stay in the cache while the
+in tiles of :data:`~sparse_estimators._policy.TILE_ROWS` rows that stay in the cache while the
 product, the pointwise loss, the gradient's and the Hessian's terms of the
 tile are computed; plus one task per block that picks its ``X W`` out and
-a tree of sums of the small results (:data:`FAN_IN` at a time). Only the
+a tree of sums of the small results (:data:`~sparse_estimators._policy.FAN_IN` at a time). Only the
 sum (``p``-sized, ``k^2``-sized with the Hessian) reaches the client.
 
 The other passes of a GLM fit are built the same way: the set-up's
@@ -26,12 +26,7 @@ from functools import partial
 
 import numpy as np
 
-#: rows of a block processed at a time by :func:`_point_block`: 2048 rows of 100 float64 columns are 1.6 MB,
-#: within the cache while the tile's product, loss, gradient and Hessian terms read it (doc/changelog.rst
-#: gives the tile sizes measured)
-TILE_ROWS = 2048
-#: the small results of this many blocks summed by one task of the reduction tree
-FAN_IN = 8
+from .. import _policy
 
 
 def _point_block(x, y, w, *, spec):
@@ -59,8 +54,8 @@ def _point_block(x, y, w, *, spec):
     totals = np.zeros(len(pairs))
     loss = object.__new__(cls)
     loss.__dict__.update(state)
-    for start in range(0, n, TILE_ROWS):
-        stop = min(start + TILE_ROWS, n)
+    for start in range(0, n, _policy.TILE_ROWS):
+        stop = min(start + _policy.TILE_ROWS, n)
         tile = x[start:stop]
         xt, zt = _tile_product(tile, spec)
         XW[start:stop] = zt
@@ -198,7 +193,7 @@ def point_pass(loss, W, rows, b, gradient, hessian, whole=False):
 
 
 def _sum_tree(K, name, combine):
-    """The lazy reduction of the blocks of ``K`` by ``combine``, ``FAN_IN`` at a time.
+    """The lazy reduction of the blocks of ``K`` by ``combine``, ``_policy.FAN_IN`` at a time.
 
     A dask array of one entry (an object array of one entry: see
     :func:`_boxed`), not a Delayed: optimised with the arrays computed
@@ -212,7 +207,7 @@ def _sum_tree(K, name, combine):
 
     level, keys, tree = 0, [(K.name, i) for i in range(K.numblocks[0])], {}
     while len(keys) > 1 or level == 0:
-        groups = [keys[i:i + FAN_IN] for i in range(0, len(keys), FAN_IN)]
+        groups = [keys[i:i + _policy.FAN_IN] for i in range(0, len(keys), _policy.FAN_IN)]
         keys = [(name, 0) if len(groups) == 1 else (f"{name}-{level}", j) for j in range(len(groups))]
         tree.update({key: (partial(_boxed, combine) if len(groups) == 1 else combine, *group)
                      for key, group in zip(keys, groups, strict=True)})
@@ -239,9 +234,9 @@ def _set_up_block(x, y, w):
     w = np.asarray(w, dtype=np.float64)
     out = {"bad": 0, "high": np.full(p, -np.inf), "low": np.full(p, np.inf), "weight": 0.0, "xw": np.zeros(p),
            "m2": np.zeros(p), "xyw": np.zeros((p, y.shape[1]))}
-    for start in range(0, n, TILE_ROWS):
-        xt = np.asarray(x[start:start + TILE_ROWS], dtype=np.float64)
-        wt = w[start:start + TILE_ROWS]
+    for start in range(0, n, _policy.TILE_ROWS):
+        xt = np.asarray(x[start:start + _policy.TILE_ROWS], dtype=np.float64)
+        wt = w[start:start + _policy.TILE_ROWS]
         out["bad"] += int(np.count_nonzero(~np.isfinite(xt)))
         out["high"] = np.maximum(out["high"], xt.max(axis=0, initial=-np.inf))
         out["low"] = np.minimum(out["low"], xt.min(axis=0, initial=np.inf))
@@ -249,7 +244,7 @@ def _set_up_block(x, y, w):
         d = xt - xw / weight if weight > 0 else xt
         tile = {"weight": weight, "xw": xw, "m2": (d * d).T @ wt if weight > 0 else np.zeros(p)}
         out.update(_merge_moments(out, tile))
-        out["xyw"] += xt.T @ (y[start:start + TILE_ROWS] * wt[:, None])
+        out["xyw"] += xt.T @ (y[start:start + _policy.TILE_ROWS] * wt[:, None])
     return out
 
 
@@ -303,8 +298,8 @@ def _product_block(x, z, y, w, *, spec):
         loss.__dict__.update(spec["state"])
     p = x.shape[1] if cols is None else cols.size
     g, sums = np.zeros((p, m)), np.zeros(m)
-    for start in range(0, n, TILE_ROWS):
-        stop = min(start + TILE_ROWS, n)
+    for start in range(0, n, _policy.TILE_ROWS):
+        stop = min(start + _policy.TILE_ROWS, n)
         xt, zv = _tile_product(x[start:stop], spec)
         if c is not None:
             zv += c

@@ -6,11 +6,7 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-#: a centred second moment formed as ``E[x^2] - 2 o E[x] + o^2`` keeps about ``16 - log10(E[x^2] / result)``
-#: digits; columns that would keep fewer than 10 (means dominating the spread: mean 100, sd 1e-6) are
-#: recomputed from explicitly centred copies (doc/changelog.rst, issue 32)
-_CANCELLATION_RATIO = 1e6
-
+from .. import _policy
 
 #: the column extremes of the array a fit is setting up (see shared_extremes), per thread
 _SHARED = threading.local()
@@ -248,10 +244,10 @@ class LinearDesign:
         return second
 
     def _cancelled(self, uncentred, centred):
-        """Columns whose centred moment lost too many digits to cancellation (see ``_CANCELLATION_RATIO``)."""
+        """Columns whose centred moment lost too many digits to cancellation (see ``_policy.CANCELLATION_RATIO``)."""
         if uncentred.ndim > 1:
             uncentred, centred = uncentred.max(axis=1), np.abs(centred).min(axis=1)
-        lost = np.abs(uncentred) > _CANCELLATION_RATIO * np.abs(centred)
+        lost = np.abs(uncentred) > _policy.CANCELLATION_RATIO * np.abs(centred)
         if self.constant is not None:
             lost &= ~self.constant
         return np.flatnonzero(lost)

@@ -14,30 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.linalg import lapack
 
+from .. import _policy
 from ._base import min_norm_solve
-
-#: a candidate refit (``precise=False``) stops once the Newton decrement ``-g^T d`` is at most this
-#: times ``1 + |f|`` and takes that last full step: the value is then within about its square of the
-#: minimum (measured on compare_glm.py's designs: at most 9e-8 times ``1 + |f|``), far below the
-#: splicing gates (about 2e-3 at n = 200, p = 100); the final refit is precise. 1e-6 (newton_minimise's)
-#: cost 2.2 Hessians per candidate, 1e-3 1.6-1.8 (changelog)
-CANDIDATE_DECREMENT = 1e-3
-#: with ``limits`` (the values the candidates must get below, ``f - D`` for a needed decrease ``D``), a
-#: candidate whose quadratic model (at the current fit, minimised from its shared start) raises the loss by
-#: more than this times ``D`` is not refitted: it cannot pass. Measured on compare_glm.py's Poisson and Gamma
-#: designs (changelog): such candidates' refitted decrease was at most -0.29 D, and 0.41-0.84 of all candidates
-#: were skipped; at 0 a candidate with a refitted decrease of 0.59 D would have been skipped
-SCREEN_MARGIN = 0.5
-#: the candidate refits kept per loss object (coefficients and linear predictor, ``k + n`` floats each): the
-#: two splicing searches often pass through the same supports; cleared when full
-CANDIDATE_CACHE = 256
-#: with ``limits`` and ``rejects_candidates`` (the logistic loss), a candidate's Newton iterations stop, and the
-#: candidate is refused, once its value lies above its limit by more than this many Newton decrements
-#: ``-g^T d``: near the minimum the value is about half a decrement above it; on compare_peers.py's logistic
-#: designs, where a candidate stopped, its value lay at most 0.94 decrements above the refitted one (4316
-#: stops, none of a candidate whose refit would have passed; changelog). The stopped iterations are kept and
-#: resumed if the candidate is read again, so that every refit that ends is the one it was
-REJECT_DECREMENTS = 4.0
 
 
 def cholesky_solve(H, g):
@@ -62,8 +40,13 @@ class _PointwiseNewtonRefit:
     :class:`~sparse_estimators.losses._logistic._GLMLoss` with one output.
     """
 
-    #: the decrement at which this loss's candidate refits stop (the logistic loss: 1e-6, see there)
-    candidate_decrement = CANDIDATE_DECREMENT
+    @property
+    def candidate_decrement(self):
+        """The decrement at which this loss's candidate refits stop (the logistic loss: 1e-6, see there).
+
+        :data:`~sparse_estimators._policy.CANDIDATE_DECREMENT`, read when used.
+        """
+        return _policy.CANDIDATE_DECREMENT
 
     def _parts(self, z):
         raise NotImplementedError
@@ -88,14 +71,14 @@ class _PointwiseNewtonRefit:
         The stopping rules of :func:`~sparse_estimators.losses._base.newton_minimise`:
         with ``precise``, Newton steps (Armijo backtracking) until the step is
         at the level of rounding in ``theta``; without, the full step once the
-        decrement is at most :data:`CANDIDATE_DECREMENT` times ``1 + |f|``.
+        decrement is at most :data:`~sparse_estimators._policy.CANDIDATE_DECREMENT` times ``1 + |f|``.
         ``fallback``: the start used instead where the loss is not finite at
         ``theta``; ``decrement``: the candidates' stopping level instead of
         :attr:`candidate_decrement`. Returns ``(theta, z, f)`` with ``z = A theta``
         (to rounding: accumulated along the steps).
 
         ``limit`` (or None): stop as soon as the value lies above ``limit`` by
-        more than :data:`REJECT_DECREMENTS` Newton decrements; the return is then
+        more than :data:`~sparse_estimators._policy.REJECT_DECREMENTS` Newton decrements; the return is then
         ``(None, state, f)``, and ``state`` passed back (with the same ``A``,
         ``k`` and ``precise``) resumes the iterations exactly where they stopped.
         """
@@ -131,7 +114,7 @@ class _PointwiseNewtonRefit:
                 H[diag, diag] += alpha
             step = -cholesky_solve(H, g)
             slope = float(g @ step)
-            if limit is not None and f - limit > -REJECT_DECREMENTS * slope:
+            if limit is not None and f - limit > -_policy.REJECT_DECREMENTS * slope:
                 return None, (theta, z, f, d, h, left + 1), f
             Astep = A @ step
             tol = 1.0 + abs(f)
@@ -165,10 +148,11 @@ class _PointwiseNewtonRefit:
         return theta, z, f
 
 
-    #: whether the splicing search passes ``limits`` to :meth:`refit_candidates` (see :data:`SCREEN_MARGIN`)
+    #: whether the splicing search passes ``limits`` to :meth:`refit_candidates` (see
+    #: :data:`~sparse_estimators._policy.SCREEN_MARGIN`)
     screens_candidates = False
     #: whether it passes them to stop the refits of candidates that cannot get below them (see
-    #: :data:`REJECT_DECREMENTS`; the refits of the others, and all results, are unchanged)
+    #: :data:`~sparse_estimators._policy.REJECT_DECREMENTS`; the refits of the others, and all results, are unchanged)
     rejects_candidates = False
 
     def refit_candidates(self, supports, W, b, limits=None, decrement=None):
@@ -184,18 +168,19 @@ class _PointwiseNewtonRefit:
         the added ones, by what their correlations with the removed ones ask;
         its Newton iterations (:meth:`_newton`) then run on its columns of the
         copy; a support refitted before (by this loss object) is not refitted
-        again (:data:`CANDIDATE_CACHE`). The candidates are refitted when read (a sequence): the search
+        again (:data:`~sparse_estimators._policy.CANDIDATE_CACHE`). The candidates are refitted when read (a
+        sequence): the search
         that accepts the first exchange good enough (abess's) skips the rest.
         ``positive=True`` and sparse ``X`` refit one candidate at a time.
 
         ``limits`` (one float per candidate, or None): the value each
         candidate must get below to be of use to the search. A candidate
         whose quadratic model's minimum (its start, above) lies above the
-        current value by more than :data:`SCREEN_MARGIN` times the decrease it
+        current value by more than :data:`~sparse_estimators._policy.SCREEN_MARGIN` times the decrease it
         needs is not refitted: its entry is ``(None, None, inf, None)``.
         With :attr:`rejects_candidates` (instead), a candidate's Newton
         iterations stop once its value lies above its limit by more than
-        :data:`REJECT_DECREMENTS` decrements: the same entry, and the
+        :data:`~sparse_estimators._policy.REJECT_DECREMENTS` decrements: the same entry, and the
         iterations are resumed where they stopped if it is read again.
         ``decrement`` (or None: :attr:`candidate_decrement`): the decrement
         at which the candidates' Newton iterations stop (see :meth:`_newton`);
@@ -207,7 +192,7 @@ class _PointwiseNewtonRefit:
                 or not all(s.size for s in supports)):
             return super().refit_candidates(supports, W, b)
         cache = self.__dict__.setdefault("_candidate_cache", {})
-        if len(cache) > CANDIDATE_CACHE:
+        if len(cache) > _policy.CANDIDATE_CACHE:
             cache.clear()
         has_b = self.fit_intercept
         b = np.asarray(b, dtype=float)
@@ -267,7 +252,7 @@ class _PointwiseNewtonRefit:
             if need is not None and need > 0:  # the model's change at the start: removal, then - rhs^T shift / 2
                 change = 0.5 * float(gone @ H[removed[:, None], removed] @ gone - rhs @ shift)
                 change -= float(g[removed] @ gone)
-                if change > SCREEN_MARGIN * need:
+                if change > _policy.SCREEN_MARGIN * need:
                     return None, None, np.inf, None
             start = plain - shift
             stop = {"limit": limit} if stops else {}  # (without limits: the call as before)
@@ -276,7 +261,7 @@ class _PointwiseNewtonRefit:
             return candidate(support, key, theta, z, f)
 
         def candidate(support, key, theta, z, f):
-            if theta is None:  # refused (see REJECT_DECREMENTS): z holds the iterations' state
+            if theta is None:  # refused (see _policy.REJECT_DECREMENTS): z holds the iterations' state
                 cache[key] = (None, z)
                 return None, None, np.inf, None
             k = support.size

@@ -5,6 +5,7 @@ import copy
 import numpy as np
 from scipy.special import erf
 
+from .. import _policy
 from ._base import cholesky_newton_solve
 from ._glm import _NonNegativeRefit
 from ._logistic import _GLMLoss
@@ -40,17 +41,15 @@ def robust_scale(residuals, weights):
     return sd if sd > 0 else 1.0
 
 
-#: the residual scale's reweighting: residuals within this many scales of their median count (see
-#: inlier_scale); the variance of a standard normal cut there, its consistency factor
-_INLIER_CUT = 2.5
-_INLIER_VARIANCE = 1.0 - 2.0 * _INLIER_CUT * np.exp(-0.5 * _INLIER_CUT ** 2) / np.sqrt(2.0 * np.pi) / erf(
-    _INLIER_CUT / np.sqrt(2.0))
+def _cut_variance(cut):
+    """The variance of a standard normal cut at ``-cut`` and ``cut``: :func:`inlier_scale`'s consistency factor."""
+    return 1.0 - 2.0 * cut * np.exp(-0.5 * cut ** 2) / np.sqrt(2.0 * np.pi) / erf(cut / np.sqrt(2.0))
 
 
 def inlier_scale(residuals, weights, steps=2):
     """The standard deviation of the inliers: :func:`robust_scale`, then ``steps`` reweighted estimates.
 
-    Each step takes the residuals within ``2.5`` scales of their weighted
+    Each step takes the residuals within ``2.5`` scales (``_policy.INLIER_CUT``) of their weighted
     median and their weighted mean square about it, divided by the variance
     of a standard normal cut at ``2.5`` (0.911), so that it estimates the
     standard deviation of Gaussian noise. The MAD alone is biased by gross
@@ -60,14 +59,14 @@ def inlier_scale(residuals, weights, steps=2):
     inliers, not one quantile. Equivariant: multiplying the residuals by
     ``c > 0`` multiplies the scale by ``c``.
     """
-    scale = robust_scale(residuals, weights)
+    scale, cut = robust_scale(residuals, weights), _policy.INLIER_CUT
     for _ in range(steps):
         center = weighted_median(residuals, weights)
-        inside = np.abs(residuals - center) <= _INLIER_CUT * scale
+        inside = np.abs(residuals - center) <= cut * scale
         w = weights[inside]
         if not w.sum() > 0:
             break
-        new = float(np.sqrt(w @ (residuals[inside] - center) ** 2 / w.sum() / _INLIER_VARIANCE))
+        new = float(np.sqrt(w @ (residuals[inside] - center) ** 2 / w.sum() / _cut_variance(cut)))
         if not new > 0:
             break
         scale = new

@@ -19,21 +19,8 @@ multinomial fits with few classes).
 
 import numpy as np
 
+from .. import _policy
 from ._design import LinearDesign
-
-#: conjugate-gradient iterations of one Newton step before the preconditioner is formed anew: at most
-#: this share of the Hessian's cost in Hessian-vector products (one costs about ``4 / (q m)`` of a Hessian)
-_CG_SHARE = 0.5
-#: the relative residual ``|H x - g| / |g|`` at which a step is accepted is ``|g| / |g_0|`` (``g_0`` the
-#: refit's first gradient: the forcing term of an inexact Newton method, for quadratic convergence),
-#: clipped to this range (the lower end: steps of ``1e-12`` of ``theta`` need no more digits)
-_CG_RTOL = (1e-6, 0.1)
-#: the rounding error of the refit's gradient ``A^T (sw P) - A^T (sw Y)`` is taken as this many units of
-#: rounding of ``|A^T (sw Y)|`` (gradients at the minimum measured 0.3 to 1.5 of them, at 20000 x 21)
-_GRADIENT_ROUNDING = 10
-#: up to this many classes the block Hessian is formed one pair of classes at a time (see block_hessian;
-#: measured in doc/changelog.rst, multinomial fits with few classes)
-_PAIR_CLASSES = 5
 
 
 def softmax_parts(Z):
@@ -77,7 +64,7 @@ def block_hessian(A, P, sw):
     """``sum_i sw_i (a_i a_i^T) kron (diag(p_i) - p_i p_i^T)`` over the columns of ``A``, shape ``(q m, q m)``.
 
     Variable ``j * m + a`` for column ``j`` and class ``a``. Up to
-    ``_PAIR_CLASSES`` classes, one symmetric product ``C^T C`` per pair of
+    ``_policy.PAIR_CLASSES`` classes, one symmetric product ``C^T C`` per pair of
     classes ``a <= c`` (the weights ``sw_i (delta_ac p_ia - p_ia p_ic)`` have
     one sign per pair: ``C`` is ``A`` scaled by their square roots), about
     ``n q^2 m (m + 1) / 4`` multiply-adds; above, the diagonal part from one
@@ -92,7 +79,7 @@ def block_hessian(A, P, sw):
         # product of one weighted Gram matrix and the classes' m x m block, n q^2 / 2 multiply-adds
         C = A * np.sqrt(sw)[:, None]
         return np.kron(C.T @ C, np.diag(P[0]) - np.outer(P[0], P[0]))
-    if m <= _PAIR_CLASSES:
+    if m <= _policy.PAIR_CLASSES:
         H = np.empty((q, m, q, m))
         Ps = P * sw[:, None]
         for a in range(m):
@@ -165,7 +152,7 @@ class FrozenNewtonSolver:
     ``H`` is a :class:`SoftmaxCurvature`. The first call (without a
     ``factor`` given) forms it and keeps its factorisation; later calls run
     preconditioned conjugate gradients with it, and form the Hessian anew
-    when they do not reach ``_CG_RTOL`` within their share of its cost.
+    when they do not reach ``_policy.SOFTMAX_CG_RTOL`` within their share of its cost.
 
     Parameters
     ----------
@@ -181,7 +168,7 @@ class FrozenNewtonSolver:
         A preconditioner to start with (``g -> M^{-1} g``).
     gradient_scale : float, default=0.0
         The size of the terms whose difference is the gradient
-        (``|A^T (sw Y)|``): ``_GRADIENT_ROUNDING`` units of its rounding are
+        (``|A^T (sw Y)|``): ``_policy.GRADIENT_ROUNDING`` units of its rounding are
         the gradient's rounding error, below which residuals are not asked
         for, and a gradient below it gives the step 0 (conjugate gradients on
         rounding alone ran out of their budget and formed a Hessian, 150 ms
@@ -191,7 +178,7 @@ class FrozenNewtonSolver:
     def __init__(self, factorize, fallback, project, factor=None, gradient_scale=0.0):
         self.factorize, self.fallback, self.project = factorize, fallback, project
         self.factor = factor
-        self.floor = _GRADIENT_ROUNDING * np.finfo(float).eps * gradient_scale
+        self.floor = _policy.GRADIENT_ROUNDING * np.finfo(float).eps * gradient_scale
         self.singular = False
         self.n_hessians = 0
         self.first = None
@@ -212,12 +199,13 @@ class FrozenNewtonSolver:
         if self.singular or self.factor is None:
             return self._direct(H, g)
         q_m = H.shape[0]
-        most = max(2, int(_CG_SHARE * q_m / 4))
+        most = max(2, int(_policy.SOFTMAX_CG_SHARE * q_m / 4))
         x = np.zeros_like(g)
         if g_norm <= self.floor:
             return x
         # (and at least the rounding of the gradient: one iteration when g is rounding itself)
-        tol = max(g_norm * min(max(g_norm / self.first, _CG_RTOL[0]), _CG_RTOL[1]), 1e-15 * self.first, self.floor)
+        low, high = _policy.SOFTMAX_CG_RTOL
+        tol = max(g_norm * min(max(g_norm / self.first, low), high), 1e-15 * self.first, self.floor)
         r = g.copy()
         z = self.factor(r)
         d = z.copy()

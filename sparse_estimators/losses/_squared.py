@@ -5,6 +5,7 @@ import scipy.linalg
 import scipy.optimize
 from scipy.linalg.lapack import dposv as _posv
 
+from .. import _policy
 from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns
 
@@ -160,15 +161,15 @@ class SquaredLoss(BaseLoss):
 
         A :class:`~sparse_estimators.losses._squared_search.LazyGramSquaredLoss`
         when ``X`` is a dense array of at most
-        :data:`~sparse_estimators.losses._squared_search.MAX_ROWS` rows (and
+        :data:`~sparse_estimators._policy.MAX_ROWS` rows (and
         ``positive=False``; ``previous``, when one, lends it its arrays); else
         the restriction on a copy of the columns.
         """
-        from ._squared_search import MAX_ROWS, LazyGramSquaredLoss  # (that module builds on this one)
+        from ._squared_search import LazyGramSquaredLoss  # (that module builds on this one)
 
         design = self.design
         if (type(self) is SquaredLoss and not self.positive and type(design) is LinearDesign
-                and isinstance(design.X, np.ndarray) and self.n_samples <= MAX_ROWS):
+                and isinstance(design.X, np.ndarray) and self.n_samples <= _policy.MAX_ROWS):
             return LazyGramSquaredLoss(self, np.asarray(support), previous)
         return super().search_restriction(support)
 

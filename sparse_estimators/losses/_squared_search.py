@@ -18,11 +18,6 @@ import numpy as np
 from ._base import BaseLoss
 from ._squared import GramSquaredLoss, _cholesky_solve, _ColumnSubset
 
-#: the largest number of rows for which :meth:`SquaredLoss.search_restriction` returns a
-#: :class:`LazyGramSquaredLoss`: above it the per-set copies and products cost more than the per-round
-#: overhead saved (abess's search in whole fits at n = 2000: 1.15 times the columns' time; changelog, small plain fits)
-MAX_ROWS = 1000
-
 
 class LazyGramSquaredLoss(GramSquaredLoss):
     """:class:`GramSquaredLoss` on the columns ``index`` of a dense :class:`SquaredLoss`, its Gram matrix formed lazily.

@@ -24,6 +24,7 @@ from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.model_selection import KFold, PredefinedSplit
 from sklearn.utils import check_random_state
 
+from .. import _policy
 from .._dask import as_dask_array, check_dask_fit_input, check_dask_X, set_feature_names
 from ._path import _fitted_estimator, _path_fits, _search_grid
 from ._scoring import _fits_from_starts, _guarded
@@ -106,8 +107,6 @@ def _fold_plan(cv, rows):
 
 def _check_supported(search, n_features):
     """Which search a dask ``X`` takes (``'gram'``, ``'lockstep'``); ValueErrors for what neither can do."""
-    from ..linear_model._dask import DASK_GRAM_MAX_FEATURES
-
     est = search.estimator
     loss = est._loss_name() if hasattr(est, "_loss_name") else None
     if getattr(est, "_structured_target", False) or not (is_classifier(est) or is_regressor(est)):
@@ -115,7 +114,7 @@ def _check_supported(search, n_features):
                          "would need its folds' risk sets in memory. Pass a NumPy array.")
     if is_classifier(est) or loss != "squared_error":  # (a pass per product: the folds fitted in lockstep)
         return "lockstep"
-    if est.precompute is False or (est.precompute == "auto" and n_features > DASK_GRAM_MAX_FEATURES):
+    if est.precompute is False or (est.precompute == "auto" and n_features > _policy.DASK_GRAM_MAX_FEATURES):
         return "lockstep"  # (least squares read at every iteration, as the GLM losses)
     if not _one_pass_cv(search.cv):  # (other splits: each fold's own Gram pass, the folds' passes shared)
         return "lockstep"
@@ -158,7 +157,6 @@ def _score(stats, est, scoring):
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(total > 0, 1 - rss / np.where(total > 0, total, 1), np.where(rss == 0, 1.0, 0.0))
     return float(np.mean(r2))
-
 
 
 def _fit_weights(routed):

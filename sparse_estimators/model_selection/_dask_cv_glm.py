@@ -24,6 +24,7 @@ from sklearn.base import is_classifier
 from sklearn.model_selection import KFold, check_cv
 from sklearn.utils.validation import _check_sample_weight
 
+from .. import _policy
 from .._dask import check_dask_fit_input
 from ._lockstep import run_in_lockstep
 from ._path import _fitted_estimator, _path_fits, _search_grid
@@ -31,9 +32,6 @@ from ._scoring import _fits_from_starts, _guarded
 
 #: the scorers of an R^2 regressor's folds that are sums over the rows too
 _SQUARED_ERRORS = ("neg_mean_squared_error", "neg_root_mean_squared_error")
-
-#: run the folds in lockstep (False: one after the other, each pass for one fold; benchmarks/bench_dask_cv.py)
-_LOCKSTEP = True
 
 
 def score_kind(estimator):
@@ -251,8 +249,8 @@ class _LockstepFolds:
 
 
 def _run_folds(calls, Xa):
-    """The folds' ``calls`` in lockstep (or one after the other without :data:`_LOCKSTEP`): results, passes."""
-    if _LOCKSTEP:
+    """The folds' ``calls`` in lockstep (or one after the other without ``_policy.LOCKSTEP``): results, passes."""
+    if _policy.LOCKSTEP:
         results, scheduler = run_in_lockstep(calls, [Xa], Xa.name)
         return results, scheduler.n_passes
     runs = [run_in_lockstep([call], [Xa], Xa.name) for call in calls]

@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _policy
+
 
 @dataclass
 class SolverResult:
@@ -237,11 +239,6 @@ def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0, Z_st
     return float(excess / allowance)
 
 
-#: on a stable support, the shrinking operators' step grows only when the accepted step used at most this share
-#: of the quadratic model's allowance (a step far below the curvature's: doc/changelog.rst, issue 32)
-_STABLE_GROWTH_RATIO = 0.05
-
-
 def next_step(operator, W, support, eta, ratio, grow_on_stable=False):
     """The step to try next: ``2 eta`` if the accepted one used at most half of the allowance.
 
@@ -259,7 +256,7 @@ def next_step(operator, W, support, eta, ratio, grow_on_stable=False):
     """
     if ratio > 0.5:
         return eta
-    if (not operator.is_hard and not (grow_on_stable and ratio <= _STABLE_GROWTH_RATIO)
+    if (not operator.is_hard and not (grow_on_stable and ratio <= _policy.STABLE_GROWTH_RATIO)
             and np.array_equal(support, np.flatnonzero(np.any(W != 0, axis=1)))):
         return eta
     return 2.0 * eta

@@ -12,19 +12,16 @@ multinomial, the matrix-free CG) is in ``solvers/_iobs_curvature.py``.
 
 import numpy as np
 
+from .. import _policy
 from ..structures import get_structure
 from ._base import IterationMonitor, backtracking_step, initial_step, project, same_indices
 from ._iobs_curvature import (
-    DENSE_MAX_GLM,
-    DENSE_MAX_LS,
-    MAX_HALVINGS,
-    WOODBURY_MAX_GLM,
     _GLMCache,
     _GLMCurvature,
     _LeastSquaresCurvature,
 )
 
-__all__ = ["iobs", "select_hessian_route", "DENSE_MAX_LS", "DENSE_MAX_GLM", "WOODBURY_MAX_GLM"]
+__all__ = ["iobs", "select_hessian_route"]
 
 HESSIAN_ROUTES = ("auto", "dense", "woodbury", "cg")
 
@@ -41,22 +38,22 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
         ``p`` features and ``m`` outputs:
 
         * least squares: 'dense' (Cholesky of the ``p x p`` Hessian) when
-          ``n >= p`` and ``p <= DENSE_MAX_LS``; 'woodbury' (Cholesky of an
-          ``n x n`` matrix) when ``n < p`` and ``n <= DENSE_MAX_LS``; 'cg'
+          ``n >= p`` and ``p <= _policy.DENSE_MAX_LS``; 'woodbury' (Cholesky of an
+          ``n x n`` matrix) when ``n < p`` and ``n <= _policy.DENSE_MAX_LS``; 'cg'
           otherwise;
         * logistic / multinomial: 'woodbury' (an ``(n m) x (n m)``
           factorisation per iteration) when ``n < p + 1``,
-          ``n m <= WOODBURY_MAX_GLM`` and ``damping > 0`` (cheaper than
+          ``n m <= _policy.WOODBURY_MAX_GLM`` and ``damping > 0`` (cheaper than
           re-forming the ``(p + 1) m`` square Hessian every iteration); else
-          'dense' when ``(p + 1) m <= DENSE_MAX_GLM``; else 'woodbury' under
+          'dense' when ``(p + 1) m <= _policy.DENSE_MAX_GLM``; else 'woodbury' under
           the same size and damping conditions; else 'cg'.
 
         * a loss whose curvature is not pointwise (``loss.pointwise`` False:
           the Cox partial likelihood): 'woodbury' (an ``n x n`` factorisation
           per iteration through the Hessian in the linear predictor, see
           :mod:`~sparse_estimators.solvers._cox_newton`) when ``n < p``,
-          ``n m <= WOODBURY_MAX_GLM`` and ``damping > 0``; else 'dense' when
-          ``p m <= DENSE_MAX_GLM``; else 'cg'.
+          ``n m <= _policy.WOODBURY_MAX_GLM`` and ``damping > 0``; else 'dense' when
+          ``p m <= _policy.DENSE_MAX_GLM``; else 'cg'.
 
         Any other value is returned as is.
     damping : float, default=1e-2
@@ -79,21 +76,21 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     if not getattr(loss, "pointwise", True):  # (Cox: Woodbury through the n x n Hessian in eta)
         if hessian != "auto":
             return hessian
-        if damping > 0 and loss.n_positive < p and loss.n_positive * m <= WOODBURY_MAX_GLM:
+        if damping > 0 and loss.n_positive < p and loss.n_positive * m <= _policy.WOODBURY_MAX_GLM:
             return "woodbury"
-        return "dense" if p * m <= DENSE_MAX_GLM else "cg"
+        return "dense" if p * m <= _policy.DENSE_MAX_GLM else "cg"
     if hessian != "auto":
         return hessian
     n = loss.n_positive
     if not loss.intercept_is_variable:
         if n >= p:
-            return "dense" if p <= DENSE_MAX_LS else "cg"
-        return "woodbury" if n <= DENSE_MAX_LS else "cg"
-    if damping > 0 and n < p + 1 and n * m <= WOODBURY_MAX_GLM:
+            return "dense" if p <= _policy.DENSE_MAX_LS else "cg"
+        return "woodbury" if n <= _policy.DENSE_MAX_LS else "cg"
+    if damping > 0 and n < p + 1 and n * m <= _policy.WOODBURY_MAX_GLM:
         return "woodbury"  # wide data: an (n m)-sized factorisation beats re-forming (p m)^2
-    if (p + 1) * m <= DENSE_MAX_GLM:
+    if (p + 1) * m <= _policy.DENSE_MAX_GLM:
         return "dense"
-    return "woodbury" if (damping > 0 and n * m <= WOODBURY_MAX_GLM) else "cg"
+    return "woodbury" if (damping > 0 and n * m <= _policy.WOODBURY_MAX_GLM) else "cg"
 
 
 # -- the solver -----------------------------------------------------------------
@@ -139,7 +136,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
 
     Safeguard (beyond the paper): an iteration may not increase the
     objective. The Newton fraction is halved (which moves the selection
-    point towards ``theta_t``) up to ``MAX_HALVINGS`` times; with the
+    point towards ``theta_t``) up to ``_policy.MAX_HALVINGS`` times; with the
     correction, if ``Q`` contains the current support, the segment from
     ``theta_t`` to the corrected point is then searched by halving; as a last
     resort one projected-gradient step with backtracking (as in
@@ -245,7 +242,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
         accepted = None
         tried = set()
         segment = None
-        for h in range(MAX_HALVINGS):
+        for h in range(_policy.MAX_HALVINGS):
             s = s0 * 0.5**h
             Wp, Q = project(operator, k, W - s * dW)
             if correction:
@@ -266,7 +263,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                 break
         if accepted is None and segment is not None:
             Wc, bc, Q = segment
-            for h in range(1, MAX_HALVINGS + 1):
+            for h in range(1, _policy.MAX_HALVINGS + 1):
                 a = 0.5**h
                 Wa, ba = W + a * (Wc - W), b + a * (bc - b)
                 Za = loss.linear_predictor(Wa, ba)

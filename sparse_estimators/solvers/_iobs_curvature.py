@@ -20,31 +20,11 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .. import _policy
 from ..losses import LinearDesign
 from ._cox_newton import CoxWoodbury
 
-#: largest side of a dense matrix factored for least squares (p x p for
-#: Cholesky, n x n for Woodbury): 4096^2 doubles = 128 MiB
-DENSE_MAX_LS = 4096
-#: largest number of packed variables ``(p + 1) * m`` for which a
-#: logistic / multinomial Hessian is formed densely at every iteration
-DENSE_MAX_GLM = 1024
-#: largest ``n * m`` for which a logistic / multinomial Hessian is inverted by
-#: Woodbury (an ``(n m) x (n m)`` Cholesky factorisation per iteration)
-WOODBURY_MAX_GLM = 2048
-#: relative residual at which the conjugate gradient stops
-CG_RTOL = 1e-10
-#: maximum number of conjugate-gradient iterations per solve
-CG_MAX_ITER = 1000
-#: halvings of the Newton step tried before a safeguard step
-MAX_HALVINGS = 30
-
 _potrf, _potrs = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotrs
-#: the side from which a matrix built for one factorisation is factored in place when exactly symmetric
-#: (see _SPDSolver's ``symmetric``; below, LAPACK's copy costs little)
-IN_PLACE_MIN = 128
-#: rows of the Woodbury kernel formed at once (temporaries of KERNEL_STRIP x n)
-KERNEL_STRIP = 64
 
 
 def _exactly_symmetric(M, strip=64):
@@ -65,7 +45,7 @@ def _factored(M, symmetric=None):
     ``symmetric``: whether ``M`` equals its transpose exactly, when the caller
     knows (None: compared here).
     """
-    large = M.shape[0] >= IN_PLACE_MIN and M.dtype == np.float64 and M.flags.c_contiguous
+    large = M.shape[0] >= _policy.IN_PLACE_MIN and M.dtype == np.float64 and M.flags.c_contiguous
     if large and symmetric is None:
         symmetric = _exactly_symmetric(M)
     return _SPDSolver(M, symmetric=large and symmetric)
@@ -177,7 +157,7 @@ def _pcg(apply, rhs, precond):
     z = precond * r
     d = z.copy()
     rz = float(r @ z)
-    for _ in range(min(CG_MAX_ITER, 2 * rhs.size + 10)):
+    for _ in range(min(_policy.IOBS_CG_MAX_ITER, 2 * rhs.size + 10)):
         Ad = apply(d)
         dAd = float(d @ Ad)
         if dAd <= 0 or not np.isfinite(dAd):
@@ -185,7 +165,7 @@ def _pcg(apply, rhs, precond):
         a = rz / dAd
         x += a * d
         r -= a * Ad
-        if np.linalg.norm(r) <= CG_RTOL * bnorm:
+        if np.linalg.norm(r) <= _policy.IOBS_CG_RTOL * bnorm:
             break
         z = precond * r
         rz_new = float(r @ z)
@@ -256,7 +236,7 @@ class _LeastSquaresCurvature:
             return Wn, b
         if self.H is not None:
             HQQ = self.H[np.ix_(Q, Q)]
-        elif Q.size <= DENSE_MAX_LS:
+        elif Q.size <= _policy.DENSE_MAX_LS:
             HQQ = self.loss.restrict(Q).hessian()
         else:
             HQQ = None
@@ -280,13 +260,13 @@ class _LeastSquaresCurvature:
         """``(H_lambda)_{Q_j Q_j}^{-1} R_{Q_j, j}`` for every output ``j`` (``Q`` of shape (m, k)), shape (m, k).
 
         Batched LU solves of the ``k x k`` blocks, in chunks of outputs
-        holding at most ``DENSE_MAX_LS^2`` entries.
+        holding at most ``_policy.DENSE_MAX_LS^2`` entries.
         """
         H = self.H if self.H is not None else self.loss.hessian()
         m, k = Q.shape
         out = np.empty((m, k))
         eye = self.lam * np.eye(k)
-        step = max(1, DENSE_MAX_LS**2 // max(k * k, 1))
+        step = max(1, _policy.DENSE_MAX_LS**2 // max(k * k, 1))
         for start in range(0, m, step):
             q = Q[start:start + step]
             A = H[q[:, :, None], q[:, None, :]] + eye
@@ -373,8 +353,8 @@ class _GLMWoodbury:
             # in place: no fresh n x n arrays per iteration, whose first touch (page faults) cost more than
             # the arithmetic at n = 500 (changelog)
             r, K = R[:, 0, 0], cache.kernel()
-            for start in range(0, n, KERNEL_STRIP):
-                rows = slice(start, start + KERNEL_STRIP)
+            for start in range(0, n, _policy.KERNEL_STRIP):
+                rows = slice(start, start + _policy.KERNEL_STRIP)
                 np.multiply(r[rows, None] * r, cache.G[rows] / self.dW + shift, out=K[rows])
             K[np.diag_indices_from(K)] += 1.0
             # (K_ij = (r_i r_j)(G_ij / dW + shift): exactly symmetric when G is)
@@ -501,7 +481,7 @@ class _GLMCurvature:
         idx = self._indices(Q)
         if self.H is not None:
             x = _SPDSolver(self.H[np.ix_(idx, idx)]).solve(R[idx])
-        elif idx.size <= DENSE_MAX_GLM:
+        elif idx.size <= _policy.DENSE_MAX_GLM:
             x = _SPDSolver(self._restricted_hessian(Q)).solve(R[idx])
         else:
             q = self.pack(W, b).size

@@ -28,12 +28,10 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from .. import _policy
 from ._base import SolverResult
 
 __all__ = ["LowRankProblem", "SpectralWeights", "regularized_local_search", "low_rank_local_search"]
-
-#: eigenvalues of the weight corrections below this are dropped when they are recompressed
-_EIG_FLOOR = 1e-12
 
 
 class SpectralWeights:
@@ -89,7 +87,7 @@ class SpectralWeights:
         Q, R = scipy.linalg.qr(Z, mode="economic", check_finite=False)
         core = np.concatenate([self.d, np.full(WB.shape[1], c / denom)])
         vals, vecs = scipy.linalg.eigh((R * core) @ R.T, check_finite=False)
-        keep = vals > _EIG_FLOOR
+        keep = vals > _policy.EIG_FLOOR
         self.Q = Q @ vecs[:, keep]
         self.d = np.clip(vals[keep], 0.0, 1.0)
         return self

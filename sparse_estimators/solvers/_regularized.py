@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .. import _policy
 from ..structures import get_structure
 from ._base import IterationMonitor, SupportJump, curvature_ratio, gradient_step, initial_step, project
 
@@ -24,10 +25,6 @@ def _update_weights(w, W, c):
     new = w - c * (w * w * sq) / reg
     new[new < 0.5] = 0.0
     return new
-
-
-#: the adaptive step grows at most to this multiple of its start (a bound, not a tuned value)
-_STEP_GROWTH_CAP = 2.0 ** 30
 
 
 def _step(loss, operator, k, W, b, gW, gb, w, eta):
@@ -179,7 +176,7 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         eta *= 0.5
     eta_next = eta
     # where the curvature along the steps vanishes, the doubling stops here (and below float overflow)
-    eta_cap = eta * min(_STEP_GROWTH_CAP, np.finfo(float).max / max(eta, 1.0))
+    eta_cap = eta * min(_policy.STEP_GROWTH_CAP, np.finfo(float).max / max(eta, 1.0))
     operator = get_structure(operator)  # (a plain operator thresholds rows)
     W, b = project(operator, k, W0)[0], b0.copy()
     w = np.ones(p)

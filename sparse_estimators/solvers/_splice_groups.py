@@ -9,23 +9,10 @@ of ``G`` noise groups of their size would reach (:meth:`_UnitSearch.price`).
 import numpy as np
 import scipy.special
 
+from .. import _policy
 from ..losses._base import BaseLoss
 from ._base import SolverResult
 from ._splice import _explained, _swaps, _top
-
-#: the group search forms the units' blocks in one stack padded to the largest unit's size (see _unit_blocks)
-#: while that stack holds at most this many times the entries of the unpadded blocks (sizes 2 to 10: 2.4)
-UNIT_PADDING = 4.0
-#: a unit's price is its noise gain's quantile at 1 - UNIT_PRICE_LEVEL / G, the level the best of G noise
-#: units reaches about once (see _UnitSearch.price): 1, the risk-inflation level, not tuned; measured on
-#: benchmarks/compare_groups.py (doc/peers/compare_groups.md)
-UNIT_PRICE_LEVEL = 1.0
-#: the group search's candidate refits by a one-output Newton loop (the logistic loss), the second search's
-#: lone start included, stop at this decrement
-#: (``_PointwiseNewtonRefit.refit_candidates``' ``decrement``), the other pointwise losses' level, not the
-#: logistic loss's own 1e-6: the same group F1 on compare_groups.py's logistic designs for fewer Newton steps
-#: (doc/changelog.rst)
-UNIT_CANDIDATE_DECREMENT = 1e-3
 
 
 def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated,
@@ -112,8 +99,8 @@ class _UnitSearch:
         self.sizes = np.bincount(self.codes[usable], minlength=self.n_units)
         dof = self.sizes * loss.coefficients_per_feature
         # (scipy.stats.chi2.isf's value from the function it calls, without its 50 us of overhead per fit)
-        self.level = np.where(dof > 0, scipy.special.chdtri(np.maximum(dof, 1), UNIT_PRICE_LEVEL / self.n_units),
-                              0.0)
+        level = _policy.UNIT_PRICE_LEVEL / self.n_units
+        self.level = np.where(dof > 0, scipy.special.chdtri(np.maximum(dof, 1), level), 0.0)
         self.protected = None
         if forced is not None and len(forced):
             self.protected = np.zeros(self.n_units, dtype=bool)
@@ -131,8 +118,9 @@ class _UnitSearch:
             self.unit_block[units], self.unit_row[units] = j, np.arange(units.size)
         self.max_exchange, self.max_rounds = max_exchange, max_rounds
         self.gate, self.add_gate, self.add_gate_uncorrelated = gate, add_gate, add_gate_uncorrelated
-        # (losses whose candidate refits stop at a Newton decrement: see UNIT_CANDIDATE_DECREMENT)
-        self.refit_options = {"decrement": UNIT_CANDIDATE_DECREMENT} if hasattr(loss, "candidate_decrement") else {}
+        # (losses whose candidate refits stop at a Newton decrement: see _policy.UNIT_CANDIDATE_DECREMENT)
+        newton = hasattr(loss, "candidate_decrement")
+        self.refit_options = {"decrement": _policy.UNIT_CANDIDATE_DECREMENT} if newton else {}
         # a loss whose curvature does not depend on Z (least squares): curvature_ratio is 1 without forming it
         self.constant_curvature = type(loss).feature_curvatures is BaseLoss.feature_curvatures
 
@@ -143,7 +131,7 @@ class _UnitSearch:
         coefficients buys is about chi-squared with ``d`` degrees of freedom
         (``s``: :meth:`~sparse_estimators.losses.BaseLoss.noise_scale`), so
         the best of ``G`` such units reaches about ``q_u``, its quantile at
-        ``1 - UNIT_PRICE_LEVEL / G``. For one feature that is about
+        ``1 - _policy.UNIT_PRICE_LEVEL / G``. For one feature that is about
         ``2 log(G)``, the level of :func:`splice`'s gates; for groups it grows
         with the size, so that a large noise group does not replace a small
         true one for the decrease its size alone buys.
@@ -312,7 +300,7 @@ def _unit_blocks(loss, codes, n_units, max_bytes=2 ** 26):
     :meth:`~sparse_estimators.losses.BaseLoss.coordinate_curvatures`; the
     Hessian block itself for least squares). On a dense design whose
     columns take at most ``max_bytes`` (and whose stack padded to the
-    largest unit's size holds at most :data:`UNIT_PADDING` times the
+    largest unit's size holds at most :data:`~sparse_estimators._policy.UNIT_PADDING` times the
     unpadded blocks' entries), every unit is formed in one stack: a unit
     smaller than the largest is padded with the feature index ``p`` (a zero
     column, to be read from arrays with one extra zero row), and its block
@@ -338,7 +326,7 @@ def _unit_blocks(loss, codes, n_units, max_bytes=2 ** 26):
     # the features by their unit's size, then unit, then index: each size's units are one run of columns
     order = np.lexsort((codes, counts[codes]))
     if (gram is None and not design.is_sparse and 8 * n * p <= max_bytes
-            and n_units * largest ** 2 <= UNIT_PADDING * float(counts @ counts)):
+            and n_units * largest ** 2 <= _policy.UNIT_PADDING * float(counts @ counts)):
         # one gather of the columns in that order (no padded copy of X), one product per size into the stack
         columns = np.asarray(design.X[:, order], dtype=float)
         if design.offset is not None:

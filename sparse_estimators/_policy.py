@@ -1,0 +1,195 @@
+"""Tuned policy: the package's size limits, gates, tolerances and patience, in one reviewed place.
+
+Every module reads these at use time (``from .. import _policy``, then
+``_policy.NAME``), never a copy, so that one ``monkeypatch.setattr(_policy,
+NAME, value)`` changes the behaviour everywhere. How a value was chosen (the
+benchmark figures) is in ``doc/changelog.rst`` or the benchmark's page in
+``doc/``; each comment points there. ``tests/test_policy.py`` checks that no
+other module defines one of these names or a new numeric constant.
+"""
+
+# -- sparse solvers and the splicing search -----------------------------------------------------------------
+
+#: on a stable support, the shrinking operators' step grows only when the accepted step used at most this
+#: share of the quadratic model's allowance (solvers/_base.py; doc/changelog.rst, issue 32)
+STABLE_GROWTH_RATIO = 0.05
+#: regularized IHT's adaptive step grows at most to this multiple of its start (a bound, not a tuned value)
+STEP_GROWTH_CAP = 2.0 ** 30
+#: abess's search runs on :class:`~sparse_estimators.losses._squared_search.LazyGramSquaredLoss` for a dense
+#: X of at most this many rows (doc/changelog.rst, "Small plain fits": the times at n = 600 to 2000)
+MAX_ROWS = 1000
+#: a pointwise loss's candidate refit stops at a Newton decrement of this times ``1 + |f|`` (the value within
+#: 9e-8 of the minimum; doc/changelog.rst, "Poisson, Gamma and Huber refits")
+CANDIDATE_DECREMENT = 1e-3
+#: a candidate whose quadratic model raises the loss by more than this times the decrease it needs is not
+#: refitted (doc/changelog.rst, "Poisson and Gamma splicing", ``SCREEN_MARGIN``)
+SCREEN_MARGIN = 0.5
+#: candidate refits remembered per loss object (the two splicing searches pass through the same supports);
+#: cleared when full (a memory bound, not tuned)
+CANDIDATE_CACHE = 256
+#: the logistic loss refuses a candidate whose value lies more than this many Newton decrements above the
+#: value it must get below (doc/changelog.rst, ``REJECT_DECREMENTS = 4``: 4316 stops measured)
+REJECT_DECREMENTS = 4.0
+
+# -- groups: the unit search of solvers/_splice_groups.py ---------------------------------------------------
+
+#: the units' blocks are formed in one stack padded to the largest unit while it holds at most this many
+#: times the unpadded entries (doc/changelog.rst, ``UNIT_PADDING = 4``: 2.4 for sizes 2 to 10, not tuned)
+UNIT_PADDING = 4.0
+#: a unit's price is its noise gain's quantile at ``1 - UNIT_PRICE_LEVEL / G`` (the risk-inflation level, not
+#: tuned; measured on benchmarks/compare_groups.py, doc/peers/compare_groups.md)
+UNIT_PRICE_LEVEL = 1.0
+#: the group search's one-output Newton candidate refits (logistic) stop at this decrement, not the logistic
+#: loss's own 1e-6 (same group F1 for fewer Newton steps; doc/changelog.rst, ``UNIT_CANDIDATE_DECREMENT``)
+UNIT_CANDIDATE_DECREMENT = 1e-3
+
+# -- least squares: precompute='auto' and the design --------------------------------------------------------
+
+#: precompute='auto' uses the Gram matrix for dense X with at least GRAM_AUTO_RATIO samples per feature and
+#: at most GRAM_AUTO_MAX_FEATURES features (doc/peers/gram_precompute.md; doc/changelog.rst, ``precompute``)
+GRAM_AUTO_RATIO = 10
+GRAM_AUTO_MAX_FEATURES = 150
+#: from GRAM_MODEL_MIN_SAMPLES samples, also above GRAM_AUTO_MAX_FEATURES when forming the Gram matrix
+#: (GRAM_PRODUCTS_PER_FEATURE * p products with X) costs less than a fit through X (X_FIT_PRODUCTS products):
+#: medians of benchmarks/gram_precompute.py --calibrate (doc/changelog.rst, "precompute='auto' for tall designs")
+GRAM_MODEL_MIN_SAMPLES = 50000
+GRAM_PRODUCTS_PER_FEATURE = 0.05
+X_FIT_PRODUCTS = 21
+#: data whose largest magnitude lies outside this range are solved rescaled by a power of two
+#: (linear_model/_scaling.py; doc/changelog.rst, ``_SCALE_RANGE``)
+SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
+#: a centred second moment formed from uncentred moments is recomputed from centred columns when they differ
+#: by more than this ratio (fewer than 10 digits left; doc/changelog.rst, issue 32, ``_CANCELLATION_RATIO``)
+CANCELLATION_RATIO = 1e6
+
+# -- GLM losses and their Newton refits ---------------------------------------------------------------------
+
+#: the multinomial refit's conjugate gradients per Newton step use at most this share of a Hessian's cost in
+#: Hessian-vector products before the preconditioner is formed anew (doc/changelog.rst, ``_CG_SHARE``)
+SOFTMAX_CG_SHARE = 0.5
+#: the multinomial refit's inexact Newton forcing term ``|g| / |g_0|`` is clipped to this range
+#: (the lower end: steps of ``1e-12`` of ``theta`` need no more digits)
+SOFTMAX_CG_RTOL = (1e-6, 0.1)
+#: the rounding error of the multinomial refit's gradient, in units of rounding of ``|A^T (sw Y)|``
+#: (doc/changelog.rst, ``_GRADIENT_ROUNDING = 10``: 0.3 to 1.5 units measured at the minimum)
+GRADIENT_ROUNDING = 10
+#: up to this many classes the multinomial block Hessian is formed one pair of classes at a time
+#: (doc/changelog.rst, the block Hessian "up to 5 classes (``_PAIR_CLASSES``)")
+PAIR_CLASSES = 5
+#: Huber's residual scale is reweighted over the residuals within this many scales of their median
+#: (losses/_robust.py, inlier_scale; a conventional cut, not tuned)
+INLIER_CUT = 2.5
+#: the Cox loss's curvature computations form dense blocks of n x this many columns (a memory bound)
+COX_BLOCK = 256
+
+# -- I-OBS: hessian routes and Newton safeguards (solvers/_iobs.py, _iobs_curvature.py) ----------------------
+
+#: largest side of a dense matrix factored for least squares (p x p Cholesky, n x n Woodbury): 128 MiB
+DENSE_MAX_LS = 4096
+#: largest ``(p + 1) * m`` for which a logistic / multinomial Hessian is formed densely at every iteration
+DENSE_MAX_GLM = 1024
+#: largest ``n * m`` for which a logistic / multinomial Hessian is inverted by Woodbury
+WOODBURY_MAX_GLM = 2048
+#: relative residual at which I-OBS's conjugate gradient stops, and its most iterations per solve
+IOBS_CG_RTOL = 1e-10
+IOBS_CG_MAX_ITER = 1000
+#: halvings of the Newton step tried before a safeguard step
+MAX_HALVINGS = 30
+#: from this side a matrix built for one factorisation is factored in place when exactly symmetric
+#: (below, LAPACK's copy costs little)
+IN_PLACE_MIN = 128
+#: rows of the Woodbury kernel formed at once (doc/changelog.rst, ``KERNEL_STRIP = 64``)
+KERNEL_STRIP = 64
+
+# -- dask arrays ----------------------------------------------------------------------------------------------
+
+#: rows of a block processed at a time by the dask kernels (1.6 MB at 100 columns, within the cache;
+#: doc/changelog.rst, ``TILE_ROWS = 2048``, gives the tile sizes measured)
+TILE_ROWS = 2048
+#: the small results of this many blocks summed by one task of the reduction tree
+FAN_IN = 8
+#: least squares on a dask X goes through its Gram matrix up to this many features with precompute='auto'
+#: (the blocks' p x p partial sums travel: 134 MB at 4096; doc/changelog.rst, ``DASK_GRAM_MAX_FEATURES``)
+DASK_GRAM_MAX_FEATURES = 4096
+#: the dask GLM search runs its folds in lockstep (False: one after the other; benchmarks/bench_dask_cv.py,
+#: doc/changelog.rst, ``_dask_cv_glm._LOCKSTEP``)
+LOCKSTEP = True
+
+# -- low rank: regularized local search and matrix completion (impute/) -------------------------------------
+
+#: eigenvalues of the local search's weight corrections below this are dropped when recompressed
+EIG_FLOOR = 1e-12
+#: completion objective values above this many times the starting one mean divergence
+BLOWUP = 1e8
+#: BLAS threads of a completion (tall and thin products; doc/changelog.rst, "completion threads")
+BLAS_THREADS = 1
+#: LowRankImputer's extrapolation weight with solver='accelerated' (Khanna & Kyrillidis' tau = 1/4)
+IMPUTER_MOMENTUM = 0.25
+#: observed entries are evaluated in chunks of this many (bounds the O(chunk * r) temporaries)
+ENTRY_CHUNK = 1 << 16
+#: above this share of observed entries, entries on the pattern come from dense row blocks of the product
+#: (doc/changelog.rst, ``_factored._DENSE_SHARE``)
+DENSE_SHARE = 0.05
+#: extra columns of the randomized range finder beyond the r + 1 singular vectors needed
+OVERSAMPLE = 10
+#: below this many observed entries per free parameter a hard rank's ConvergenceWarning says the fit may have
+#: no bounded minimiser (doc/changelog.rst, "fixed-rank convergence")
+FEW_ENTRIES_PER_PARAMETER = 6.0
+#: a dense X is read in blocks of rows of about this many entries (1 MB of float64), also the posterior's
+ROW_BLOCK_ENTRIES = 1 << 17
+#: restrict a completion to the observed rows and columns when they are at most this share of m + n
+RESTRICT_SHARE = 0.5
+#: standardize=True: a column's scale is at least this share of the median column standard deviation
+#: (doc/changelog.rst, ``_SCALE_FLOOR``)
+SCALE_FLOOR = 0.1
+#: the posterior's noise variance is at least this share of the largest prior variance (a definite ridge)
+NOISE_FLOOR = 1e-12
+#: ALS: growth of the extrapolation weight while extrapolations are accepted, its shrinkage on a refusal
+#: (doc/changelog.rst has the tuning)
+EXTRAPOLATION_GROWTH = 1.5
+#: ALS takes the dense route from this share of observed entries, for matrices of at most this many entries
+#: (32 MB at the cap; doc/changelog.rst, "dense ALS sweeps")
+DENSE_SWEEP_SHARE = 0.4
+DENSE_SWEEP_MAX_ENTRIES = 1 << 20
+
+# -- low rank: rank='auto' (impute/_imputer_rank.py, impute/_rank_choice.py) --------------------------------
+
+#: share of the observed entries held out, refinement points, rises before the doubling stops
+AUTO_HOLDOUT = 0.1
+AUTO_REFINE = 6
+AUTO_PATIENCE = 2
+#: every rank up to this one is tried, then a geometric grid
+AUTO_DENSE = 10
+#: the validation fits stop at this relative change at the latest (they only need to rank the ranks)
+AUTO_TOL = 1e-3
+#: solver='als': the largest rank validated first, the ridges (multiples of the largest singular value of the
+#: zero-filled centred observations, from 0.5 down by halves), the ratio between successive smaller ranks
+#: (and steps of 1 up to ALS_RANK_STEP_BELOW); doc/changelog.rst has the tuning
+ALS_TOP_RANK = 64
+ALS_ALPHAS = tuple(0.5 * 0.5 ** k for k in range(12))
+ALS_RANK_RATIO = 1.5
+ALS_RANK_STEP_BELOW = 10
+#: a ridge path stops after ALS_PATIENCE fits in a row that do not lower the held-out error by a share ALS_GAIN
+ALS_PATIENCE = 1
+ALS_GAIN = 1e-3
+#: the smaller rank caps start at the number of singular values of the best fit above this share of the
+#: largest, and stop after ALS_RANK_PATIENCE caps without a gain (doc/changelog.rst, ``_ALS_RANK_PATIENCE``)
+ALS_RANK_CUTOFF = 1e-2
+ALS_RANK_PATIENCE = 1
+#: then the ridge of the best fit times these factors, at its rank and from its factors
+ALS_REFINE = (2 ** 0.5, 2 ** -0.5)
+#: a warm-started fit that cannot change the choice stops once its held-out error has stayed above the error it
+#: must beat, and risen, over this many sweeps in a row (doc/changelog.rst, "hopeless ALS fits")
+ALS_HOPELESS_SWEEPS = 3
+
+# -- command line (sparse_estimators/_cli/) -----------------------------------------------------------------
+
+#: --task auto: an integer target with at most this many distinct values (and fewer than half the rows) is
+#: taken as class labels; more distinct integers are more likely counts or scores
+MAX_AUTO_CLASSES = 5
+#: up to this many distinct integers (the rule of earlier versions) the output says how to ask for classes
+MAX_NOTED_CLASSES = 20
+#: largest n_rows * n_columns * max|value|^2 accepted (the fit's sums of squares overflow not far above)
+SQUARE_SUM_LIMIT = 1e300
+#: rows of the criterion table shown on each side of the chosen k
+PATH_CONTEXT = 3
