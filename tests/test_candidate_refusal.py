@@ -88,7 +88,7 @@ def test_abess_search_stops_at_the_settled_support_within_a_partial_set(monkeypa
     # p > k + 128 (abess's set U holds only some features): where abess's search (the regressors' second) reaches
     # the support where the first search refused every exchange size, with those exchanges' added features in
     # its U, it stops there; the fits are those of running it to its end, for fewer candidate refits
-    import sparse_estimators.solvers._splice as splice_module
+    import sparse_estimators.solvers._splice_abess as abess_module
     from sparse_estimators.losses import SquaredLoss
     from sparse_estimators.losses._squared_search import LazyGramSquaredLoss
 
@@ -105,10 +105,10 @@ def test_abess_search_stops_at_the_settled_support_within_a_partial_set(monkeypa
 
     monkeypatch.setattr(SquaredLoss, "refit_candidates", counted)
     monkeypatch.setattr(LazyGramSquaredLoss, "refit_support", counted_one)
-    stays = splice_module._abess_search_stays
+    stays = abess_module._abess_search_stays
     fits, counts = {}, {}
     for shortcut in (True, False):
-        monkeypatch.setattr(splice_module, "_abess_search_stays",
+        monkeypatch.setattr(abess_module, "_abess_search_stays",
                             lambda *a, on=shortcut, **kw: (on or not kw.get("every_size")) and stays(*a, **kw))
         refits.clear()
         fits[shortcut] = [IHTRegressor(k=15).fit(*ar1_regression(seed)) for seed in range(4)]

@@ -466,11 +466,13 @@ def test_abess_search_skipped_despite_screened_candidates(family, monkeypatch):
     # screened candidates instead of refitting them (they needed a decrease of at least abess's threshold):
     # fewer rounds, and the fits are those of running the search to its end
     import sparse_estimators.solvers._splice as splice_module
+    import sparse_estimators.solvers._splice_abess as abess_module
 
     runs, rounds = [], []
-    search, ranked = splice_module._important_search, splice_module._ranked
-    monkeypatch.setattr(splice_module, "_important_search", lambda *a, **kw: runs.append(1) or search(*a, **kw))
-    monkeypatch.setattr(splice_module, "_ranked", lambda *a, **kw: rounds.append(1) or ranked(*a, **kw))
+    search, ranked = abess_module._important_search, splice_module._ranked
+    monkeypatch.setattr(abess_module, "_important_search", lambda *a, **kw: runs.append(1) or search(*a, **kw))
+    for module in (splice_module, abess_module):  # (the rounds of both searches)
+        monkeypatch.setattr(module, "_ranked", lambda *a, **kw: rounds.append(1) or ranked(*a, **kw))
     data = []
     for seed in range(12):
         X, y, _ = glm_data(family, n=200, p=100, support=(3, 11, 25, 40, 77), coef=(0.3, -0.25, 0.3, 0.2, -0.25),
@@ -479,7 +481,7 @@ def test_abess_search_skipped_despite_screened_candidates(family, monkeypatch):
     fits = [IHTRegressor(k=5, loss=family).fit(X, y).coef_ for X, y in data]
     skipped, n_rounds = len(data) - len(runs), len(rounds)
     assert skipped >= 2
-    monkeypatch.setattr(splice_module, "_abess_search_stays", lambda *a, **kw: False)
+    monkeypatch.setattr(abess_module, "_abess_search_stays", lambda *a, **kw: False)
     rounds.clear()
     for (X, y), coef in zip(data, fits, strict=True):
         assert_array_equal(IHTRegressor(k=5, loss=family).fit(X, y).coef_, coef)

@@ -10,7 +10,6 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparse_estimators import AcceleratedIHTRegressor, IHTClassifier, IHTRegressor, IOBSRegressor
 from sparse_estimators.losses import LogisticLoss, MultinomialLoss, SquaredLoss
-from sparse_estimators.solvers import _splice as _splice_module
 from sparse_estimators.solvers import splice
 from sparse_estimators.solvers._splice import _explained, _least_cost
 
@@ -284,7 +283,8 @@ def test_important_search_is_abess(n, p, s):
     threshold and exchange order): from the same screening start it ends on the support
     abess.linear.LinearRegression(support_size=[s]) returns, on every design tried."""
     abess = pytest.importorskip("abess")
-    from sparse_estimators.solvers._splice import _forward_gain, _important_search, _top
+    from sparse_estimators.solvers._splice import _forward_gain, _top
+    from sparse_estimators.solvers._splice_abess import _important_search
 
     for seed, (rho, snr) in enumerate(itertools.product((0.0, 0.35, 0.7), (0.5, 3.0))):
         X, y = _ar1_regression(n, p, s, rho, snr, seed)
@@ -308,7 +308,8 @@ def test_screening_start_abess_is_kept_only_when_clearly_better():
     first = splice(loss, 10, W, b, screening_start=False)
     both = splice(loss, 10, W, b, screening_start="abess")
     assert loss.value(both.coef, both.intercept) <= loss.value(first.coef, first.intercept) + 1e-12
-    from sparse_estimators.solvers._splice import _forward_gain, _important_search, _top
+    from sparse_estimators.solvers._splice import _forward_gain, _top
+    from sparse_estimators.solvers._splice_abess import _important_search
 
     W0, b0 = loss.zeros()
     h = loss.coordinate_curvatures()
@@ -464,7 +465,8 @@ def test_abess_search_is_skipped_only_where_it_would_not_move(p):
     """The certificate that abess's search from the first search's support would accept nothing
     (``_abess_search_stays``, which skips that search) holds only where the search itself returns
     its start unchanged; on weak signals it holds in some data sets and not in others."""
-    from sparse_estimators.solvers._splice import _abess_search_stays, _exchange, _important_search
+    from sparse_estimators.solvers._splice import _exchange
+    from sparse_estimators.solvers._splice_abess import _abess_search_stays, _important_search
 
     k, n = 5, 120
     outcomes = []
@@ -488,7 +490,8 @@ def test_abess_search_is_skipped_only_where_it_would_not_move(p):
 def test_abess_search_over_every_feature_makes_one_gradient_pass_per_round(monkeypatch):
     # with p <= k + 128 abess's set U holds every feature: the gains that would rebuild it are not computed,
     # so each round's ranking is the search's only pass over X^T (the search still moves and ends the same)
-    from sparse_estimators.solvers._splice import _important_search
+    from sparse_estimators.solvers import _splice_abess
+    from sparse_estimators.solvers._splice_abess import _important_search
 
     k, n, p = 5, 120, 60
     moved = 0
@@ -499,9 +502,9 @@ def test_abess_search_over_every_feature_makes_one_gradient_pass_per_round(monke
         y = X[:, :k] @ rng.uniform(0.3, 0.6, k) + rng.standard_normal(n)
         loss, h, usable, W0, b0, gain, start = _abess_start(X, y, k)
         passes, rounds = [], []
-        rmatvec, ranked = loss.design.rmatvec, _splice_module._ranked
+        rmatvec, ranked = loss.design.rmatvec, _splice_abess._ranked
         monkeypatch.setattr(loss.design, "rmatvec", lambda R, _f=rmatvec, _c=passes: _c.append(1) or _f(R))
-        monkeypatch.setattr(_splice_module, "_ranked",
+        monkeypatch.setattr(_splice_abess, "_ranked",
                             lambda *a, _f=ranked, _c=rounds, **kw: _c.append(1) or _f(*a, **kw))
         result = _important_search(loss, k, start, W0, b0, h, usable, 5, 20, gain=gain)
         monkeypatch.undo()

@@ -8,7 +8,8 @@ from sparse_estimators._policy import MAX_ROWS
 from sparse_estimators.losses import SquaredLoss
 from sparse_estimators.losses._base import BaseLoss
 from sparse_estimators.losses._squared_search import LazyGramSquaredLoss
-from sparse_estimators.solvers._splice import _forward_gain, _important_search, _top
+from sparse_estimators.solvers._splice import _forward_gain, _top
+from sparse_estimators.solvers._splice_abess import _important_search
 
 
 def _design(n, p, s, rho, seed, outputs=1):

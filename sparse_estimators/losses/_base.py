@@ -449,7 +449,7 @@ class BaseLoss:
         """The loss on the columns in ``support`` for a search that refits many small supports among them.
 
         The splicing's important search within a few hundred features
-        (:func:`~sparse_estimators.solvers._splice._important_search`):
+        (:func:`~sparse_estimators.solvers._splice_abess._important_search`):
         :meth:`restrict` keeping ``X``'s dtype, unless the loss has a cheaper
         form (least squares at small ``n``: lazily formed Gram columns, see
         ``losses/_squared_search.py``). ``previous``: such a cheaper form

@@ -1,7 +1,7 @@
 """Least squares on abess's search set ``U``, with the Gram block of the columns its candidates touch.
 
 The important search of the splicing solver
-(:func:`sparse_estimators.solvers._splice._important_search`) works on the
+(:func:`sparse_estimators.solvers._splice_abess._important_search`) works on the
 ``k + 128`` columns of a set ``U`` and, at small ``n``, spends most of its
 time in per-round overhead: for every candidate of a round a copy of the
 union of their columns, the union's Gram matrix, each candidate's linear
@@ -24,7 +24,7 @@ class LazyGramSquaredLoss(GramSquaredLoss):
 
     The splicing's important search reads it through :meth:`gradient_on` and
     :meth:`refit_support` (``gram_search``; ``_gram_rounds`` in
-    ``solvers/_splice.py``), which need only the Gram block of the columns
+    ``solvers/_splice_abess.py``), which need only the Gram block of the columns
     the candidates touch; the methods of :class:`GramSquaredLoss` (other
     searches, fallbacks) form the whole Gram matrix when first called. The
     centred columns are copied once, in float64 (as the candidates' refits
