@@ -12,6 +12,11 @@ Linear algebra (``hessian`` option; ``H`` is never inverted explicitly):
   factorisation built from ``X X^T`` (computed once per fit) and the
   pointwise second derivatives (``'woodbury'``); the correction then forms
   the small restricted Hessian on the kept rows directly;
+* pointwise losses (Poisson and Gamma by default when ``n < p + 1``):
+  ``'screened'``, the Newton step of a block-diagonal Hessian, exact on the
+  current support and the rows the top-k selection could take (ranked by
+  their diagonal Newton point), diagonal elsewhere: only those columns of
+  ``X``, no ``n x n`` or ``p x p`` factorisation;
 * any loss: matrix-free Jacobi-preconditioned conjugate gradient on
   Hessian-vector products (``'cg'``), for data too wide for a dense matrix.
 """
@@ -45,6 +50,11 @@ _potrf, _potrs = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotrs
 IN_PLACE_MIN = 128
 #: rows of the Woodbury kernel formed at once (temporaries of KERNEL_STRIP x n)
 KERNEL_STRIP = 64
+#: the screened route's exact block: the current support and SCREEN_FACTOR * k other rows (see
+#: _GLMCurvature._screened_newton; tuned by paired F1, doc/changelog.rst)
+SCREEN_FACTOR = 4
+#: the screened route keeps the squares of the centred dense X for its diagonals up to this many entries (32 MiB)
+SQUARES_MAX = 2**22
 
 
 def _exactly_symmetric(M, strip=64):
@@ -306,6 +316,23 @@ class _GLMCache:
         w = loss.sample_weight / loss.sw_sum
         self.keep = w > 0
         self._G = self._Xk = self._kernel = None
+        self._squares = False
+
+    def column_moments(self, weights):
+        """``loss.design.column_moments(weights)``; from the kept squares of the centred dense ``X`` when small.
+
+        (The screened route asks at every iteration: a product with the squares instead of a pass squaring X.)
+        """
+        design = self.loss.design
+        if self._squares is False:
+            small = not design.is_sparse and design.shape[0] * design.shape[1] <= SQUARES_MAX
+            Xc = (design.X - design.offset if design.offset is not None else design.X) if small else None
+            self._squares = None if Xc is None else np.square(Xc, dtype=float)
+            if self._squares is not None and design.constant is not None:
+                self._squares[:, design.constant] = 0.0
+        if self._squares is None:
+            return design.column_moments(weights)
+        return self._squares.T @ weights
 
     def kernel(self):
         """An ``n x n`` float64 array reused by every iteration's Woodbury kernel (see :class:`_GLMWoodbury`).
@@ -405,8 +432,9 @@ class _GLMWoodbury:
 class _GLMCurvature:
     """The logistic / multinomial Hessian at one iterate, over ``[W.ravel(), b]``."""
 
-    def __init__(self, loss, route, damping, W, b, Z, cache):
+    def __init__(self, loss, route, damping, W, b, Z, cache, screen_rows=0):
         self.loss, self.route = loss, route
+        self.screen_rows = screen_rows
         self.W, self.b = W, b
         p, m = W.shape
         self.p, self.m = p, m
@@ -423,7 +451,8 @@ class _GLMCurvature:
             Hw = loss._hess_weights(Z) * (loss.sample_weight / loss.sw_sum)[:, None, None]
             self.Hw = Hw
             Hd = np.einsum("iaa->ia", Hw)
-            dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
+            moments = cache.column_moments if route == "screened" else loss.design.column_moments
+            dW = moments(Hd).reshape(p, m) + loss.alpha
             diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
         self.diag = diag
         self.lam = damping * _damping_scale(float(diag[: p * m].mean()) if p else 0.0)
@@ -454,7 +483,34 @@ class _GLMCurvature:
         HV, Hc = self.loss.hessp(self.W, self.b, V, c)
         return self.pack(HV, Hc) + self.lam * theta
 
+    def _screened_newton(self, GW, gb):
+        """The Newton step of the block-diagonal Hessian: exact on the rows ``C`` (and ``b``), diagonal elsewhere.
+
+        ``C`` holds the current non-zero rows and the ``screen_rows`` others
+        whose diagonal Newton point ``W - g / (diag H + lambda)`` is largest
+        (the rows the top-k selection could take): their Newton point is
+        the damped Newton solve restricted to ``C``, which needs ``X[:, C]``
+        only, no ``n x n`` or ``p x p`` factorisation.
+        """
+        p, m = self.p, self.m
+        dW = GW * _inverse_diag(self.diag[: p * m].reshape(p, m) + self.lam)
+        current = np.any(self.W != 0, axis=1)
+        score = np.linalg.norm(self.W - dW, axis=1) if m > 1 else np.abs(self.W[:, 0] - dW[:, 0])
+        score[current] = -np.inf
+        free = p - int(current.sum())
+        extra = min(self.screen_rows, free)
+        rows = np.flatnonzero(current)
+        if extra > 0:
+            top = np.argpartition(score, p - extra)[p - extra:] if extra < p else np.arange(p)
+            rows = np.union1d(rows, top)
+        idx = self._indices(rows)
+        x = _SPDSolver(self._restricted_hessian(rows)).solve(self.pack(GW, gb)[idx])
+        dW[rows] = x[: rows.size * m].reshape(rows.size, m)
+        return dW, (x[rows.size * m:].copy() if self.has_b else None)
+
     def newton(self, GW, gb):
+        if self.route == "screened":
+            return self._screened_newton(GW, gb)
         g = self.pack(GW, gb)
         if self.H is not None:
             d = self.solver.solve(g)
