@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from sparse_estimators import IOBSClassifier, IOBSRegressor
 from sparse_estimators.losses import GammaLoss, LogisticLoss, PoissonLoss
@@ -85,20 +84,6 @@ def test_screened_step_over_every_row_is_the_dense_newton_step(family):
     dense = _GLMCurvature(loss, "dense", 1e-2, W, b, Z, cache).newton(GW, gb)
     np.testing.assert_allclose(screened[0], dense[0], rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(screened[1], dense[1], rtol=1e-8, atol=1e-12)
-
-
-@pytest.mark.parametrize("offset", [0.0, 1e3])
-def test_kept_squares_give_the_design_column_moments(offset):
-    X, y, _ = _count_problem("poisson", 40, 35, seed=4, offset=offset)
-    X[:, 5] = 7.0  # (a constant column)
-    loss = PoissonLoss(X, y)
-    weights = np.random.RandomState(5).rand(40, 1)
-    expected = loss.design.column_moments(weights)
-    np.testing.assert_allclose(_GLMCache(loss).column_moments(weights), expected, rtol=1e-7,
-                               atol=1e-9 * np.abs(expected).max())
-    sparse = PoissonLoss(sp.csr_matrix(X), y)  # (sparse X: the design's own moments)
-    np.testing.assert_allclose(_GLMCache(sparse).column_moments(weights),
-                               sparse.design.column_moments(weights), rtol=1e-12)
 
 
 @pytest.mark.parametrize("family", ["poisson", "gamma"])

@@ -53,8 +53,6 @@ KERNEL_STRIP = 64
 #: the screened route's exact block: the current support and SCREEN_FACTOR * k other rows (see
 #: _GLMCurvature._screened_newton; tuned by paired F1, doc/changelog.rst)
 SCREEN_FACTOR = 4
-#: the screened route keeps the squares of the centred dense X for its diagonals up to this many entries (32 MiB)
-SQUARES_MAX = 2**22
 
 
 def _exactly_symmetric(M, strip=64):
@@ -316,23 +314,6 @@ class _GLMCache:
         w = loss.sample_weight / loss.sw_sum
         self.keep = w > 0
         self._G = self._Xk = self._kernel = None
-        self._squares = False
-
-    def column_moments(self, weights):
-        """``loss.design.column_moments(weights)``; from the kept squares of the centred dense ``X`` when small.
-
-        (The screened route asks at every iteration: a product with the squares instead of a pass squaring X.)
-        """
-        design = self.loss.design
-        if self._squares is False:
-            small = not design.is_sparse and design.shape[0] * design.shape[1] <= SQUARES_MAX
-            Xc = (design.X - design.offset if design.offset is not None else design.X) if small else None
-            self._squares = None if Xc is None else np.square(Xc, dtype=float)
-            if self._squares is not None and design.constant is not None:
-                self._squares[:, design.constant] = 0.0
-        if self._squares is None:
-            return design.column_moments(weights)
-        return self._squares.T @ weights
 
     def kernel(self):
         """An ``n x n`` float64 array reused by every iteration's Woodbury kernel (see :class:`_GLMWoodbury`).
@@ -451,8 +432,7 @@ class _GLMCurvature:
             Hw = loss._hess_weights(Z) * (loss.sample_weight / loss.sw_sum)[:, None, None]
             self.Hw = Hw
             Hd = np.einsum("iaa->ia", Hw)
-            moments = cache.column_moments if route == "screened" else loss.design.column_moments
-            dW = moments(Hd).reshape(p, m) + loss.alpha
+            dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
             diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
         self.diag = diag
         self.lam = damping * _damping_scale(float(diag[: p * m].mean()) if p else 0.0)
