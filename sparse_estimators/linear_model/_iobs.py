@@ -37,7 +37,7 @@ _HESSIAN_REG = """'dense': Cholesky of the ``p x p`` Hessian,
         matrix would have more than 4096 rows
         (``sparse_estimators.solvers._iobs.DENSE_MAX_LS``). For the other
         losses the Hessian is re-formed at every iterate (see
-        :class:`IOBSClassifier`); with ``loss='poisson'`` or ``'gamma'`` and
+        :class:`IOBSClassifier`); with ``loss='poisson'`` and
         ``n_samples < n_features + 1``, 'auto' uses 'screened': the Newton
         step of a block-diagonal Hessian, exact on the current support and
         the ``4 k`` other features of largest diagonal Newton point

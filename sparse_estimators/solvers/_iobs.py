@@ -52,7 +52,7 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           'dense' when ``(p + 1) m <= DENSE_MAX_GLM``; else 'woodbury' under
           the same size and damping conditions; else 'cg'.
 
-        * Poisson and Gamma (``loss.iobs_screened``) with ``n < p + 1``:
+        * Poisson (``loss.iobs_screened``) with ``n < p + 1``:
           'screened', the block-diagonal Newton step (exact on the current
           support and the ``SCREEN_FACTOR * k`` other rows of largest
           diagonal Newton point, diagonal elsewhere): no ``n x n`` or
@@ -99,7 +99,7 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
             return "dense" if p <= DENSE_MAX_LS else "cg"
         return "woodbury" if n <= DENSE_MAX_LS else "cg"
     if n < p + 1 and getattr(loss, "iobs_screened", False):
-        return "screened"  # (Poisson, Gamma: block-diagonal Newton steps instead of Woodbury's n x n, changelog)
+        return "screened"  # (Poisson: block-diagonal Newton steps instead of Woodbury's n x n, changelog)
     if damping > 0 and n < p + 1 and n * m <= WOODBURY_MAX_GLM:
         return "woodbury"  # wide data: an (n m)-sized factorisation beats re-forming (p m)^2
     if (p + 1) * m <= DENSE_MAX_GLM:

@@ -12,7 +12,7 @@ Linear algebra (``hessian`` option; ``H`` is never inverted explicitly):
   factorisation built from ``X X^T`` (computed once per fit) and the
   pointwise second derivatives (``'woodbury'``); the correction then forms
   the small restricted Hessian on the kept rows directly;
-* pointwise losses (Poisson and Gamma by default when ``n < p + 1``):
+* pointwise losses (Poisson by default when ``n < p + 1``):
   ``'screened'``, the Newton step of a block-diagonal Hessian, exact on the
   current support and the rows the top-k selection could take (ranked by
   their diagonal Newton point), diagonal elsewhere: only those columns of
