@@ -125,3 +125,12 @@ def test_screened_route_needs_a_pointwise_loss_that_changes_with_the_iterate():
                  dtype=[("event", bool), ("time", float)])
     with pytest.raises(ValueError, match="hessian"):
         IOBSCoxPHSurvivalAnalysis(k=2, hessian="screened").fit(X, y)
+
+
+def test_screened_route_on_request_for_the_huber_loss_with_outliers():
+    rng = np.random.RandomState(10)
+    X = rng.standard_normal((100, 300))
+    y = X[:, [1, 7, 20]] @ np.array([3.0, -2.0, 1.0]) + 0.3 * rng.standard_normal(100)
+    y[:8] += 30.0  # (gross outliers)
+    model = IOBSRegressor(k=3, loss="huber", hessian="screened").fit(X, y)
+    np.testing.assert_array_equal(model.support_, [1, 7, 20])
