@@ -3,7 +3,8 @@
 ``compare_glm.py`` runs 8 data sets per setting: too few to tell a deficit of
 0.02 from noise. This script fits only the methods a question needs, on
 ``--repeats`` data sets (seeds ``0 .. repeats - 1``, the same generator and
-seeds as ``compare_glm.py``, so its data sets are the first 8), and prints per
+seeds as ``compare_glm.py``, so its data sets are the first 8; ``--first-seed``
+shifts them to fresh ones), and prints per
 setting the mean F1 and the mean per-data-set difference to the reference
 with its standard error. It also refits the loss on each support found and
 counts the data sets where a method's support has a lower loss than the
@@ -14,6 +15,14 @@ than the truth is limited by the data, not by its search.
   (``loss='poisson'``), the same without the splicing search
   (``splicing=False``: the solver's own support), against abess's
   ``PoissonRegression(support_size=[k])``; the loss is the Poisson loss;
+* ``--family gamma``: the same as Poisson on the Gamma (log link) designs,
+  the loss the Gamma loss, abess's ``GammaRegression`` as the peer
+  (canonical link: misspecified there); ``--family gamma-inverse``: the
+  same on the inverse-link designs (abess's link, ours misspecified);
+* ``IOBS previous route``: ``IOBSRegressor`` with the Hessian route 'auto'
+  chose before the screened route (``'woodbury'`` when ``n < p + 1``,
+  else ``'dense'``): the paired study of that change (``--methods IOBS
+  'IOBS previous route' --reference 'IOBS previous route'``);
 * ``--family huber``: ``IHTRegressor`` / ``IOBSRegressor`` (``loss='huber'``)
   against skglm's Huber datafit with L1 and MCP at the penalty giving ``k``
   non-zeros (``compare_glm.PenaltyAtK``, the oracle threshold 1.35 noise
@@ -24,6 +33,10 @@ than the truth is limited by the data, not by its search.
 
     PYTHONPATH=. python benchmarks/glm_f1_paired.py --family poisson --repeats 400 \
         --settings 200,100,5,0.7,weak 200,100,5,0.0,strong
+    PYTHONPATH=. python benchmarks/glm_f1_paired.py --family gamma --repeats 200 \
+        --methods IOBS "IOBS previous route" IHT --reference "IOBS previous route"
+
+``--methods`` fits only the named methods (default: all of the family's).
 """
 
 import argparse
@@ -38,31 +51,40 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-def _methods(family, k):
+def _methods(family, k, n, p):
     from sparse_estimators import IHTRegressor, IOBSRegressor
 
+    family = "gamma" if family == "gamma-inverse" else family
     out = {"IHT": lambda: IHTRegressor(k=k, loss=family), "IOBS": lambda: IOBSRegressor(k=k, loss=family)}
-    if family == "poisson":
-        from abess.linear import PoissonRegression
+    if family in ("poisson", "gamma"):
+        from abess.linear import GammaRegression, PoissonRegression
 
+        peer = PoissonRegression if family == "poisson" else GammaRegression
+        previous = "woodbury" if n < p + 1 else "dense"
         out["IHT no splicing"] = lambda: IHTRegressor(k=k, loss=family, splicing=False)
         out["IOBS no splicing"] = lambda: IOBSRegressor(k=k, loss=family, splicing=False)
-        out["abess"] = lambda: PoissonRegression(support_size=[k], thread=1)
+        out["IOBS previous route"] = lambda: IOBSRegressor(k=k, loss=family, hessian=previous)
+        out["abess"] = lambda: peer(support_size=[k], thread=1)
     return out
 
 
-def run_setting(family, n, p, k, rho, signal, repeats):
+def run_setting(family, n, p, k, rho, signal, repeats, methods=None, first_seed=0):
     from compare_glm import PenaltyAtK, f1, simulate
 
     from sparse_estimators import IHTRegressor
-    from sparse_estimators.losses import HuberLoss, PoissonLoss
+    from sparse_estimators.losses import GammaLoss, HuberLoss, PoissonLoss
 
     rows = []
-    for seed in range(repeats):
-        X, y, Xt, yt, truth = simulate(family, n, p, k, rho, signal, 1000, seed)
-        loss = PoissonLoss(X, y) if family == "poisson" else HuberLoss(X, y, epsilon=1.35, scale=1.0)
-        fits = {name: make() for name, make in _methods(family, k).items()}
+    for seed in range(first_seed, first_seed + repeats):
+        X, y, Xt, yt, truth = simulate("gamma-log" if family == "gamma" else family, n, p, k, rho, signal, 1000,
+                                       seed)
         if family == "huber":
+            loss = HuberLoss(X, y, epsilon=1.35, scale=1.0)
+        else:
+            loss = (PoissonLoss if family == "poisson" else GammaLoss)(X, y)  # (gamma, gamma-inverse)
+        fits = {name: make() for name, make in _methods(family, k, n, p).items()
+                if methods is None or name in methods}
+        if family == "huber" and (methods is None or "skglm L1" in methods):
             for penalty in ("L1", "MCP"):
                 fits["skglm " + penalty] = PenaltyAtK("huber", penalty, k, 1.35).tune(X, y)()
         row = {}
@@ -72,7 +94,7 @@ def run_setting(family, n, p, k, rho, signal, repeats):
             row[name] = (f1(support, truth), float(loss.value(W, b)))
         W, b = loss.refit(truth, np.zeros((p, 1)), loss.initial_intercept())
         row["truth"] = (1.0, float(loss.value(W, b)))
-        if family == "huber":
+        if family == "huber" and methods is None:
             for name, kind in (("clean squared_error", "squared_error"), ("clean huber", "huber")):
                 support = np.flatnonzero(IHTRegressor(k=k, loss=kind).fit(Xt[:n], yt[:n]).coef_)
                 row[name] = (f1(support, truth), np.nan)
@@ -99,8 +121,12 @@ def report(rows, reference):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--family", choices=("poisson", "huber"), default="poisson")
+    parser.add_argument("--family", choices=("poisson", "gamma", "gamma-inverse", "huber"), default="poisson")
+    parser.add_argument("--methods", nargs="+", default=None, help="the methods to fit (default: all)")
+    parser.add_argument("--reference", default=None,
+                        help="the method the differences are taken to (default: abess, IHT for huber)")
     parser.add_argument("--repeats", type=int, default=100)
+    parser.add_argument("--first-seed", type=int, default=0, help="seed of the first data set (fresh data sets)")
     parser.add_argument("--settings", nargs="+", default=None,
                         help="n,p,k,rho,signal each (default: compare_glm.py's 8 settings)")
     args = parser.parse_args(argv)
@@ -111,11 +137,12 @@ def main(argv=None):
     else:
         settings = [(n, p, k, rho, signal) for n, p, k in ((200, 100, 5), (500, 1000, 10))
                     for rho in (0.0, 0.7) for signal in ("weak", "strong")]
-    reference = "abess" if args.family == "poisson" else "IHT"
+    reference = args.reference or ("IHT" if args.family == "huber" else "abess")
     with threadpool_limits(1):
         for n, p, k, rho, signal in settings:
             print(f"{args.family} n={n} p={p} k={k} rho={rho} {signal}", flush=True)
-            report(run_setting(args.family, n, p, k, rho, signal, args.repeats), reference)
+            report(run_setting(args.family, n, p, k, rho, signal, args.repeats, args.methods,
+                                       args.first_seed), reference)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,12 @@ and ``IHTRegressor(k, loss=...)`` alternate, ``--fits`` rounds each, with
 BLAS pinned to one thread. Printed: the median over data sets of each
 method's median process CPU time (ms), its ratio to abess's (the median of the
 per-data-set ratios) and the mean number of I-OBS iterations. Ratios within
-one run survive a loaded machine; absolute times do not.
+one run survive a loaded machine; absolute times do not. ``--previous-route``
+adds ``IOBS prev``: ``IOBSRegressor`` (Poisson, Gamma) on the Hessian route
+'auto' chose before the screened route ('woodbury' at n < p + 1, else
+'dense'), in the same alternation: before and after in one run.
 
-    PYTHONPATH=. python benchmarks/iobs_glm_time.py [--repeats 5] [--fits 7]
+    PYTHONPATH=. python benchmarks/iobs_glm_time.py [--repeats 5] [--fits 7] [--previous-route]
 """
 
 import argparse
@@ -41,7 +44,7 @@ def data(family, n, p, k, rho, seed):
     return X, y, y
 
 
-def methods(family, k):
+def methods(family, k, n=None, p=None, previous=False):
     from abess.linear import CoxPHSurvivalAnalysis, GammaRegression, PoissonRegression
 
     from sparse_estimators import IHTRegressor, IOBSRegressor
@@ -51,8 +54,12 @@ def methods(family, k):
         return {"IOBS": lambda: IOBSCoxPHSurvivalAnalysis(k=k), "IHT": lambda: IHTCoxPHSurvivalAnalysis(k=k),
                 "abess": lambda: CoxPHSurvivalAnalysis(support_size=[k], thread=1)}
     peer = PoissonRegression if family == "poisson" else GammaRegression
-    return {"IOBS": lambda: IOBSRegressor(k=k, loss=family), "IHT": lambda: IHTRegressor(k=k, loss=family),
-            "abess": lambda: peer(support_size=[k], thread=1)}
+    out = {"IOBS": lambda: IOBSRegressor(k=k, loss=family), "IHT": lambda: IHTRegressor(k=k, loss=family),
+           "abess": lambda: peer(support_size=[k], thread=1)}
+    if previous:
+        route = "woodbury" if n < p + 1 else "dense"
+        out["IOBS prev"] = lambda: IOBSRegressor(k=k, loss=family, hessian=route)
+    return out
 
 
 def main(argv=None):
@@ -60,13 +67,17 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5, help="data sets per setting")
     parser.add_argument("--fits", type=int, default=7, help="alternated fits of each method per data set")
     parser.add_argument("--families", default="poisson,gamma,cox")
+    parser.add_argument("--previous-route", action="store_true",
+                        help="also time I-OBS on the route 'auto' chose before the screened route")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    print("family | n | p | k | rho | IOBS ms | IHT ms | abess ms | IOBS / abess | IHT / abess | IOBS iterations")
+    prev = args.previous_route
+    print("family | n | p | k | rho | IOBS ms | IHT ms | abess ms | IOBS / abess | IHT / abess | IOBS iterations"
+          + (" | IOBS prev / abess" if prev else ""))
     with threadpool_limits(1):
         for family in args.families.split(","):
             for n, p, k, rho in SETTINGS:
-                ms = methods(family, k)
+                ms = methods(family, k, n, p, prev and family != "cox")
                 times = {name: [] for name in ms}
                 iters = []
                 for seed in range(args.repeats):
@@ -85,8 +96,8 @@ def main(argv=None):
                 med = {name: 1e3 * np.median(v) for name, v in times.items()}
                 ratio = {name: np.median(np.array(times[name]) / np.array(times["abess"])) for name in ms}
                 print(f"{family} | {n} | {p} | {k} | {rho} | {med['IOBS']:.2f} | {med['IHT']:.2f} | "
-                      f"{med['abess']:.2f} | {ratio['IOBS']:.2f} | {ratio['IHT']:.2f} | {np.mean(iters):.1f}",
-                      flush=True)
+                      f"{med['abess']:.2f} | {ratio['IOBS']:.2f} | {ratio['IHT']:.2f} | {np.mean(iters):.1f}"
+                      + (f" | {ratio['IOBS prev']:.2f}" if "IOBS prev" in ratio else ""), flush=True)
 
 
 if __name__ == "__main__":

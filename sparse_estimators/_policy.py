@@ -100,6 +100,9 @@ MAX_HALVINGS = 30
 IN_PLACE_MIN = 128
 #: rows of the Woodbury kernel formed at once (doc/changelog.rst, ``KERNEL_STRIP = 64``)
 KERNEL_STRIP = 64
+#: the 'screened' route's exact block: the current support and SCREEN_FACTOR * k other rows (see
+#: _GLMCurvature._screened_newton; chosen by paired F1, doc/changelog.rst, "Changed results", hessian='screened')
+SCREEN_FACTOR = 4
 
 # -- dask arrays ----------------------------------------------------------------------------------------------
 

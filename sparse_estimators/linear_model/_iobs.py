@@ -35,7 +35,15 @@ _HESSIAN_REG = """'dense': Cholesky of the ``p x p`` Hessian,
         too wide for either matrix). 'auto' uses 'dense' when
         ``n_samples >= n_features``, 'woodbury' otherwise, and 'cg' when the
         matrix would have more than 4096 rows
-        (``sparse_estimators._policy.DENSE_MAX_LS``)."""
+        (``sparse_estimators._policy.DENSE_MAX_LS``). For the other
+        losses the Hessian is re-formed at every iterate (see
+        :class:`IOBSClassifier`); with ``loss='poisson'`` and
+        ``n_samples < n_features + 1``, 'auto' uses 'screened': the Newton
+        step of a block-diagonal Hessian, exact on the current support and
+        the ``4 k`` other features of largest diagonal Newton point
+        (``sparse_estimators._policy.SCREEN_FACTOR``),
+        diagonal elsewhere, which needs no ``n x n`` factorisation (not for
+        least squares, which raises a ValueError)."""
 
 _HESSIAN_CLF = """The Hessian depends on the iterate and is
         re-formed at every iteration: 'dense' forms it over the packed
@@ -47,7 +55,9 @@ _HESSIAN_CLF = """The Hessian depends on the iterate and is
         'woodbury' when ``n_samples m <= 2048`` and ``damping > 0``, else 'cg'
         (``DENSE_MAX_GLM`` and ``WOODBURY_MAX_GLM`` in
         ``sparse_estimators._policy``). With ``damping=0``, 'woodbury'
-        falls back to 'cg'."""
+        falls back to 'cg'. 'screened' (never chosen by 'auto' here): the
+        Newton step of a block-diagonal Hessian, exact on the current
+        support and ``4 k`` other features, diagonal elsewhere."""
 
 _STEP_SIZE = """step_size : 'auto' or float, default='auto'
         Fraction of the Newton step ``theta - s H_lambda^{-1} g`` on which the
@@ -96,7 +106,7 @@ class _IOBSMixin:
     #: with debias, jump to the refit once the Newton point has kept the support for one iteration (the
     #: next iteration checks it is a fixed point, else continues from it): see doc/changelog.rst
     _support_refit_patience = 1
-    _hessian_routes = ("auto", "dense", "woodbury", "cg")
+    _hessian_routes = ("auto", "dense", "woodbury", "cg", "screened")
     # (the Hessian routes differ between regressors and classifiers: checked by _validate_extra_params)
     _parameter_constraints = {"damping": [Interval(Real, 0, None, closed="left")], "correction": ["boolean"],
                               "hessian": [str]}
@@ -110,7 +120,8 @@ class _IOBSMixin:
                              f"got {self.hessian!r}.")
 
 
-@fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg'}", hessian_text=_HESSIAN_REG),
+@fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened'}",
+                                hessian_text=_HESSIAN_REG),
           step_size=_STEP_SIZE, thresholding=_THRESHOLDING, description=_DESCRIPTION, references=_REFERENCES,
           attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))
 class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
@@ -172,7 +183,8 @@ class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
         self.hessian = hessian
 
 
-@fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg'}", hessian_text=_HESSIAN_CLF),
+@fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened'}",
+                                hessian_text=_HESSIAN_CLF),
           step_size=_STEP_SIZE, thresholding=_THRESHOLDING, description=_DESCRIPTION, references=_REFERENCES,
           attrs=attributes("(1, n_features) or (n_classes, n_features)", "ndarray of shape (1,) or (n_classes,)"))
 class IOBSClassifier(_SupportMixin, _IOBSMixin, SparseClassifierBase):

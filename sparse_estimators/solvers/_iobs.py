@@ -23,7 +23,7 @@ from ._iobs_curvature import (
 
 __all__ = ["iobs", "select_hessian_route"]
 
-HESSIAN_ROUTES = ("auto", "dense", "woodbury", "cg")
+HESSIAN_ROUTES = ("auto", "dense", "woodbury", "cg", "screened")
 
 
 def select_hessian_route(loss, hessian="auto", damping=1e-2):
@@ -33,7 +33,7 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     ----------
     loss : BaseLoss
         The loss to minimise.
-    hessian : {'auto', 'dense', 'woodbury', 'cg'}, default='auto'
+    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened'}, default='auto'
         'auto' picks, with ``n`` the number of samples of positive weight,
         ``p`` features and ``m`` outputs:
 
@@ -47,6 +47,13 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           re-forming the ``(p + 1) m`` square Hessian every iteration); else
           'dense' when ``(p + 1) m <= _policy.DENSE_MAX_GLM``; else 'woodbury' under
           the same size and damping conditions; else 'cg'.
+
+        * Poisson (``loss.iobs_screened``) with ``n < p + 1``:
+          'screened', the block-diagonal Newton step (exact on the current
+          support and the ``SCREEN_FACTOR * k`` other rows of largest
+          diagonal Newton point, diagonal elsewhere): no ``n x n`` or
+          ``p x p`` factorisation, only ``X`` restricted to those rows; else
+          as logistic;
 
         * a loss whose curvature is not pointwise (``loss.pointwise`` False:
           the Cox partial likelihood): 'woodbury' (an ``n x n`` factorisation
@@ -63,7 +70,8 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     Returns
     -------
     str
-        One of 'dense', 'woodbury', 'cg'.
+        One of 'dense', 'woodbury', 'cg', 'screened' ('screened' only for a
+        loss with pointwise curvature).
 
     Raises
     ------
@@ -86,6 +94,8 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
         if n >= p:
             return "dense" if p <= _policy.DENSE_MAX_LS else "cg"
         return "woodbury" if n <= _policy.DENSE_MAX_LS else "cg"
+    if n < p + 1 and getattr(loss, "iobs_screened", False):
+        return "screened"  # (Poisson: block-diagonal Newton steps instead of Woodbury's n x n, changelog)
     if damping > 0 and n < p + 1 and n * m <= _policy.WOODBURY_MAX_GLM:
         return "woodbury"  # wide data: an (n m)-sized factorisation beats re-forming (p m)^2
     if (p + 1) * m <= _policy.DENSE_MAX_GLM:
@@ -179,7 +189,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
         At 0 a singular Hessian is handled by its pseudo-inverse.
     correction : bool, default=True
         Apply the OBS correction (restricted Newton solve on the support).
-    hessian : {'auto', 'dense', 'woodbury', 'cg'}, default='auto'
+    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened'}, default='auto'
         Linear-algebra route, see :func:`select_hessian_route` (with
         ``damping=0`` a logistic / multinomial "woodbury" falls back to CG).
     support_refit : int, default=0
@@ -205,6 +215,9 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
         raise ValueError(f"The 'damping' parameter must be a finite number >= 0, got {damping!r}.")
     route = select_hessian_route(loss, hessian, damping)
     least_squares = not loss.intercept_is_variable
+    if route == "screened" and (least_squares or not getattr(loss, "pointwise", True)):
+        raise ValueError("The 'screened' Hessian route needs a loss whose curvature is pointwise and changes "
+                         "with the iterate (not least squares, not Cox): use hessian='auto'.")
     s0 = 1.0 if (isinstance(step_size, str) and step_size == "auto") else float(step_size)
     if verbose >= 2:
         print(f"[IOBS] hessian route: {route}")
@@ -227,7 +240,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     for it in range(1, max_iter + 1):
         GW, gb = loss.gradient_from_z(Z, W)
         if not least_squares:
-            curvature = _GLMCurvature(loss, route, damping, W, b, Z, cache)
+            curvature = _GLMCurvature(loss, route, damping, W, b, Z, cache, screen_rows=_policy.SCREEN_FACTOR * k)
         dW, db = curvature.newton(GW, gb)
         if at_minimiser:
             at_minimiser = False

@@ -12,6 +12,11 @@ Linear algebra (``hessian`` option; ``H`` is never inverted explicitly):
   factorisation built from ``X X^T`` (computed once per fit) and the
   pointwise second derivatives (``'woodbury'``); the correction then forms
   the small restricted Hessian on the kept rows directly;
+* pointwise losses (Poisson by default when ``n < p + 1``):
+  ``'screened'``, the Newton step of a block-diagonal Hessian, exact on the
+  current support and the rows the top-k selection could take (ranked by
+  their diagonal Newton point), diagonal elsewhere: only those columns of
+  ``X``, no ``n x n`` or ``p x p`` factorisation;
 * any loss: matrix-free Jacobi-preconditioned conjugate gradient on
   Hessian-vector products (``'cg'``), for data too wide for a dense matrix.
 """
@@ -385,8 +390,9 @@ class _GLMWoodbury:
 class _GLMCurvature:
     """The logistic / multinomial Hessian at one iterate, over ``[W.ravel(), b]``."""
 
-    def __init__(self, loss, route, damping, W, b, Z, cache):
+    def __init__(self, loss, route, damping, W, b, Z, cache, screen_rows=0):
         self.loss, self.route = loss, route
+        self.screen_rows = screen_rows
         self.W, self.b = W, b
         p, m = W.shape
         self.p, self.m = p, m
@@ -434,7 +440,34 @@ class _GLMCurvature:
         HV, Hc = self.loss.hessp(self.W, self.b, V, c)
         return self.pack(HV, Hc) + self.lam * theta
 
+    def _screened_newton(self, GW, gb):
+        """The Newton step of the block-diagonal Hessian: exact on the rows ``C`` (and ``b``), diagonal elsewhere.
+
+        ``C`` holds the current non-zero rows and the ``screen_rows`` others
+        whose diagonal Newton point ``W - g / (diag H + lambda)`` is largest
+        (the rows the top-k selection could take): their Newton point is
+        the damped Newton solve restricted to ``C``, which needs ``X[:, C]``
+        only, no ``n x n`` or ``p x p`` factorisation.
+        """
+        p, m = self.p, self.m
+        dW = GW * _inverse_diag(self.diag[: p * m].reshape(p, m) + self.lam)
+        current = np.any(self.W != 0, axis=1)
+        score = np.linalg.norm(self.W - dW, axis=1) if m > 1 else np.abs(self.W[:, 0] - dW[:, 0])
+        score[current] = -np.inf
+        free = p - int(current.sum())
+        extra = min(self.screen_rows, free)
+        rows = np.flatnonzero(current)
+        if extra > 0:
+            top = np.argpartition(score, p - extra)[p - extra:] if extra < p else np.arange(p)
+            rows = np.union1d(rows, top)
+        idx = self._indices(rows)
+        x = _SPDSolver(self._restricted_hessian(rows)).solve(self.pack(GW, gb)[idx])
+        dW[rows] = x[: rows.size * m].reshape(rows.size, m)
+        return dW, (x[rows.size * m:].copy() if self.has_b else None)
+
     def newton(self, GW, gb):
+        if self.route == "screened":
+            return self._screened_newton(GW, gb)
         g = self.pack(GW, gb)
         if self.H is not None:
             d = self.solver.solve(g)

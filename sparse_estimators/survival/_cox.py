@@ -462,3 +462,5 @@ class IOBSCoxPHSurvivalAnalysis(_SupportMixin, _IOBSMixin, _CoxPHSurvivalBase):
         self.damping = damping
         self.correction = correction
         self.hessian = hessian
+
+    _hessian_routes = ("auto", "dense", "woodbury", "cg")  # (no 'screened': the curvature is not pointwise)
