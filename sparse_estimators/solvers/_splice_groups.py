@@ -299,17 +299,22 @@ class _UnitSearch:
             lazy = refits is not None  # (Z_c None: formed for the accepted candidate only, below)
             if not lazy:
                 refits = loss.refit_candidates(candidates, start, b, **self.refit_options)
-            for c, (W_c, b_c, f_c, Z_c) in enumerate(refits, start=1):
-                # the decrease net of the added units' prices, plus the removed ones'
-                added = price[adds[:c]].sum()
-                net = f - f_c - added + price[kept[:c]].sum()
-                if not (net > self.gate * added and (best is None or net > best[5])):
+            # each candidate's decrease net of the added units' prices, plus the removed ones'
+            added = np.cumsum(price[adds])
+            net = f - np.array([f_c for _, _, f_c, _ in refits]) - added + np.cumsum(price[kept[:n_out]])
+            # the candidate of largest net decrease (the first of equal ones) that passes the gate and the
+            # add_gate test: those tested in that order, until one passes (the test costs a pass over the
+            # added columns)
+            for c in np.argsort(-net, kind="stable"):
+                if not net[c] > self.gate * added[c]:
                     continue
+                W_c, b_c, f_c, Z_c = refits[c]
                 if self.add_gate:
-                    passed, H = self.significant(adds[:c], kept[:c], support, W, b, W_c, Z_c, f_c, H)
+                    passed, H = self.significant(adds[:c + 1], kept[:c + 1], support, W, b, W_c, Z_c, f_c, H)
                     if not passed:
                         continue
-                best = (unit_candidates[c - 1], W_c, b_c, f_c, Z_c, net)
+                best = (unit_candidates[c], W_c, b_c, f_c, Z_c, net[c])
+                break
             if best is None:
                 break
             units, W, b, f, Z, _ = best
