@@ -4,6 +4,8 @@ The search of ``solvers/_splice.py`` over units instead of features: the
 groups' removal costs and addition gains come from block Newton steps on
 each group's curvature block, and groups are priced by the decrease the best
 of ``G`` noise groups of their size would reach (:meth:`_UnitSearch.price`).
+Dense least squares refits the candidates from the Gram block of the columns
+they touch (``losses/_squared_units.py``).
 """
 
 import numpy as np
