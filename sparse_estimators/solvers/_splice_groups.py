@@ -4,6 +4,8 @@ The search of ``solvers/_splice.py`` over units instead of features: the
 groups' removal costs and addition gains come from block Newton steps on
 each group's curvature block, and groups are priced by the decrease the best
 of ``G`` noise groups of their size would reach (:meth:`_UnitSearch.price`).
+Dense least squares refits the candidates from the Gram block of the columns
+they touch (``losses/_squared_units.py``).
 """
 
 import numpy as np
@@ -11,6 +13,7 @@ import scipy.special
 
 from .. import _policy
 from ..losses._base import BaseLoss
+from ..losses._squared_units import unit_gram_candidates
 from ._base import SolverResult
 from ._splice import _explained, _swaps, _top
 
@@ -61,7 +64,7 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
             free = np.where(search.protected, -np.inf, gain)
             start = np.union1d(np.flatnonzero(search.protected), _top(free, k - int(search.protected.sum())))
         if start.tobytes() not in visited:
-            refit = loss.refit_candidates([search.features(start)], W0, b0, **search.refit_options)[0]
+            refit = search.refit_candidates([search.features(start)], W0, b0)[0]
             other = search.exchange(start, *refit, known=visited)[0]
             if other is not None:
                 mine, theirs = structure.units(best.support), structure.units(other.support)
@@ -123,6 +126,16 @@ class _UnitSearch:
         self.refit_options = {"decrement": _policy.UNIT_CANDIDATE_DECREMENT} if newton else {}
         # a loss whose curvature does not depend on Z (least squares): curvature_ratio is 1 without forming it
         self.constant_curvature = type(loss).feature_curvatures is BaseLoss.feature_curvatures
+        # dense least squares: candidates refitted from the Gram block of the columns they touch
+        self.gram = unit_gram_candidates(loss)
+
+    def refit_candidates(self, candidates, W, b):
+        """``loss.refit_candidates`` (through the Gram block when one applies), each ``Z_c`` formed."""
+        refits = None if self.gram is None else self.gram.refit_candidates(candidates, W, b)
+        if refits is None:
+            return self.loss.refit_candidates(candidates, W, b, **self.refit_options)
+        return [(W_c, b_c, f_c, self.gram.linear_predictor(W_c, support))
+                for (W_c, b_c, f_c, _), support in zip(refits, candidates, strict=True)]
 
     def price(self, f, n_features):
         """Each unit's price at a fit of loss ``f`` on ``n_features``: ``q_u s / (2 N)``, shape (n_units,).
@@ -272,21 +285,31 @@ class _UnitSearch:
             added_features = self.features(adds)
             start[added_features] = self.steps(solved, added_features, ratio)
             best, H = None, None
-            refits = loss.refit_candidates(candidates, start, b, **self.refit_options)
-            for c, (W_c, b_c, f_c, Z_c) in enumerate(refits, start=1):
-                # the decrease net of the added units' prices, plus the removed ones'
-                added = price[adds[:c]].sum()
-                net = f - f_c - added + price[kept[:c]].sum()
-                if not (net > self.gate * added and (best is None or net > best[5])):
+            refits = None if self.gram is None else self.gram.refit_candidates(candidates, start, b)
+            lazy = refits is not None  # (Z_c None: formed for the accepted candidate only, below)
+            if not lazy:
+                refits = loss.refit_candidates(candidates, start, b, **self.refit_options)
+            # each candidate's decrease net of the added units' prices, plus the removed ones'
+            added = np.cumsum(price[adds])
+            net = f - np.array([f_c for _, _, f_c, _ in refits]) - added + np.cumsum(price[kept[:n_out]])
+            # the candidate of largest net decrease (the first of equal ones) that passes the gate and the
+            # add_gate test: those tested in that order, until one passes (the test costs a pass over the
+            # added columns)
+            for c in np.argsort(-net, kind="stable"):
+                if not net[c] > self.gate * added[c]:
                     continue
+                W_c, b_c, f_c, Z_c = refits[c]
                 if self.add_gate:
-                    passed, H = self.significant(adds[:c], kept[:c], support, W, b, W_c, Z_c, f_c, H)
+                    passed, H = self.significant(adds[:c + 1], kept[:c + 1], support, W, b, W_c, Z_c, f_c, H)
                     if not passed:
                         continue
-                best = (unit_candidates[c - 1], W_c, b_c, f_c, Z_c, net)
+                best = (unit_candidates[c], W_c, b_c, f_c, Z_c, net[c])
+                break
             if best is None:
                 break
             units, W, b, f, Z, _ = best
+            if lazy:
+                Z = self.gram.linear_predictor(W, self.features(units))
             objective.append(f)
         visited.add(units.tobytes())
         return SolverResult(W, b, self.features(units), len(objective) - 1, objective, converged=True), visited
@@ -376,20 +399,26 @@ def _unit_blocks(loss, codes, n_units, max_bytes=2 ** 26):
 
 
 def _inverted(loss, units, members, H, padded=None):
-    """``(units, members, H, H_inv)`` of :func:`_unit_blocks` from the products ``H`` (curvature and alpha added).
+    """``(units, members, H, H_inv)`` of :func:`_unit_blocks` from the products ``H`` (curvature, alpha added in place).
 
     ``padded``: the padded positions (a mask like ``members``), whose
     diagonal entries are set to 1 in ``H`` and its inverse.
     """
-    size = H.shape[1]
-    H = loss.curvature * H + loss.alpha * np.eye(size)
+    # (in place on the diagonal, H being the caller's fresh array: the values of curvature * H + alpha I
+    # without its temporaries)
+    if loss.curvature != 1.0:
+        H *= loss.curvature
+    diagonal = np.einsum("uaa->ua", H)  # (a view)
+    if loss.alpha:
+        diagonal += loss.alpha
     # the inverse with a ridge of 1e-10 of the largest diagonal entry (a pseudo-inverse for gradients,
     # which vanish along the null directions: constant or duplicated columns); 10 times faster than pinv
-    ridge = 1e-10 * np.einsum("uaa->ua", H).max(axis=1) + 1e-300
+    ridge = 1e-10 * diagonal.max(axis=1) + 1e-300
     if padded is not None:
-        diagonal = np.einsum("uaa->ua", H)  # (a view)
         diagonal[padded] = 1.0
-    H_inv = np.linalg.inv(H + ridge[:, None, None] * np.eye(size))
+    ridged = H.copy()
+    np.einsum("uaa->ua", ridged)[...] += ridge[:, None]
+    H_inv = np.linalg.inv(ridged)
     if padded is not None:
         np.einsum("uaa->ua", H_inv)[padded] = 1.0  # (1 / (1 + ridge) there: exactly 1, as in H)
     return units, members, H, H_inv
