@@ -42,6 +42,10 @@ UNIT_PRICE_LEVEL = 1.0
 #: the group search's one-output Newton candidate refits (logistic) stop at this decrement, not the logistic
 #: loss's own 1e-6 (same group F1 for fewer Newton steps; doc/changelog.rst, ``UNIT_CANDIDATE_DECREMENT``)
 UNIT_CANDIDATE_DECREMENT = 1e-3
+#: a group candidate whose least-squares value from the normal equations (losses/_squared_units.py) is at most
+#: this share of ``y``'s weighted variance is evaluated on the columns instead (that value's error is about
+#: 1e-16 of the variance; a rounding margin, not tuned)
+EXPLAINED_SHARE = 1e-6
 
 # -- least squares: precompute='auto' and the design --------------------------------------------------------
 

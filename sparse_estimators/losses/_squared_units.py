@@ -15,12 +15,9 @@ support with :meth:`SquaredLoss.refit`.
 
 import numpy as np
 
+from .. import _policy
 from ._design import LinearDesign
 from ._squared import SquaredLoss, _cholesky_solve
-
-#: a candidate whose value from the normal equations is at most this share of ``y``'s weighted variance is
-#: evaluated on the columns instead (the normal equations' value has an error of about 1e-16 of that variance)
-EXPLAINED_SHARE = 1e-6
 
 
 def unit_gram_candidates(loss):
@@ -81,7 +78,7 @@ class UnitGramCandidates:
 
         None when a candidate's Cholesky pivot is below ``1e-8`` times its
         largest diagonal entry (nearly collinear columns) or its value is at
-        most :data:`EXPLAINED_SHARE` of ``y``'s variance: the caller then
+        most ``_policy.EXPLAINED_SHARE`` of ``y``'s variance: the caller then
         evaluates the round with :meth:`SquaredLoss.refit_candidates`.
         """
         self._touch(np.unique(np.concatenate(supports)))
@@ -94,7 +91,7 @@ class UnitGramCandidates:
             if coef is None:
                 return None
             value = 0.5 * (self._yy - float(np.vdot(C, coef)))  # (at the solution of G w = C, no product with G)
-            if not value > EXPLAINED_SHARE * self._yy:
+            if not value > _policy.EXPLAINED_SHARE * self._yy:
                 return None
             W_c = np.zeros_like(W)
             W_c[support] = coef
