@@ -348,3 +348,44 @@ def test_cox_models_refuse_a_dask_X_instead_of_gathering_it():
         risk = est.predict(Xd)
         assert hasattr(risk, "dask")
         np.testing.assert_allclose(risk.compute(), est.predict(X), rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # (the same on both: compared)
+@pytest.mark.parametrize("loss, params", [
+    ("poisson", {}), ("gamma", {}), ("squared_error", {}), ("squared_error", {"precompute": False}),
+    ("logistic", {}),
+], ids=["poisson", "gamma", "squared_gram", "squared_passes", "logistic"])
+def test_iobs_on_a_wide_dask_X_takes_the_dense_route(loss, params):
+    # with fewer rows than features, 'auto' chose routes that index X in memory (Woodbury's n x n kernel,
+    # the screened rows, CG), which failed on a dask X; it takes the p x p Hessian of one pass per iterate
+    from sparse_estimators import IOBSRegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 120))
+    w = np.zeros(120)
+    w[:3] = 0.6
+    z = X @ w
+    y = {"poisson": rng.poisson(np.exp(z)), "gamma": rng.gamma(2.0, np.exp(z) / 2.0),
+         "squared_error": z + 0.1 * rng.standard_normal(60), "logistic": (z + 0.3 * rng.standard_normal(60) > 0)}
+    if loss == "logistic":
+        make = lambda **kw: IOBSClassifier(k=3, **kw)  # noqa: E731
+    else:
+        make = lambda **kw: IOBSRegressor(k=3, loss=loss, **params, **kw)  # noqa: E731
+    Xd = da.from_array(X, chunks=(20, 120))
+    lazy = make().fit(Xd, y[loss])
+    in_memory = make(hessian="dense").fit(X, y[loss])
+    np.testing.assert_allclose(lazy.coef_, in_memory.coef_, rtol=1e-8, atol=1e-10)
+    assert np.array_equal(np.flatnonzero(lazy.coef_), [0, 1, 2])
+    with pytest.raises(ValueError, match="'hessian' parameter must be 'auto' or 'dense' for a dask X"):
+        make(hessian="woodbury").fit(Xd, y[loss])
+
+
+def test_iobs_on_a_dask_X_refuses_a_hessian_wider_than_the_dense_limit(monkeypatch):
+    from sparse_estimators import _policy
+
+    monkeypatch.setattr(_policy, "DENSE_MAX_LS", 50)  # (p + 1 = 121 packed variables: more than allowed)
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((200, 120))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(200) > 0).astype(int)
+    with pytest.raises(ValueError, match="I-OBS on a dask X forms the .* = 121 square Hessian"):
+        IOBSClassifier(k=3).fit(da.from_array(X, chunks=(50, 120)), y)

@@ -42,6 +42,8 @@ class DaskRowsMixin:
 
     #: the NumPy loss class whose pointwise functions the blocks run
     _numpy_class = None
+    #: ``X`` is read block by block, never indexed or multiplied in memory (I-OBS takes its 'dense' route)
+    blockwise = True
 
     def _state(self):
         return {key: value for key, value in self.__dict__.items() if isinstance(value, _SCALARS)}

@@ -55,6 +55,9 @@ class DaskGramSquaredLoss(GramSquaredLoss):
     Use :meth:`from_dask`.
     """
 
+    #: the statistics come from a dask ``X`` (I-OBS takes its 'dense' route, on ``G``)
+    blockwise = True
+
     @classmethod
     def from_dask(cls, X, Y, sample_weight=None, fit_intercept=True):
         """Read ``X`` once and build the loss.

@@ -62,6 +62,11 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           ``n m <= _policy.WOODBURY_MAX_GLM`` and ``damping > 0``; else 'dense' when
           ``p m <= _policy.DENSE_MAX_GLM``; else 'cg'.
 
+        * a loss over a dask ``X`` (``loss.blockwise``): 'dense' (one pass
+          over the blocks per iterate) when ``(p + 1) m <=
+          _policy.DENSE_MAX_LS``; other routes, or more features, raise a
+          ValueError.
+
         Any other value is returned as is.
     damping : float, default=1e-2
         The Woodbury form of a logistic / multinomial Hessian needs a damped
@@ -76,11 +81,14 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     Raises
     ------
     ValueError
-        On an unknown route.
+        On an unknown route; on a dask ``X``, on a route other than 'auto' or
+        'dense', or a Hessian wider than ``_policy.DENSE_MAX_LS``.
     """
     if not (isinstance(hessian, str) and hessian in HESSIAN_ROUTES):
         raise ValueError(f"The 'hessian' parameter must be one of {HESSIAN_ROUTES}, got {hessian!r}.")
     p, m = loss.n_features, loss.n_outputs
+    if getattr(loss, "blockwise", False):
+        return _blockwise_route(hessian, p, m)
     if not getattr(loss, "pointwise", True):  # (Cox: Woodbury through the n x n Hessian in eta)
         if hessian != "auto":
             return hessian
@@ -101,6 +109,22 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     if (p + 1) * m <= _policy.DENSE_MAX_GLM:
         return "dense"
     return "woodbury" if (damping > 0 and n * m <= _policy.WOODBURY_MAX_GLM) else "cg"
+
+
+def _blockwise_route(hessian, p, m):
+    """The route on a loss over a dask ``X``: 'dense', whose Hessian is one pass over the blocks per iterate.
+
+    The other routes index or multiply ``X`` in memory (the ``n x n`` kernel of
+    'woodbury', the columns of 'screened', CG's products per iteration).
+    """
+    if hessian not in ("auto", "dense"):
+        raise ValueError(f"The 'hessian' parameter must be 'auto' or 'dense' for a dask X, got {hessian!r}: "
+                         "the other routes need X in memory.")
+    if (p + 1) * m > _policy.DENSE_MAX_LS:
+        raise ValueError(f"I-OBS on a dask X forms the (n_features + 1) * n_outputs = {(p + 1) * m} square "
+                         f"Hessian at every iterate, more than {_policy.DENSE_MAX_LS}: use IHTRegressor / "
+                         "IHTClassifier, or fewer features.")
+    return "dense"
 
 
 # -- the solver -----------------------------------------------------------------
