@@ -164,19 +164,3 @@ def test_splice_from_the_solvers_state_ends_where_it_would_without():
         exchanged += given.n_iter > 0
     assert exchanged  # (the state also served searches that moved)
 
-
-def test_small_designs_square_at_once_as_block_by_block(monkeypatch):
-    """column_moments squares a small X at once: the blocks' products and sums are those of the
-    block-by-block route (the squares of very different magnitudes, weighted and not, float32 too)."""
-    from sparse_estimators.losses import _design
-
-    rng = np.random.RandomState(8)
-    for n, p, dtype in ((500, 100, np.float64), (130, 7, np.float32), (64, 300, np.float64)):
-        X = (rng.standard_normal((n, p)) * np.logspace(-3, 3, p)).astype(dtype)
-        design = _design.LinearDesign(X, X.mean(axis=0).astype(float))
-        for weights in (np.full(n, 1.0 / n), rng.rand(n, 2)):
-            at_once = design.column_moments(weights)
-            monkeypatch.setattr(_design, "_SQUARE_AT_ONCE", 0)
-            blocks = design.column_moments(weights)
-            monkeypatch.undo()
-            np.testing.assert_allclose(at_once, blocks, rtol=1e-12, atol=0)

@@ -12,10 +12,6 @@ import scipy.sparse as sp
 _CANCELLATION_RATIO = 1e6
 
 
-#: column_moments squares a dense X of at most this many entries (1 MiB in float64) at once rather than
-#: block by block (the same products: bit-identical; 9 fewer multiplications at n = 500; doc/changelog.rst)
-_SQUARE_AT_ONCE = 2 ** 17
-
 #: the column extremes of the array a fit is setting up (see shared_extremes), per thread
 _SHARED = threading.local()
 
@@ -222,8 +218,7 @@ class LinearDesign:
 
         The diagonal of :meth:`weighted_gram` without forming it: dense ``X``
         is read in blocks of at most an eighth of its rows (for ``n >= 64``; no
-        ``n x p`` temporary, ``X`` never copied, unless it has at most
-        ``_SQUARE_AT_ONCE`` entries).
+        ``n x p`` temporary, ``X`` never copied).
 
         Parameters
         ----------
@@ -240,15 +235,9 @@ class LinearDesign:
         else:
             second = np.zeros((self.shape[1],) + w.shape[1:])
             rows = min(256, max(8, self.shape[0] // 8))  # temporaries of at most 1/8 of X (n >= 64)
-            # a small X is squared at once (the same blocks' products, without a multiplication per block)
-            squares = self.X * self.X if self.X.size <= _SQUARE_AT_ONCE else None
             for start in range(0, self.shape[0], rows):
-                if squares is None:
-                    block = self.X[start:start + rows]
-                    block = block * block
-                else:
-                    block = squares[start:start + rows]
-                second += block.T @ w[start:start + rows]
+                block = self.X[start:start + rows]
+                second += (block * block).T @ w[start:start + rows]
         if self.offset is not None:  # E[(x - o)^2] = E[x^2] - 2 o E[x] + o^2
             first = np.asarray(self.X.T @ w, dtype=float)
             o = self.offset if w.ndim == 1 else self.offset[:, None]
