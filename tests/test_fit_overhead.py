@@ -117,3 +117,50 @@ def test_newton_solve_and_norm_as_scipy_and_numpy():
         L = np.linalg.cholesky(H)
         assert np.array_equal(cholesky_newton_solve(H, g), scipy.linalg.cho_solve((L, True), g))
         assert _norm(g) == np.linalg.norm(g)
+
+
+def test_parameter_check_remembers_only_values_that_passed():
+    """The scalars a fit's parameter check remembers (check_parameters) never let another value through:
+    after fits with valid values, the same names with invalid values, or equal values of a refused type
+    (5.0 for max_iter after 5, True for k after 1), still raise scikit-learn's InvalidParameterError."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y = _data(7)
+    IHTRegressor(k=1, max_iter=5, tol=1e-4).fit(X, y)
+    IHTRegressor(k=1, max_iter=5, tol=1e-4).fit(X, y)  # (the values are remembered now)
+    for bad in ({"max_iter": 5.0}, {"tol": -1e-4}, {"k": 0}, {"splicing": "yes"}, {"step_size": 0.0}):
+        with pytest.raises(InvalidParameterError, match=f"The '{next(iter(bad))}' parameter of IHTRegressor"):
+            IHTRegressor(**({"k": 1} | bad)).fit(X, y)
+    with pytest.raises((InvalidParameterError, ValueError), match="'k' parameter"):
+        IHTRegressor(k=True).fit(X, y)
+
+
+def test_splice_from_the_solvers_state_ends_where_it_would_without():
+    """splice's start_state (the linear predictor, value and gradient where the solver's support jump
+    ended) replaces only their computation: the search accepts the same exchanges and returns the same
+    fit as when it computes them itself, on designs where it exchanges features."""
+    from sparse_estimators.losses import SquaredLoss
+    from sparse_estimators.solvers import iht, splice
+    from sparse_estimators.thresholding import Hard
+
+    exchanged = 0
+    for seed in range(6):
+        rng = np.random.RandomState(seed)
+        X = rng.standard_normal((100, 400))
+        for j in range(1, 400):  # AR(1) columns, rho 0.35: the solver's support can improve
+            X[:, j] = 0.35 * X[:, j - 1] + np.sqrt(1 - 0.35**2) * X[:, j]
+        signal = X[:, np.linspace(0, 399, 10).astype(int)].sum(axis=1)
+        y = signal + np.sqrt(signal.var() / 3) * rng.standard_normal(100)
+        loss = SquaredLoss(X, y)
+        W0, b0 = loss.zeros()
+        result = iht(loss, Hard(), 10, W0=W0, b0=b0, support_refit=3)
+        assert result.refitted and result.linear_predictor is not None
+        state = (result.linear_predictor, result.objective[-1], result.gradient)
+        given = splice(loss, 10, result.coef, result.intercept, refitted=True, start_state=state)
+        own = splice(loss, 10, result.coef, result.intercept, refitted=True)
+        np.testing.assert_array_equal(given.support, own.support)
+        np.testing.assert_array_equal(given.coef, own.coef)
+        assert given.n_iter == own.n_iter and given.objective == own.objective
+        exchanged += given.n_iter > 0
+    assert exchanged  # (the state also served searches that moved)
+

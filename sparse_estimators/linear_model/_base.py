@@ -28,6 +28,7 @@ from ..losses._design import shared_extremes
 from ..model_selection._criteria import criterion_levels, information_criterion
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
+from ..solvers._base import nonzero_rows, same_indices
 from ..structures import Groups, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED
@@ -352,7 +353,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         elif not result.converged:
             warnings.warn(f"{name} did not converge in max_iter={self.max_iter} iterations; "
                           "increase max_iter or tol.", ConvergenceWarning, stacklevel=self._warn_depth)
-        support = np.flatnonzero(np.any(W != 0, axis=1))
+        support = nonzero_rows(W)
         n_exchanges, gradient = 0, result.gradient
         if operator.forced is not None and debias:  # (a forced feature whose coefficient is still 0)
             forced = operator.features(operator.forced)
@@ -362,6 +363,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 result.refitted, gradient = True, None
         if debias and not screening and operator.exchanges and self._splices(loss, k) and support.size:
             kwargs = self._splice_kwargs(loss, k) | ({} if second_search else {"screening_start": False})
+            if (gradient is not None and result.linear_predictor is not None and result.refitted
+                    and same_indices(support, result.support)):  # (the search starts where the solver ended)
+                kwargs["start_state"] = (result.linear_predictor, result.objective[-1], gradient)
             if operator.forced is not None:
                 kwargs["forced"] = operator.features(operator.forced)
             if isinstance(operator, Groups):
@@ -374,7 +378,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if loss.positive and np.any(W < 0):  # (e.g. IOBS's unconstrained Newton correction): back to W >= 0
             W, b = loss.refit(np.flatnonzero(np.any(W != 0, axis=1)), W, b)
             gradient = None
-        support = np.flatnonzero(np.any(W != 0, axis=1))
+        support = nonzero_rows(W)
         if isinstance(operator, Groups):  # a group is in or out whole (positive=True can zero part of it)
             support = operator.features(operator.units(support))
         if operator.forced is not None:  # (in the support even where positive=True's refit sets them to 0)

@@ -259,7 +259,7 @@ class BaseLoss:
         self.n_positive = int(np.count_nonzero(sw > 0))
         self.n_observations = max(self.sw_sum, float(self.n_positive))
         #: all weights equal: a weighted mean is a plain mean (cheaper products)
-        self.uniform_weights = bool(sw.size == 0 or np.all(sw == sw[0]))
+        self.uniform_weights = bool(sw.size == 0 or np.logical_and.reduce(sw == sw[0]))
         self._lipschitz = None
 
     # -- shapes ---------------------------------------------------------------

@@ -53,6 +53,9 @@ def column_extremes(X):
 
 
 def _column_extremes(X):
+    if type(X) is np.ndarray:  # (X.max(axis=0) and X.min(axis=0) without their Python wrappers)
+        return (np.asarray(np.maximum.reduce(X, axis=0), dtype=float),
+                np.asarray(np.minimum.reduce(X, axis=0), dtype=float))
     if not sp.issparse(X):
         return np.asarray(X.max(axis=0), dtype=float), np.asarray(X.min(axis=0), dtype=float)
     Xc = sp.csc_matrix(X)
@@ -125,7 +128,8 @@ class LinearDesign:
         write to them), so a fit copies its support once rather than at
         every iteration and refit.
         """
-        support = np.asarray(support)
+        if type(support) is not np.ndarray:
+            support = np.asarray(support)
         if support.dtype == bool:
             support = np.flatnonzero(support)
         dtype = self.dtype if dtype is None else np.dtype(dtype)
@@ -181,7 +185,7 @@ class LinearDesign:
         """``(X - 1 offset^T)^T @ R`` for ``R`` of shape (n, m)."""
         G = np.asarray(self.X.T @ self._cast(R), dtype=float)
         if self.offset is not None:
-            G -= self.offset[:, None] * R.sum(axis=0)
+            G -= self.offset[:, None] * np.add.reduce(R, axis=0)  # (R.sum(axis=0) without its Python wrapper)
         if self.constant is not None:
             G[self.constant] = 0.0
         return G

@@ -9,6 +9,8 @@ from .. import _policy
 from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns
 
+_all = np.logical_and.reduce  # (ndarray.all without its Python wrapper)
+
 
 def _one_size(supports):
     """The supports as arrays, and whether they share one non-zero size (one batched solve)."""
@@ -32,8 +34,8 @@ def _cholesky_solve(G, rhs, rtol, scale=None):
     if info:
         return None
     pivots = L.diagonal()
-    # (the array's own all(): np.all's dispatch costs a third of this function at k = 10)
-    return x if (pivots * pivots > rtol * (G.diagonal() if scale is None else scale)).all() else None
+    # (logical_and.reduce: np.all's dispatch cost a third of this function at k = 10, ndarray.all's wrapper a tenth)
+    return x if _all(pivots * pivots > rtol * (G.diagonal() if scale is None else scale)) else None
 
 
 def _batched_normal_equations(G, rhs):
@@ -47,7 +49,7 @@ def _batched_normal_equations(G, rhs):
     and ``solve`` (4 systems of 10).
     """
     out = np.empty(rhs.shape)
-    largest = np.einsum("cii->ci", G).max(axis=1)
+    largest = np.maximum.reduce(np.einsum("cii->ci", G), axis=1)  # (.max(axis=1) without its Python wrapper)
     for c in range(G.shape[0]):
         x = _cholesky_solve(G[c], rhs[c], 1e-8, largest[c])
         if x is None:
@@ -187,12 +189,13 @@ class SquaredLoss(BaseLoss):
         by least squares with a relative rank cut-off, which gives the
         minimum-norm solution when columns are collinear.
         """
-        support = np.asarray(support)
+        if type(support) is not np.ndarray:
+            support = np.asarray(support)
         if self.positive:
             return self._nonnegative_refit(support, W, b)
         W_full = np.zeros_like(W)
         if support.size:
-            A = self.design.columns(support).dense()
+            A = self._centred_columns(support)
             Aw = A if self.uniform_weights else A * self.sample_weight[:, None]
             coef = _cholesky_solve(Aw.T @ A, Aw.T @ self.Y, 1e-4)
             if coef is not None:
@@ -204,6 +207,14 @@ class SquaredLoss(BaseLoss):
                 cond = max(A.shape) * np.finfo(float).eps
                 W_full[support] = scipy.linalg.lstsq(A * root, self.Y * root, cond=cond, lapack_driver="gelsy")[0]
         return W_full, b
+
+    def _centred_columns(self, support):
+        """The centred columns ``support`` of the design, dense, in float64 (``columns(support).dense()``)."""
+        design = self.design
+        if type(design) is not LinearDesign or design.is_sparse:
+            return design.columns(support).dense()
+        A = design._copy(support, np.float64)  # (the same, without building a LinearDesign for them)
+        return A if design.offset is None else A - design.offset[support]
 
     def _nonnegative_refit(self, support, W, b):
         """Weighted non-negative least squares on ``support`` (``positive=True``), per target, on the columns."""
@@ -237,13 +248,7 @@ class SquaredLoss(BaseLoss):
         # (plain Python sets and np.array: on the few small arrays of a splicing round,
         # np.unique and np.stack cost more in overhead than the rest of the set-up)
         union = np.array(sorted(set().union(*(s.tolist() for s in supports))), dtype=np.intp)
-        design = self.design
-        if design.is_sparse:
-            A = design.columns(union).dense()  # centered columns of the union
-        else:  # (the same, without building a LinearDesign for them)
-            A = design._copy(union, np.float64)
-            if design.offset is not None:
-                A = A - design.offset[union]
+        A = self._centred_columns(union)
         Aw = A if self.uniform_weights else A * self.sample_weight[:, None]
         gram, rhs = Aw.T @ A, Aw.T @ self.Y
         C = len(supports)
@@ -266,7 +271,7 @@ class SquaredLoss(BaseLoss):
         R = self.Y - Z
         squares = np.einsum("cnm,cnm->cn", R, R)  # per candidate and sample
         if self.uniform_weights:
-            mean_squares = squares.sum(axis=1) / squares.shape[1]  # = mean(axis=1), without its overhead
+            mean_squares = np.add.reduce(squares, axis=1) / squares.shape[1]  # = mean(axis=1), without its overhead
         else:
             mean_squares = squares @ self.sample_weight / self.sw_sum
         W_all = np.zeros((C,) + W.shape)

@@ -56,7 +56,8 @@ class LazyGramSquaredLoss(GramSquaredLoss):
         self._As = None if self.uniform_weights else A * share[:, None]
         self._share = float(share[0]) if self.uniform_weights and share.size else None
         self.C = self._product(A, self.Y)  # X_U^T S Y / sum(S)
-        self.yy = float(share @ np.einsum("ij,ij->i", self.Y, self.Y))
+        # (the same for every set U: the previous restriction's, when one)
+        self.yy = previous.yy if previous is not None else float(share @ np.einsum("ij,ij->i", self.Y, self.Y))
         # the Gram block of the columns touched: block[i, j] for the slots i, j < n_known of known[:n_known]
         # (grown when full: the candidates of a search touch far fewer than q columns)
         self._block = previous._block if reuse else np.empty((min(q, 32),) * 2)

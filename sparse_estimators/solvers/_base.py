@@ -1,5 +1,6 @@
 """What every solver shares: the result record, stopping rules, step sizes."""
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +38,10 @@ class SolverResult:
         The gradient in the coefficients at ``coef``, when the solver
         computed it there (the fixed-point test of a :class:`SupportJump`
         that ended the run); None otherwise. A warm-started path reuses it.
+    linear_predictor : ndarray or None
+        The loss's linear predictor at ``coef`` (:meth:`BaseLoss.linear_predictor`
+        on the ``support``), when the solver computed it with ``gradient``;
+        None otherwise. The splicing search that follows starts from it.
     """
 
     coef: np.ndarray
@@ -50,11 +55,21 @@ class SolverResult:
     weights: np.ndarray | None = None
     refitted: bool = False
     gradient: np.ndarray | None = None
+    linear_predictor: np.ndarray | None = None
 
 
 def same_indices(a, b):
     """``np.array_equal`` for two index arrays, without its overhead (called every iteration)."""
-    return a.shape == b.shape and bool((a == b).all())
+    return a.shape == b.shape and bool(_all(a == b, axis=None))
+
+
+#: ``ndarray.all`` and ``ndarray.any`` without their Python wrappers (the solvers call them every iteration)
+_all, _any = np.logical_and.reduce, np.logical_or.reduce
+
+
+def nonzero_rows(W):
+    """Sorted indices of the rows of ``W`` (p, m) with a non-zero entry: ``flatnonzero(any(W != 0, axis=1))``."""
+    return (W[:, 0] != 0 if W.shape[1] == 1 else _any(W != 0, axis=1)).nonzero()[0]
 
 
 class IterationMonitor:
@@ -101,7 +116,7 @@ class IterationMonitor:
         if not self.objective:
             # objective scale: start and first iterate (objectives may be <= 0)
             self.scale = max(abs(self.f0), abs(f))
-        if (not np.isfinite(f) or not np.isfinite(W).all()
+        if (not math.isfinite(f) or not _all(np.isfinite(W), axis=None)
                 or f - self.best[0] > self.blowup * self.scale):
             self.diverged = True
             self.objective.append(float(f) if np.isfinite(f) else np.inf)
@@ -362,7 +377,7 @@ class SupportJump:
         self.loss, self.operator, self.k = loss, operator, k
         self.patience = patience if operator.is_hard and getattr(operator, "settles", True) else 0
         self.support, self.f, self.count = support, f, 0
-        self.gradient = None  # at the last minimiser jumped to
+        self.gradient = self.linear_predictor = None  # at the last minimiser jumped to
 
     def reset(self, support, f):
         """Record an iteration that may not count towards the patience (e.g. a weighted support)."""
@@ -389,8 +404,9 @@ class SupportJump:
         if not fr <= f:
             return None
         gW = self.gradient = loss.gradient_from_z(Z, Wr)[0]
+        self.linear_predictor = Z
         self.f = fr
         monitor.objective[-1] = fr
-        monitor.converged = np.array_equal(self.operator.support(Wr - eta * gW, self.k), support)
+        monitor.converged = same_indices(self.operator.support(Wr - eta * gW, self.k), support)
         monitor.refitted = monitor.converged  # solvers stop at a fixed point, else move on
         return Wr, br, Z, fr

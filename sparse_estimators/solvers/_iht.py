@@ -102,5 +102,5 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
                 break
     result = monitor.result(W, b, support, it, eta)
     if result.refitted:  # it ended at the jump's minimiser, where the jump took the gradient
-        result.gradient = jump.gradient
+        result.gradient, result.linear_predictor = jump.gradient, jump.linear_predictor
     return result

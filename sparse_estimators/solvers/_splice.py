@@ -25,18 +25,19 @@ import numpy as np
 from scipy.linalg.lapack import dposv as _posv
 
 from ..structures import Rows
-from ._base import SolverResult
+from ._base import SolverResult, nonzero_rows
 
 
 def _top(scores, c):
     """Indices of the ``c`` largest ``scores``, largest first (ties: lower index)."""
     c = min(c, scores.size)
-    idx = np.argpartition(-scores, c - 1)[:c] if c < scores.size else np.arange(scores.size)
+    idx = (-scores).argpartition(c - 1)[:c] if c < scores.size else np.arange(scores.size)
     return idx[np.lexsort((idx, -scores[idx]))]
 
 
 def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, add_gate_uncorrelated=None,
-           screening_start=True, switch_gate=None, refitted=False, forced=None, structure=None, swap_candidates=1):
+           screening_start=True, switch_gate=None, refitted=False, forced=None, structure=None, swap_candidates=1,
+           start_state=None):
     """Improve a support of ``k`` features (or groups) by exchanging them (abess's splicing).
 
     Parameters
@@ -152,6 +153,11 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         useful, as abess. Ignored with groups. The Cox models use 5 (see
         ``survival/_cox.py``): there the exchange that lowers the loss was
         often with the second to fourth candidate by marginal gain.
+    start_state : tuple or None, default=None
+        ``(Z, f, gW)``: the linear predictor (on the support of ``W``), loss
+        value and gradient at ``W, b``, when the caller has them (a solver that
+        ended refitted, :attr:`SolverResult.linear_predictor`); with
+        ``refitted`` they are not computed again. Ignored with groups.
 
     Returns
     -------
@@ -171,11 +177,15 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
                             add_gate=add_gate, add_gate_uncorrelated=add_gate_uncorrelated,
                             screening_start=bool(screening_start), switch_gate=switch_gate, refitted=refitted,
                             forced=forced)
-    support = np.flatnonzero(np.any(W != 0, axis=1))
-    if not refitted:
-        W, b = loss.refit(support, W, b)
-    Z = loss.linear_predictor(W, b, support)
-    f = loss.value_from_z(Z, W)
+    support = nonzero_rows(W)
+    gW = None
+    if refitted and start_state is not None:
+        Z, f, gW = start_state
+    else:
+        if not refitted:
+            W, b = loss.refit(support, W, b)
+        Z = loss.linear_predictor(W, b, support)
+        f = loss.value_from_z(Z, W)
     if support.size != k or k >= loss.n_features:
         return SolverResult(W, b, support, 0, [], converged=True)
     h = loss.coordinate_curvatures()
@@ -205,7 +215,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         # holds them all) lets abess's search be skipped or stop there (_abess_search_stays), provided its
         # screened candidates needed at least abess's threshold
         need_floor = _abess_threshold(loss, k)
-    best, visited, last = _exchange(loss, k, support, W, b, f, Z, *options, need_floor=need_floor)
+    best, visited, last = _exchange(loss, k, support, W, b, f, Z, *options, need_floor=need_floor, gradient=gW)
     exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
     if screening_start:
         other = None
@@ -229,23 +239,24 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     return best
 
 
-def _forward_gain(loss, Z, W, h, usable):
-    """Loss decrease from adding each feature alone (one coordinate Newton step) at ``Z``."""
-    gW = loss.gradient_from_z(Z, W)[0]
+def _forward_gain(loss, Z, W, h, usable, gW=None):
+    """Loss decrease from adding each feature alone (one coordinate Newton step) at ``Z`` (``gW``: the gradient)."""
+    if gW is None:
+        gW = loss.gradient_from_z(Z, W)[0]
     return np.where(usable, 0.5 * np.einsum("ij,ij->i", gW, gW) / np.where(usable, h, 1.0), -np.inf)
 
 
-def _ranked(loss, support, W, Z, h, usable, protected=None):
+def _ranked(loss, support, W, Z, h, usable, protected=None, gW=None):
     """The selected features, least useful first, and the gains of the others (``-inf``: not a candidate).
 
     Usefulness of a selected feature is the loss increase from removing it
     alone, ``h_j ||w_j||^2 / 2``; the gain of an unselected one is
-    :func:`_forward_gain`. ``protected`` features (a mask) come last.
+    :func:`_forward_gain` (``gW``: the gradient at ``Z``, when known). ``protected`` features (a mask) come last.
     """
     backward = 0.5 * h[support] * np.einsum("ij,ij->i", W[support], W[support])
     if protected is not None:
         backward[protected[support]] = np.inf
-    forward = _forward_gain(loss, Z, W, h, usable)
+    forward = _forward_gain(loss, Z, W, h, usable, gW)
     forward[support] = -np.inf
     return support[np.argsort(backward, kind="stable")], forward  # ties: lower index
 
@@ -315,7 +326,8 @@ def _screened(loss, candidates, W, b, limits):
 
 
 def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate, add_gate,
-              add_gate_uncorrelated=None, protected=None, swap_candidates=1, known=frozenset(), need_floor=0.0):
+              add_gate_uncorrelated=None, protected=None, swap_candidates=1, known=frozenset(), need_floor=0.0,
+              gradient=None):
     """Splicing from one refitted start (``Z`` its linear predictor).
 
     Returns ``(result, visited, last)``: ``result.objective`` starts with the
@@ -330,6 +342,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
     ``result`` is None.
     ``need_floor``: the least decrease the candidates are screened for
     (see :func:`_screened`; they are accepted by the gate alone).
+    ``gradient``: the gradient at the start, when known.
     """
     objective = [f]
     visited = set()
@@ -339,7 +352,8 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         if key in known:
             return None, visited, None
         visited.add(key)
-        kept, forward = _ranked(loss, support, W, Z, h, usable, protected)
+        kept, forward = _ranked(loss, support, W, Z, h, usable, protected, gradient)
+        gradient = None  # (the start's only)
         removable = k if protected is None else k - int(protected[support].sum())
         n_finite = int(np.isfinite(forward).sum())
         n_out = min(max_exchange, removable, n_finite)

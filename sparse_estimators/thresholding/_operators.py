@@ -85,7 +85,8 @@ class ThresholdingOperator:
         out : ndarray, same shape as ``z``
         support : ndarray, only when ``return_support`` is True
         """
-        z = np.asarray(z)
+        if type(z) is not np.ndarray:
+            z = np.asarray(z)
         if z.dtype.kind != "f":
             # integer or boolean input: the shrunk magnitudes are fractional
             z = z.astype(np.float64)

@@ -32,7 +32,8 @@ def select_top_k(magnitudes, k):
     ValueError
         If a magnitude is NaN (no order is defined).
     """
-    magnitudes = np.asarray(magnitudes)
+    if type(magnitudes) is not np.ndarray:
+        magnitudes = np.asarray(magnitudes)
     p = magnitudes.shape[0]
     if k >= p:
         if np.isnan(magnitudes).any():
@@ -42,8 +43,10 @@ def select_top_k(magnitudes, k):
         return np.empty(0, dtype=np.intp), float(magnitudes.max(initial=0.0))
     # one partition places both the k-th largest value and the (k+1)-th, which
     # is the largest magnitude left out whether or not the k-th one is tied
-    order = np.argpartition(magnitudes, (p - k - 1, p - k))
-    if np.isnan(magnitudes[order[p - k - 1:]]).any():  # (NaN sorts last: it would be in the top k or left out)
+    order = magnitudes.argpartition((p - k - 1, p - k))
+    top = magnitudes[order[p - k - 1:]]
+    # (NaN sorts last: it would be in the top k or left out; a sum is NaN when an entry is, one C call)
+    if np.isnan(np.add.reduce(top)) and np.isnan(top).any():
         raise ValueError(_NAN_MESSAGE)
     below, kth = magnitudes[order[p - k - 1]], magnitudes[order[p - k]]
     if below < kth:  # no tie at the k-th value: the support is the last k positions (sorted)
