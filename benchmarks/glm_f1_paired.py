@@ -23,6 +23,11 @@ than the truth is limited by the data, not by its search.
   chose before the screened route (``'woodbury'`` when ``n < p + 1``,
   else ``'dense'``): the paired study of that change (``--methods IOBS
   'IOBS previous route' --reference 'IOBS previous route'``);
+* ``IHT patience 1``, ``IHT loose candidates``, ``IOBS loose candidates``:
+  the estimator with a support-jump patience of 1 (I-OBS's is 1), or with candidate refits
+  stopped at a Newton decrement of ``1e-2`` (``_policy.CANDIDATE_DECREMENT``
+  is ``1e-3``): the paired studies of those options (``--methods IHT 'IHT
+  patience 1' --reference IHT``);
 * ``--family huber``: ``IHTRegressor`` / ``IOBSRegressor`` (``loss='huber'``)
   against skglm's Huber datafit with L1 and MCP at the penalty giving ``k``
   non-zeros (``compare_glm.PenaltyAtK``, the oracle threshold 1.35 noise
@@ -65,7 +70,31 @@ def _methods(family, k, n, p):
         out["IOBS no splicing"] = lambda: IOBSRegressor(k=k, loss=family, splicing=False)
         out["IOBS previous route"] = lambda: IOBSRegressor(k=k, loss=family, hessian=previous)
         out["abess"] = lambda: peer(support_size=[k], thread=1)
+        out["IHT patience 1"] = lambda: _variant(IHTRegressor(k=k, loss=family), patience=1)  # (I-OBS's is 1)
+        for name, Est in (("IHT", IHTRegressor), ("IOBS", IOBSRegressor)):
+            out[name + " loose candidates"] = lambda Est=Est: _variant(Est(k=k, loss=family), decrement=1e-2)
     return out
+
+
+class _variant:
+    """``model`` fitted with another support-jump patience or candidate-refit decrement (the studies of
+    doc/changelog.rst, "Poisson and Gamma fit time"): ``fit`` returns the fitted ``model``."""
+
+    def __init__(self, model, patience=None, decrement=None):
+        self.model, self.patience, self.decrement = model, patience, decrement
+
+    def fit(self, X, y):
+        from sparse_estimators import _policy
+
+        if self.patience is not None:
+            self.model._support_refit_patience = self.patience
+        kept = _policy.CANDIDATE_DECREMENT
+        if self.decrement is not None:
+            _policy.CANDIDATE_DECREMENT = self.decrement
+        try:
+            return self.model.fit(X, y)
+        finally:
+            _policy.CANDIDATE_DECREMENT = kept
 
 
 def run_setting(family, n, p, k, rho, signal, repeats, methods=None, first_seed=0):

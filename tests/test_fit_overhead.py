@@ -164,3 +164,65 @@ def test_splice_from_the_solvers_state_ends_where_it_would_without():
         exchanged += given.n_iter > 0
     assert exchanged  # (the state also served searches that moved)
 
+
+
+def _count_data(seed=0, n=200, p=100):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    mu = np.exp(0.5 + X[:, [3, 17, 40, 71, 90]] @ np.array([0.4, -0.3, 0.3, 0.25, -0.35]))
+    return X, rng.poisson(mu).astype(float), rng.gamma(2.0, mu / 2.0)
+
+
+def _gradients_at_zero(monkeypatch, loss_class):
+    """Count the calls of ``loss_class.gradient_from_z`` at ``W = 0`` (a constant linear predictor)."""
+    calls = []
+    own = loss_class.gradient_from_z
+
+    def counted(self, Z, W):
+        calls.append(not W.any() and bool(np.all(Z == Z.flat[0])))
+        return own(self, Z, W)
+
+    monkeypatch.setattr(loss_class, "gradient_from_z", counted)
+    return calls
+
+
+@pytest.mark.parametrize("name", ["IHTRegressor", "IOBSRegressor", "AcceleratedIHTRegressor",
+                                  "RegularizedIHTRegressor"])
+@pytest.mark.parametrize("family", ["poisson", "gamma"])
+def test_splicing_second_start_reuses_the_solvers_gradient_at_zero(monkeypatch, name, family):
+    """From a zero start, the splicing search's second start (marginal gains at zero) takes the
+    gradient of the solver's first iteration: one gradient at zero per fit, not two, and the same fit."""
+    import sparse_estimators
+    from sparse_estimators.losses import GammaLoss, PoissonLoss
+
+    X, counts, amounts = _count_data()
+    y = counts if family == "poisson" else amounts
+    Est = getattr(sparse_estimators, name)
+    calls = _gradients_at_zero(monkeypatch, PoissonLoss if family == "poisson" else GammaLoss)
+    fit = Est(k=5, loss=family, splicing=True).fit(X, y)
+    assert sum(calls) == 1 and len(calls) > 1
+    calls.clear()
+    warm = Est(k=5, loss=family, splicing=True).fit(X, y, coef_init=np.zeros(X.shape[1]))
+    assert sum(calls) == 1  # (a zero coef_init is a zero start too)
+    _same_fit(fit, warm)
+
+
+@pytest.mark.parametrize("family", ["poisson", "gamma"])
+def test_splice_with_the_gradient_at_zero_ends_where_it_would_without(family):
+    """splice's zero_gradient replaces only the second start's gradient: the same fit as without it."""
+    from sparse_estimators.losses import GammaLoss, PoissonLoss
+    from sparse_estimators.solvers import iht, splice
+    from sparse_estimators.thresholding import Hard
+
+    for seed in range(4):
+        X, counts, amounts = _count_data(seed)
+        loss = PoissonLoss(X, counts) if family == "poisson" else GammaLoss(X, amounts)
+        W0, b0 = loss.zeros()
+        b0 = loss.initial_intercept()
+        result = iht(loss, Hard(), 5, W0=W0, b0=b0, support_refit=3)
+        np.testing.assert_array_equal(result.start_gradient, loss.gradient_from_z(loss.linear_predictor(W0, b0), W0)[0])
+        given = splice(loss, 5, result.coef, result.intercept, zero_gradient=result.start_gradient)
+        own = splice(loss, 5, result.coef, result.intercept)
+        np.testing.assert_array_equal(given.support, own.support)
+        np.testing.assert_array_equal(given.coef, own.coef)
+        assert given.objective == own.objective

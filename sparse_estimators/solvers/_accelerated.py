@@ -83,10 +83,12 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     extrapolated = False
     jump = SupportJump(loss, operator, k, support_refit, support, f_x)
     latch = StepGrowthLatch()
-    it = 0
+    it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         f_u = loss.value_from_z(Zu, u)
         gW, gb = loss.gradient_from_z(Zu, u)
+        if it == 1:
+            start_gradient = gW
         T = operator.expand(gW, np.any(u != 0, axis=1), k)  # the support plus k units by gradient
         gW = np.where(T[:, None], gW, 0.0)
         if step_size == "auto":
@@ -117,4 +119,6 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
             u, bu, Zu, extrapolated = x.copy(), b.copy(), Z_x, False
             if monitor.converged:
                 break
-    return monitor.result(x, b, support, it, eta)
+    result = monitor.result(x, b, support, it, eta)
+    result.start_gradient = start_gradient
+    return result

@@ -42,6 +42,10 @@ class SolverResult:
         The loss's linear predictor at ``coef`` (:meth:`BaseLoss.linear_predictor`
         on the ``support``), when the solver computed it with ``gradient``;
         None otherwise. The splicing search that follows starts from it.
+    start_gradient : ndarray of shape (n_features, n_outputs) or None
+        The gradient in the coefficients at the start ``(P_k(W0), b0)``, from
+        the solver's first iteration; None when it ran none. At a zero start
+        the splicing search's second start reuses it (its marginal gains).
     """
 
     coef: np.ndarray
@@ -56,6 +60,7 @@ class SolverResult:
     refitted: bool = False
     gradient: np.ndarray | None = None
     linear_predictor: np.ndarray | None = None
+    start_gradient: np.ndarray | None = None
 
 
 def same_indices(a, b):

@@ -72,9 +72,11 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     jump = SupportJump(loss, operator, k, support_refit, support, f)
     start_support, f_start = support, f
     latch = StepGrowthLatch()
-    it = 0
+    it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         gW, gb = loss.gradient_from_z(Z, W)
+        if it == 1:
+            start_gradient = gW
         if step_size == "auto":
             tried = eta_next
             Wn, bn, Z, f, support, eta, eta_next = backtracking_step(
@@ -87,7 +89,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
             monitor.stay(f_start)  # the start is the minimiser on the support the step keeps
             monitor.converged = monitor.refitted = True
             result = monitor.result(W, b, start_support, it, eta)
-            result.gradient = gW
+            result.gradient = result.start_gradient = gW
             return result
         stop = monitor.update(it, W, b, Wn, bn, f, support)
         if monitor.diverged:
@@ -101,6 +103,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
             if monitor.converged:
                 break
     result = monitor.result(W, b, support, it, eta)
+    result.start_gradient = start_gradient
     if result.refitted:  # it ended at the jump's minimiser, where the jump took the gradient
         result.gradient, result.linear_predictor = jump.gradient, jump.linear_predictor
     return result

@@ -260,9 +260,11 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     patience = support_refit if (correction and operator.is_hard and getattr(operator, "settles", True)
                                  and support.ndim == 1 and not loss.positive) else 0
     settled, at_minimiser, gradient = 0, False, None
-    it = 0
+    it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         GW, gb = loss.gradient_from_z(Z, W)
+        if it == 1:
+            start_gradient = GW
         if not least_squares:
             curvature = _GLMCurvature(loss, route, damping, W, b, Z, cache, screen_rows=_policy.SCREEN_FACTOR * k)
         dW, db = curvature.newton(GW, gb)
@@ -333,6 +335,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                 W, b, Z, f, at_minimiser = Wr, br, Zr, fr, True
                 monitor.objective[-1] = fr
     result = monitor.result(W, b, support, it, s_used)
+    result.start_gradient = start_gradient
     if result.refitted:
         result.gradient = gradient
     return result

@@ -186,9 +186,11 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
                                verbose=verbose, name="RegularizedIHT")
     support = operator.support(W, k)
     jump = SupportJump(loss, operator, k, support_refit, support, f)
-    it = 0
+    it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         gW, gb = loss.gradient_from_z(Z, W)
+        if it == 1:
+            start_gradient = gW
         if auto:
             Wn, bn, Zn, fn, support_n, eta, eta_next = _backtracking(
                 loss, operator, k, W, b, f, gW, gb, w, eta_next, L, Z)
@@ -216,6 +218,7 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
                 break
     result = monitor.result(W, b, support, it, eta)
     result.weights = w
+    result.start_gradient = start_gradient
     if result.refitted:  # it ended at the jump's minimiser, where the jump took the gradient
         result.gradient = jump.gradient
     return result

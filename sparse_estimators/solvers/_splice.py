@@ -37,7 +37,7 @@ def _top(scores, c):
 
 def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, add_gate_uncorrelated=None,
            screening_start=True, switch_gate=None, refitted=False, forced=None, structure=None, swap_candidates=1,
-           start_state=None):
+           start_state=None, zero_gradient=None):
     """Improve a support of ``k`` features (or groups) by exchanging them (abess's splicing).
 
     Parameters
@@ -158,6 +158,11 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         value and gradient at ``W, b``, when the caller has them (a solver that
         ended refitted, :attr:`SolverResult.linear_predictor`); with
         ``refitted`` they are not computed again. Ignored with groups.
+    zero_gradient : ndarray of shape (n_features, n_outputs) or None, default=None
+        The gradient in the coefficients at ``(0, loss.initial_intercept())``,
+        when the caller has it (a solver's first iteration from a zero start,
+        :attr:`SolverResult.start_gradient`): the second start's marginal gains
+        come from it, not from a new product with ``X``. Ignored with groups.
 
     Returns
     -------
@@ -201,7 +206,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     if screening_start:  # (the second search's start, abess's: the k largest marginal gains at zero)
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
-        forward = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)
+        Z0 = None if zero_gradient is not None else loss.linear_predictor(W0, b0)
+        forward = _forward_gain(loss, Z0, W0, h, usable, zero_gradient)
         if protected is None:
             start = np.sort(_top(forward, k))
         else:  # the forced features and the best of the others
