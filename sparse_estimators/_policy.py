@@ -11,7 +11,7 @@ other module defines one of these names or a new numeric constant.
 # -- sparse solvers and the splicing search -----------------------------------------------------------------
 
 #: on a stable support, the shrinking operators' step grows only when the accepted step used at most this
-#: share of the quadratic model's allowance (solvers/_base.py; doc/changelog.rst, issue 32)
+#: share of the quadratic model's allowance (solvers/_base.py; doc/changelog.rst, ``_STABLE_GROWTH_RATIO``)
 STABLE_GROWTH_RATIO = 0.05
 #: regularized IHT's adaptive step grows at most to this multiple of its start (a bound, not a tuned value)
 STEP_GROWTH_CAP = 2.0 ** 30
@@ -63,7 +63,7 @@ X_FIT_PRODUCTS = 21
 #: (linear_model/_scaling.py; doc/changelog.rst, ``_SCALE_RANGE``)
 SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
 #: a centred second moment formed from uncentred moments is recomputed from centred columns when they differ
-#: by more than this ratio (fewer than 10 digits left; doc/changelog.rst, issue 32, ``_CANCELLATION_RATIO``)
+#: by more than this ratio (fewer than 10 digits left; doc/changelog.rst, ``_CANCELLATION_RATIO``)
 CANCELLATION_RATIO = 1e6
 
 # -- GLM losses and their Newton refits ---------------------------------------------------------------------
