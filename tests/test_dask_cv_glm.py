@@ -22,10 +22,13 @@ P = 60  # (columns: X's bytes bound what one computation may return in the guard
     (IHTRegressor(loss="poisson"), "poisson", {}, KFold(3, shuffle=True, random_state=2), "hash", True),
     (IHTRegressor(loss="gamma"), "gamma", {"return_train_score": True}, "predefined", "predefined", False),
     (IHTRegressor(loss="huber"), "huber", {"scoring": "r2"}, 3, 3, True),
-], ids=["logistic_stratified", "multinomial_train_score", "poisson_hash", "gamma_predefined", "huber"])
+    (IHTRegressor(loss="huber"), "huber", {"return_train_score": True}, 3, 3, True),
+], ids=["logistic_stratified", "multinomial_train_score", "poisson_hash", "gamma_predefined", "huber_r2",
+        "huber_own_score"])
 def test_sparsity_cv_in_lockstep_equals_numpy_cv(est, family, search, cv_dask, cv_numpy, weights):
     # every fold's path is the estimator's own dask fit on its training rows, the folds advancing in the same
-    # passes; the levels scored block by block (accuracy, D^2, R^2): the NumPy search's choice, scores and refit
+    # passes; the levels scored block by block (accuracy, D^2, R^2; Huber's own D^2 from the gathered predictions):
+    # the NumPy search's choice, scores and refit
     X, targets, sw = _glm_targets(p=P)
     y = targets[family]
     sw = sw if weights else None

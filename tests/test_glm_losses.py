@@ -314,6 +314,9 @@ def test_options_work_with_every_loss(family, variant):
             assert_array_equal(est.support_, truth)
         if variant == "positive":
             assert np.all(est.coef_ >= 0)
+        if variant == "float32":  # float32 in, float32 out, as with the squared error
+            assert est.coef_.dtype == np.float32 and np.asarray(est.intercept_).dtype == np.float32
+            assert est.predict(X).dtype == np.float32
 
 
 def test_predict_is_the_mean_and_score_is_d2():
@@ -329,7 +332,54 @@ def test_predict_is_the_mean_and_score_is_d2():
     X, y, _ = glm_data("huber")
     est = IHTRegressor(k=3, loss="huber").fit(X, y)
     assert_allclose(est.predict(X), X @ est.coef_ + est.intercept_, rtol=1e-12)
-    assert_allclose(est.score(X, y), r2_score(y, est.predict(X)), rtol=1e-12)
+    assert_allclose(est.score(X, y), _d2_huber_reference(y, est.predict(X), 1.35), rtol=1e-9)
+
+
+def _d2_huber_reference(y, pred, epsilon, w=None):
+    """D^2 of Huber's loss, written out: the threshold at the residuals' inlier scale, the best constant by scipy."""
+    from scipy.optimize import minimize_scalar
+
+    from sparse_estimators.losses._robust import inlier_scale
+
+    w = np.ones_like(y) if w is None else w
+    t = epsilon * inlier_scale(y - pred, w)
+
+    def rho(r):
+        return np.sum(w * np.where(np.abs(r) <= t, r ** 2 / 2, t * np.abs(r) - t ** 2 / 2))
+
+    best = minimize_scalar(lambda c: rho(y - c), bounds=(y.min(), y.max()), method="bounded",
+                           options={"xatol": 1e-12 * np.ptp(y)})
+    return 1 - rho(y - pred) / rho(y - best.x)
+
+
+def test_huber_score_is_d2_of_its_loss_and_ignores_gross_outliers():
+    # the fraction of Huber's loss explained (at the residuals' scale): equivariant, weighted, and it ranks models
+    # by the inliers: with 5 % of y shifted by 100, R^2 prefers a model shifted by 5 towards the outliers
+    from sparse_estimators.losses._robust import d2_huber_score
+
+    rng = np.random.RandomState(0)
+    y = rng.standard_normal(200) * 2 + 1
+    pred = y + 0.5 * rng.standard_normal(200)
+    w = rng.uniform(0.5, 2, 200)
+    assert_allclose(d2_huber_score(y, pred, w, 1.35), _d2_huber_reference(y, pred, 1.35, w), rtol=1e-9)
+    assert_allclose(d2_huber_score(10 * y, 10 * pred, w, 1.35), d2_huber_score(y, pred, w, 1.35), rtol=1e-9)
+    dirty = y.copy()
+    dirty[:10] += 100.0
+    assert r2_score(dirty, pred + 5) > r2_score(dirty, pred)
+    assert d2_huber_score(dirty, pred, None, 1.35) > d2_huber_score(dirty, pred + 5, None, 1.35) + 0.1
+    assert d2_huber_score(y, y, None, 1.35) == 1.0 and np.isnan(d2_huber_score(y[:1], pred[:1], None, 1.35))
+
+
+def test_sparsity_cv_chooses_k_for_huber_despite_outliers_in_the_test_folds():
+    # with 10 % gross outliers in y, R^2 on the test folds is noise and chose k from 1 to 11 on these data sets;
+    # the Huber estimator's own score (D^2 of its loss) chooses the 4 true features
+    for seed in range(5):
+        rng = np.random.RandomState(seed)
+        X = rng.standard_normal((200, 30))
+        y = X[:, [0, 4, 8, 12]] @ [0.6, -0.5, 0.4, 0.5] + 0.3 * rng.standard_normal(200) + (rng.rand(200) < .1) * 20
+        search = SparsityCV(IHTRegressor(loss="huber"), cv=5).fit(X, y)
+        assert search.k_ == 4
+        assert_array_equal(search.best_estimator_.support_, [0, 4, 8, 12])
 
 
 @pytest.mark.parametrize("Est", REGRESSORS)

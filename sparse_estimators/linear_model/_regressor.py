@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _policy
 from .._utils import _numeric_target
 from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, PoissonLoss, SquaredLoss
+from ..losses._robust import d2_huber_score
 from ..thresholding._operators import _NonNegative
 from ._base import _samples_per_selection, _SparseLinearBase
 from ._dask import dask_regression_setup, lazy_score, uses_dask
@@ -152,7 +153,7 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
             options = {"epsilon": self.epsilon} if name == "huber" else {}
             loss = REGRESSION_LOSSES[name](X, y, sample_weight, self.fit_intercept, **options)
             loss.positive = bool(self.positive)
-            return loss, {"y_ndim": 1, "scale": (x_scale, y_scale)}
+            return loss, {"y_ndim": 1, "scale": (x_scale, y_scale), "dtype": X.dtype}
         y, y_scale = _rescaled(y)
         loss = (GramSquaredLoss if self._uses_gram(X) else SquaredLoss)(X, y, sample_weight, self.fit_intercept)
         if self.positive:
@@ -185,14 +186,22 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         return np.exp(eta) if self._loss_name() in _LOG_LINK_POWER else eta
 
     def score(self, X, y, sample_weight=None):
-        """Goodness of fit on ``(X, y)``: R^2, or D^2 for the Poisson and Gamma losses.
+        """Goodness of fit on ``(X, y)``: R^2, or D^2 of the loss for the Poisson, Gamma and Huber losses.
 
-        ``loss='squared_error'`` and ``loss='huber'``: the coefficient of
-        determination R^2 (:func:`~sklearn.metrics.r2_score`).
+        ``loss='squared_error'``: the coefficient of determination R^2
+        (:func:`~sklearn.metrics.r2_score`).
         ``loss='poisson'`` and ``loss='gamma'``: the fraction of deviance
         explained, D^2 (:func:`~sklearn.metrics.d2_tweedie_score` with power 1
         or 2), as :class:`~sklearn.linear_model.PoissonRegressor` and
         :class:`~sklearn.linear_model.GammaRegressor` score.
+        ``loss='huber'``: the fraction of Huber's loss explained, at
+        ``epsilon`` times the inliers' scale of the residuals
+        (:func:`~sparse_estimators.losses._robust.d2_huber_score`). Unlike
+        R^2 (the score of :class:`~sklearn.linear_model.HuberRegressor`;
+        ``scoring='r2'`` in a search), gross outliers in ``y`` count
+        linearly, so the score ranks models by how well they predict the
+        inliers: what ``SparsityCV`` and ``GridSearchCV`` need when the
+        test folds hold outliers too.
 
         Parameters
         ----------
@@ -204,7 +213,7 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         -------
         float
         """
-        if uses_dask(X) and self._loss_name() not in _LOG_LINK_POWER:  # (one pass, no vector of n in the client)
+        if uses_dask(X) and self._loss_name() == "squared_error":  # (one pass, no vector of n in the client)
             check_is_fitted(self)
             return lazy_score(self, X, y, sample_weight, "r2")
         return self._score_linear(y, self._decision(X), sample_weight)
@@ -214,6 +223,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         from sklearn.metrics import d2_tweedie_score, r2_score
 
         power = _LOG_LINK_POWER.get(self._loss_name())
+        if self._loss_name() == "huber":
+            return d2_huber_score(y, eta, sample_weight, self.epsilon)
         if power is None:
             return float(r2_score(y, eta, sample_weight=sample_weight))
         return float(d2_tweedie_score(np.asarray(y, dtype=float), np.exp(eta), sample_weight=sample_weight,

@@ -73,6 +73,57 @@ def inlier_scale(residuals, weights, steps=2):
     return scale
 
 
+def huber_location(y, weights, threshold):
+    """The constant ``c`` minimising ``sum_i w_i rho(y_i - c)``, Huber's loss with threshold ``threshold``.
+
+    The weighted sum of ``psi(y - c) = clip(y - c, -threshold, threshold)``
+    falls as ``c`` grows, from >= 0 at ``min(y)`` to <= 0 at ``max(y)``:
+    bisection on it, to ``1e-12`` of the range of ``y``.
+    """
+    lo, hi = float(y.min()), float(y.max())
+    for _ in range(200):
+        if hi - lo <= 1e-12 * max(abs(lo), abs(hi), 1e-300):
+            break
+        mid = 0.5 * (lo + hi)
+        if weights @ np.clip(y - mid, -threshold, threshold) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def d2_huber_score(y, prediction, weights, epsilon):
+    """D^2 of Huber's loss: ``1 - sum w rho(y - prediction) / sum w rho(y - c)``, ``c`` the best constant.
+
+    The fraction of Huber's loss that the predictions explain, as D^2 is
+    the fraction of deviance explained for the Poisson and Gamma losses.
+    ``rho`` has threshold ``epsilon`` times the scale of the residuals
+    ``y - prediction`` (:func:`inlier_scale`, the fit's own estimate), and
+    ``c`` minimises the same loss over constants (:func:`huber_location`).
+    Unlike R^2, gross outliers in ``y`` count linearly, so the score ranks
+    models by how well they predict the inliers. Multiplying ``y`` and the
+    predictions by ``c > 0`` leaves it unchanged. Where every residual is
+    zero it is 1; where ``y`` is constant and mispredicted, 0; on fewer than
+    two rows or no positive weight, NaN (as :func:`~sklearn.metrics.r2_score`).
+    """
+    y = np.asarray(y, dtype=float).reshape(-1)
+    r = y - np.asarray(prediction, dtype=float).reshape(-1)
+    w = np.ones_like(y) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
+    if y.size < 2 or not w.sum() > 0:
+        return float("nan")
+    if not np.any(r[w > 0]):
+        return 1.0
+    scale = inlier_scale(r, w)
+    t = epsilon * scale
+
+    def loss(z):
+        a = np.abs(z)
+        return float(w @ np.where(a <= t, 0.5 * z * z, t * a - 0.5 * t * t))
+
+    null = loss(y - huber_location(y, w, t))
+    return 1.0 - loss(r) / null if null > 0 else 0.0
+
+
 class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
     """Huber's loss with threshold ``epsilon`` times a scale ``sigma``, for regression with outliers.
 

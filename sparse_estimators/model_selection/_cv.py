@@ -82,8 +82,10 @@ class SparsityCV(_SparsitySearchBase):
     fold's path, not their sum, plus the refit's). Each level is scored on
     its test rows block by block, where the blocks live, with the
     estimator's own ``score`` (accuracy, D^2, R^2: ``scoring`` ``None`` or
-    its name; least squares and Huber also take
-    ``'neg_mean_squared_error'`` and ``'neg_root_mean_squared_error'``).
+    its name; least squares and Huber also take ``'r2'``,
+    ``'neg_mean_squared_error'`` and ``'neg_root_mean_squared_error'``;
+    Huber's own D^2 is computed from each level's test predictions,
+    gathered in the client).
     These searches hold the targets, weights and ``groups`` (``n`` values)
     in memory, so their folds are scikit-learn's on NumPy data for any
     ``cv`` (``check_cv``, then ``split`` on the targets and ``groups``:

@@ -11,9 +11,11 @@ lazy view of ``X``'s blocks, never a copy), and the folds run in lockstep
 (:func:`~sparse_estimators.model_selection._lockstep.run_in_lockstep`):
 every pass over ``X`` computes the next product of every fold. Each fold's
 levels are scored on its test rows block by block where the blocks live
-(weighted sums per level, merged in the client): accuracy, R^2 (Huber) or
-D^2 (Poisson, Gamma), the estimators' own ``score`` (and squared errors
-for R^2 regressors). The targets, weights and groups (``n`` values) are
+(weighted sums per level, merged in the client): accuracy or D^2
+(Poisson, Gamma), the estimators' own ``score`` (and R^2 and squared errors
+for Huber and least squares). Huber's own score, D^2 of its loss at the
+scale of each level's residuals, is no sum over the rows: each level's test
+predictions are gathered in the client (levels x test rows floats). The targets, weights and groups (``n`` values) are
 in the client, as in those fits: the splits are scikit-learn's.
 """
 
@@ -26,6 +28,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from .. import _policy
 from .._dask import check_dask_fit_input
+from ..losses._robust import d2_huber_score
 from ._lockstep import run_in_lockstep
 from ._path import _fitted_estimator, _path_fits, _search_grid
 from ._scoring import _fits_from_starts, _guarded
@@ -35,11 +38,18 @@ _SQUARED_ERRORS = ("neg_mean_squared_error", "neg_root_mean_squared_error")
 
 
 def score_kind(estimator):
-    """The estimator's own ``score`` as a blockwise sum: ``'accuracy'``, ``'r2'``, or ``('d2', power)``."""
+    """The estimator's own ``score``: ``'accuracy'``, ``'r2'``, ``('d2', power)`` (blockwise sums) or ``'huber'``.
+
+    ``'huber'`` (D^2 of Huber's loss, at the scale of each level's
+    residuals: :func:`~sparse_estimators.losses._robust.d2_huber_score`) is
+    not a sum over the rows: the levels' test predictions are gathered.
+    """
     from ..linear_model._regressor import _LOG_LINK_POWER
 
     if is_classifier(estimator):
         return "accuracy"
+    if estimator._loss_name() == "huber":
+        return "huber"
     power = _LOG_LINK_POWER.get(estimator._loss_name())
     return "r2" if power is None else ("d2", power)
 
@@ -47,17 +57,19 @@ def score_kind(estimator):
 def check_scoring_name(search):
     """ValueError unless ``search.scoring`` is a score the blocks can sum: the estimator's own, or a squared error.
 
-    R^2 regressors (least squares, Huber) also take the mean squared error
-    and its root (``'neg_mean_squared_error'``, ``'neg_root_mean_squared_error'``).
+    Least squares and Huber also take R^2 (``'r2'``), the mean squared
+    error and its root (``'neg_mean_squared_error'``, ``'neg_root_mean_squared_error'``).
     """
     kind = score_kind(search.estimator)
     if search.scoring is None or (isinstance(kind, str) and search.scoring == kind):
         return
+    if kind == "huber" and isinstance(search.scoring, str) and search.scoring in ("r2",) + _SQUARED_ERRORS:
+        return
     if kind == "r2" and isinstance(search.scoring, str) and search.scoring in _SQUARED_ERRORS:
         return
-    own = kind if isinstance(kind, str) else f"D^2 (power {kind[1]})"
-    accepted = f" or {kind!r}" if isinstance(kind, str) else ""
-    if kind == "r2":
+    own = {"huber": "D^2 of the Huber loss"}.get(kind, kind) if isinstance(kind, str) else f"D^2 (power {kind[1]})"
+    accepted = f" or {kind!r}" if kind in ("accuracy", "r2") else ""
+    if kind in ("r2", "huber"):
         accepted = ", " + ", ".join(repr(name) for name in ("r2",) + _SQUARED_ERRORS)
     raise ValueError(f"On a dask X, SparsityCV scores {type(search.estimator).__name__}'s folds block by block with "
                      f"its own score ({own}): scoring must be None{accepted}, got {search.scoring!r}.")
@@ -97,6 +109,16 @@ def _block_sums(x, y, w, rows, estimators, kind, centre):
             mu = np.exp(scores)
             out[j, :2] = w @ (2 * (np.log(mu / y) + y / mu - 1)), w @ (2 * (np.log(centre / y) + y / centre - 1))
     return out
+
+
+def _block_predictions(x, rows, estimators):
+    """Per level of ``estimators``: the linear predictions of the block's rows ``rows``, ``(L, rows)``."""
+    x = np.asarray(x)[rows]
+    return np.array([np.reshape(est._scores(x), -1) for est in estimators]).reshape(len(estimators), x.shape[0])
+
+
+def _join(*parts):
+    return np.concatenate(parts, axis=1)
 
 
 def _sum(*parts):
@@ -175,6 +197,8 @@ class _LockstepFolds:
         self.estimator, self.X, self.Xa = search.estimator, X, Xa
         self.return_train_score, self.scoring = search.return_train_score, search.scoring
         self.kind = score_kind(search.estimator)
+        if self.kind == "huber" and search.scoring is not None:  # (R^2 or a squared error: blockwise sums)
+            self.kind = "r2"
         self.y, self.sample_weight = y, sample_weight
         self.x_blocks = Xa.to_delayed(optimize_graph=False).ravel()
         self.y_blocks = Y.to_delayed(optimize_graph=False).ravel()  # (n x m blocks: every target)
@@ -194,6 +218,11 @@ class _LockstepFolds:
 
         from ..losses._dask_design import _tree
 
+        if self.kind == "huber":  # (not a sum: the predictions, in the rows' order)
+            ests = dask.delayed(estimators, traverse=False)
+            block = dask.delayed(_block_predictions, pure=True)
+            parts = [block(x, m, ests) for x, m in zip(self.x_blocks, self._blocks(mask), strict=True) if m.any()]
+            return _tree(parts, _join) if parts else dask.delayed(np.zeros)((len(estimators), 0))
         centre = None
         if self.kind != "accuracy" and mask.any():
             w = None if self.sample_weight is None else self.sample_weight[mask]
@@ -216,9 +245,15 @@ class _LockstepFolds:
         masks = [self.test[i]] + ([self.train[i]] if self.return_train_score else [])
         sums = dask.compute(*[self._lazy_sums(estimators, mask) for mask in masks])
         self.passes[i] += 1
-        test = {"score": _finish(np.asarray(sums[0]), self.kind, self.scoring)}
-        train = {"score": _finish(np.asarray(sums[1]), self.kind, self.scoring)} if self.return_train_score else None
-        return test, train
+        finish = [self._huber_scores(np.asarray(s), m, template) if self.kind == "huber" else
+                  _finish(np.asarray(s), self.kind, self.scoring) for s, m in zip(sums, masks, strict=True)]
+        return {"score": finish[0]}, ({"score": finish[1]} if self.return_train_score else None)
+
+    def _huber_scores(self, predictions, mask, template):
+        """D^2 of the Huber loss of each level's ``predictions`` of the rows ``mask`` (as the estimator's ``score``)."""
+        y = self.y[mask].reshape(-1).astype(float)
+        w = None if self.sample_weight is None else self.sample_weight[mask]
+        return np.array([d2_huber_score(y, pred, w, template.epsilon) for pred in predictions])
 
     def path(self, grid, i, verbose):
         """The path over ``grid`` on training fold ``i``, scored: as ``_fold_scores`` of NumPy data."""
