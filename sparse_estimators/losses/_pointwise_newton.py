@@ -66,7 +66,7 @@ class _PointwiseNewtonRefit:
         b = np.asarray(b, dtype=float)
         theta = np.concatenate([W[support, 0], b]) if has_b else W[support, 0].astype(float)
         theta, z, f = self._newton(A, theta, k, max_iter, precise)
-        W_full = np.zeros_like(W)
+        W_full = np.zeros(W.shape, W.dtype)  # (np.zeros_like without its Python wrapper)
         W_full[support, 0] = theta[:k]
         b_out = theta[k:].copy() if has_b else b
         return W_full, b_out, f, z[:, None]
@@ -211,7 +211,9 @@ class _PointwiseNewtonRefit:
             if shared:
                 return shared[0]
             current = np.flatnonzero(W[:, 0])
-            union = np.unique(np.concatenate([current, *supports]))
+            mask = np.zeros(W.shape[0], dtype=bool)  # (np.unique's sorted union, without its sort)
+            mask[np.concatenate([current, *supports])] = True
+            union = np.flatnonzero(mask)
             u = union.size
             A_union = self._refit_columns(union)
             theta_u = np.concatenate([W[union, 0], b]) if has_b else W[union, 0].astype(float)
@@ -237,7 +239,7 @@ class _PointwiseNewtonRefit:
             if entry is not None and entry[0] is not None:
                 # (the same support from another round: its optimum does not depend on the start)
                 coef, intercept, f, z = entry
-                W_c = np.zeros_like(W)
+                W_c = np.zeros(W.shape, W.dtype)
                 W_c[support, 0] = coef
                 return W_c, intercept.copy(), f, z.copy()
             union, A_union, theta_u, g, H, position, f_now = model()
@@ -274,7 +276,7 @@ class _PointwiseNewtonRefit:
                 cache[key] = (None, z)
                 return None, None, np.inf, None
             k = support.size
-            W_c = np.zeros_like(W)
+            W_c = np.zeros(W.shape, W.dtype)
             W_c[support, 0] = theta[:k]
             intercept = theta[k:].copy() if has_b else b
             cache[key] = (theta[:k], intercept.copy(), f, z[:, None].copy())
