@@ -8,7 +8,6 @@ from ._base import cholesky_newton_solve
 from ._logistic import _GLMLoss
 from ._pointwise_newton import _PointwiseNewtonRefit
 
-
 #: the smallest positive normal float64 (np.finfo's lookup costs microseconds at every splicing round)
 _TINY = float(np.finfo(float).tiny)
 
