@@ -30,7 +30,7 @@ def cholesky_solve(H, g):
         pivots = L.diagonal()
         # every pivot**2 > 1e-10 H_jj, as the least of their differences (exact for finite floats): one
         # C call instead of ndarray.all's Python wrapper (this runs a dozen times per 200 x 100 fit)
-        if _min(pivots * pivots - 1e-10 * H.diagonal()) > 0.0:
+        if _min(pivots * pivots - 1e-10 * H.diagonal(), initial=np.inf) > 0.0:
             return x
     return min_norm_solve(H, g)
 
