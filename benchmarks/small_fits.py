@@ -2,8 +2,14 @@
 
 Settings (one BLAS/OpenMP thread): plain least squares and logistic at
 n = 100, p = 1000, k = 10; n = 500, p = 100, k = 5; n = 400, p = 400, k = 20
-(AR(1) designs of ``compare_peers.py``, rho 0.35, SNR 3), and group fits at
-n = 200, p = 500, g = 5 (designs of ``compare_groups.py``, rho_w 0.3 / 0.7).
+(AR(1) designs of ``compare_peers.py``, rho 0.35, SNR 3), group fits at
+n = 200, p = 500, g = 5 (designs of ``compare_groups.py``, rho_w 0.3 / 0.7),
+and ``loss='poisson'`` / ``loss='gamma'`` at n = 200, p = 100, k = 5 against
+abess's ``PoissonRegression`` / ``GammaRegression`` (``compare_glm.py``'s
+designs: data sets cycle through rho 0 and 0.7 with weak and strong signal;
+Poisson, Gamma with the log link and with abess's inverse link), and at
+``compare_glm.py``'s larger size n = 500, p = 1000, k = 10 (Poisson, Gamma
+log link), where the per-fit overhead matters less.
 For each data set the fits of ours and abess's alternate (``--rounds`` rounds,
 so that a load change on a shared machine hits both); the figure per setting is
 the median over data sets of (our median time / abess's median time), in CPU
@@ -43,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from compare_glm import simulate as simulate_glm  # noqa: E402
 from compare_groups import simulate_groups  # noqa: E402
 from compare_peers import simulate  # noqa: E402
 
@@ -58,11 +65,22 @@ SETTINGS = {
     "log-400x400": ("classification", 400, 400, 20, False),
     "grp-ls-200x500": ("regression", 200, 500, 5, True),
     "grp-log-200x500": ("classification", 200, 500, 5, True),
+    "pois-200x100": ("poisson", 200, 100, 5, False),
+    "gam-log-200x100": ("gamma-log", 200, 100, 5, False),
+    "gam-inv-200x100": ("gamma-inverse", 200, 100, 5, False),
+    "pois-500x1000": ("poisson", 500, 1000, 10, False),
+    "gam-log-500x1000": ("gamma-log", 500, 1000, 10, False),
 }
+#: the GLM settings' designs, cycled through by the data sets' seeds: (rho, signal)
+GLM_DESIGNS = ((0.0, "weak"), (0.0, "strong"), (0.7, "weak"), (0.7, "strong"))
 
 
 def data(name, seed):
     task, n, p, k, grouped = SETTINGS[name]
+    if task not in ("regression", "classification"):
+        rho, signal = GLM_DESIGNS[seed % len(GLM_DESIGNS)]
+        X, y, *_ = simulate_glm(task, n, p, k, rho, signal, 1, seed)
+        return X, y, None
     if grouped:
         rho_w, rho_b = ((0.3, 0.0), (0.7, 0.5))[seed % 2]
         X, y, _, _, labels, _ = simulate_groups(task, n, p, k, rho_w, rho_b, 1.5, 10, seed)
@@ -74,6 +92,10 @@ def data(name, seed):
 def factories(name, labels):
     import abess.linear
     task, _, _, k, grouped = SETTINGS[name]
+    if task not in ("regression", "classification"):
+        loss = "poisson" if task == "poisson" else "gamma"
+        peer = abess.linear.PoissonRegression if task == "poisson" else abess.linear.GammaRegression
+        return (lambda: IHTRegressor(k=k, loss=loss)), (lambda: peer(support_size=[k], thread=1))
     ours = IHTRegressor if task == "regression" else IHTClassifier
     peer = abess.linear.LinearRegression if task == "regression" else abess.linear.LogisticRegression
     extra = {"groups": labels} if grouped else {}

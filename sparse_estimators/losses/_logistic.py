@@ -63,12 +63,15 @@ class _GLMLoss(BaseLoss):
 
     def value_from_z(self, Z, W):  # noqa: D102
         f = float(self.sample_weight @ self._pointwise(Z)) / self.sw_sum
-        return f + 0.5 * self.alpha * float(np.vdot(W, W))
+        # (without the l2 term, no pass over W: adding 0.0 leaves f unchanged)
+        return f + 0.5 * self.alpha * float(np.vdot(W, W)) if self.alpha else f
 
     def _backprop(self, D, W):
         D = D * self._sample_share
-        gW = self.design.rmatvec(D) + self.alpha * W
-        gb = D.sum(axis=0) if self.fit_intercept else np.zeros(self.n_outputs)
+        gW = self.design.rmatvec(D)
+        if self.alpha:  # (adding 0 * W would only turn -0.0 entries into 0.0)
+            gW = gW + self.alpha * W
+        gb = np.add.reduce(D, axis=0) if self.fit_intercept else np.zeros(self.n_outputs)
         return gW, gb
 
     def gradient_from_z(self, Z, W):  # noqa: D102
@@ -238,9 +241,10 @@ class _GLMLoss(BaseLoss):
         """The dense refit's ``n x (k + 1)`` block: the support's centred columns, then ones (intercept)."""
         k = support.size
         A = np.empty((self.n_samples, k + int(self.fit_intercept)))
-        A[:, :k] = self.design._copy(support, None)
-        if self.design.offset is not None:
-            A[:, :k] -= self.design.offset[support]
+        if self.design.offset is not None:  # (copied and centred in one pass: the same differences)
+            np.subtract(self.design._copy(support, None), self.design.offset[support], out=A[:, :k])
+        else:
+            A[:, :k] = self.design._copy(support, None)
         if self.fit_intercept:
             A[:, k] = 1.0
         return A

@@ -21,7 +21,18 @@ from ._splice import _forward_gain, _ranked, _screened, _swaps, _top
 def _abess_threshold(loss, k):
     """The threshold of an exchange in abess's search: ``0.01 k m log(p) log(log N) / N``."""
     N = loss.n_observations
-    return 0.01 * k * loss.n_outputs * np.log(loss.n_features) * max(np.log(max(np.log(N), 1.0)), 0.0) / N
+    key = (k, loss.n_outputs, loss.n_features, N)
+    tau = _THRESHOLDS.get(key)
+    if tau is None:  # (a small fit's search asks a few times per round: three NumPy logs each)
+        if len(_THRESHOLDS) > 64:
+            _THRESHOLDS.clear()
+        tau = _THRESHOLDS[key] = (0.01 * k * loss.n_outputs * np.log(loss.n_features)
+                                  * max(np.log(max(np.log(N), 1.0)), 0.0) / N)
+    return tau
+
+
+#: _abess_threshold's values by (k, outputs, features, observations)
+_THRESHOLDS = {}
 
 
 def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchange, important_search=128,
