@@ -18,9 +18,12 @@ def _gamma_problem(n, p, seed=0, offset=0.0, shape=8.0):
     return X, rng.gamma(shape, np.exp(z) / shape), truth
 
 
-def _expected_hessian(X, w, alpha):
-    """``[[X_c^T S X_c / sum(S) + alpha I, 0], [0, 1]]``, ``X_c`` centred at the weighted means, by hand."""
+def _expected_hessian(X, w, alpha, fit_intercept=True):
+    """``[[X_c^T S X_c / sum(S) + alpha I, 0], [0, 1]]``, ``X_c`` centred at the weighted means, by hand
+    (without an intercept: ``X^T S X / sum(S) + alpha I``)."""
     s = w / w.sum()
+    if not fit_intercept:
+        return X.T @ (s[:, None] * X) + alpha * np.eye(X.shape[1])
     Xc = X - s @ X
     p = X.shape[1]
     H = np.zeros((p + 1, p + 1))
@@ -55,35 +58,38 @@ def test_expected_hessian_is_the_observed_one_where_y_equals_the_mean():
 
 
 @pytest.mark.parametrize("shape", [(60, 150), (150, 40)])  # (Woodbury, dense)
-def test_fisher_newton_step_and_correction_are_those_of_the_expected_hessian(shape):
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_fisher_newton_step_and_correction_are_those_of_the_expected_hessian(shape, fit_intercept):
     """The Newton step and the correction's right-hand side at two iterates: those of the damped expected
-    Hessian computed by hand, and the curvature built at the first iterate gives the second's (it is the
-    same matrix: one per fit)."""
+    Hessian computed by hand (weights, some zero; an l2 term), and the curvature built at the first iterate
+    gives the second's (it is the same matrix: one per fit)."""
     n, p = shape
     X, y, _ = _gamma_problem(n, p, seed=2, offset=2.0)
     w = 0.5 + np.random.RandomState(3).rand(n)
-    loss = GammaLoss(X, y, w, True, 1e-3)
+    w[:5] = 0.0
+    loss = GammaLoss(X, y, w, fit_intercept, 1e-3)
     damping = 0.05
-    H = _expected_hessian(X, w, 1e-3)
+    H = _expected_hessian(X, w, 1e-3, fit_intercept)
     lam = damping * np.mean(np.diag(H)[:p])
     H[np.diag_indices_from(H)] += lam
     first = None
     for rows, values in (([3, 11], [0.3, -0.2]), ([3, 17, 29], [0.4, 0.3, -0.5])):
         W = np.zeros((p, 1))
         W[rows, 0] = values
-        b = loss.initial_intercept() + 0.1
+        b = loss.initial_intercept() + (0.1 if fit_intercept else 0.0)
         Z = loss.linear_predictor(W, b)
         GW, gb = loss.gradient_from_z(Z, W)
         curvature = _GLMCurvature(loss, "fisher", damping, W, b, Z, _GLMCache(loss))
-        assert curvature.algebra == ("woodbury" if n < p + 1 else "dense")
+        assert curvature.algebra == ("woodbury" if n - 5 < p + 1 else "dense")
         first = first or curvature
-        exact = np.linalg.solve(H, np.r_[GW[:, 0], gb])
+        theta, g = (np.r_[W[:, 0], b], np.r_[GW[:, 0], gb]) if fit_intercept else (W[:, 0], GW[:, 0])
+        exact = np.linalg.solve(H, g)
         for c in (curvature, first):
             dW, db = c.newton(GW, gb)
             np.testing.assert_allclose(dW[:, 0], exact[:p], rtol=1e-7, atol=1e-10)
-            np.testing.assert_allclose(db, exact[p:], rtol=1e-7, atol=1e-10)
-            rhs = c.correction_rhs(W, b, GW, gb)
-            np.testing.assert_allclose(rhs, H @ np.r_[W[:, 0], b] - np.r_[GW[:, 0], gb], rtol=1e-9, atol=1e-10)
+            if fit_intercept:
+                np.testing.assert_allclose(db, exact[p:], rtol=1e-7, atol=1e-10)
+            np.testing.assert_allclose(c.correction_rhs(W, b, GW, gb), H @ theta - g, rtol=1e-9, atol=1e-10)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
