@@ -47,9 +47,10 @@ _HESSIAN_REG = """'dense': Cholesky of the ``p x p`` Hessian,
         ``n_samples < n_features + 1``, 'auto' uses 'fisher': the expected
         Hessian (Fisher scoring) instead of the Hessian at the iterate,
         which for the log-link Gamma loss does not depend on the iterate, so
-        it is factored once per fit (Woodbury when ``n_samples <= 2048``,
-        as above) rather than at every iteration ('fisher' can be asked for
-        at any size; only with ``loss='gamma'``, else a ValueError)."""
+        it is factored once per fit rather than at every iteration
+        (Woodbury when ``n_samples <= 2048`` and ``damping > 0``; else the
+        dense Hessian, or CG above 1023 features). 'fisher' can be asked for
+        at any size, with ``loss='gamma'`` only (else a ValueError)."""
 
 _HESSIAN_CLF = """The Hessian depends on the iterate and is
         re-formed at every iteration: 'dense' forms it over the packed
