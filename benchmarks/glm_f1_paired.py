@@ -20,8 +20,9 @@ than the truth is limited by the data, not by its search.
   (canonical link: misspecified there); ``--family gamma-inverse``: the
   same on the inverse-link designs (abess's link, ours misspecified);
 * ``IOBS previous route``: ``IOBSRegressor`` with the Hessian route 'auto'
-  chose before the screened route (``'woodbury'`` when ``n < p + 1``,
-  else ``'dense'``): the paired study of that change (``--methods IOBS
+  chose before the screened (Poisson) and fisher (Gamma) routes
+  (``'woodbury'`` when ``n < p + 1``, else ``'dense'``): the paired study of
+  those changes (``--methods IOBS
   'IOBS previous route' --reference 'IOBS previous route'``);
 * ``IHT patience 1``, ``IHT loose candidates``, ``IOBS loose candidates``:
   the estimator with a support-jump patience of 1 (I-OBS's is 1), or with candidate refits

@@ -4,7 +4,7 @@
 losses; this covers ``loss='poisson'`` and ``loss='gamma'`` for the four
 regressors on :source:`benchmarks/compare_glm.py`'s designs (``simulate``:
 n, p, k in (200, 100, 5), (500, 300, 10) and (150, 400, 5), the last on
-I-OBS's Woodbury route; rho 0 and 0.5; 5 seeds, weak and strong signal
+I-OBS's wide-data routes (screened for Poisson, fisher for Gamma); rho 0 and 0.5; 5 seeds, weak and strong signal
 alternating), plus I-OBS on sparse and dense ``X`` at n = 150, p = 400.
 Printed: one hash per loss and estimator of ``coef_``, ``intercept_`` and
 ``n_iter_``. Compare the output before and after a change on the same

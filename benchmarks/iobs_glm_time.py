@@ -11,8 +11,9 @@ method's median process CPU time (ms), its ratio to abess's (the median of the
 per-data-set ratios) and the mean number of I-OBS iterations. Ratios within
 one run survive a loaded machine; absolute times do not. ``--previous-route``
 adds ``IOBS prev``: ``IOBSRegressor`` (Poisson, Gamma) on the Hessian route
-'auto' chose before the screened route ('woodbury' at n < p + 1, else
-'dense'), in the same alternation: before and after in one run.
+'auto' chose before the screened (Poisson) and fisher (Gamma) routes
+('woodbury' at n < p + 1, else 'dense'), in the same alternation: before and
+after in one run.
 
     PYTHONPATH=. python benchmarks/iobs_glm_time.py [--repeats 5] [--fits 7] [--previous-route]
 """
@@ -68,7 +69,7 @@ def main(argv=None):
     parser.add_argument("--fits", type=int, default=7, help="alternated fits of each method per data set")
     parser.add_argument("--families", default="poisson,gamma,cox")
     parser.add_argument("--previous-route", action="store_true",
-                        help="also time I-OBS on the route 'auto' chose before the screened route")
+                        help="also time I-OBS on the route 'auto' chose before the screened and fisher routes")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     prev = args.previous_route

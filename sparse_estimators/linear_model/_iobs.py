@@ -43,7 +43,14 @@ _HESSIAN_REG = """'dense': Cholesky of the ``p x p`` Hessian,
         the ``4 k`` other features of largest diagonal Newton point
         (``sparse_estimators._policy.SCREEN_FACTOR``),
         diagonal elsewhere, which needs no ``n x n`` factorisation (not for
-        least squares, which raises a ValueError)."""
+        least squares, which raises a ValueError); with ``loss='gamma'`` and
+        ``n_samples < n_features + 1``, 'auto' uses 'fisher': the expected
+        Hessian (Fisher scoring) instead of the Hessian at the iterate,
+        which for the log-link Gamma loss does not depend on the iterate, so
+        it is factored once per fit rather than at every iteration
+        (Woodbury when ``n_samples <= 2048`` and ``damping > 0``; else the
+        dense Hessian, or CG above 1023 features). 'fisher' can be asked for
+        at any size, with ``loss='gamma'`` only (else a ValueError)."""
 
 _HESSIAN_CLF = """The Hessian depends on the iterate and is
         re-formed at every iteration: 'dense' forms it over the packed
@@ -120,7 +127,7 @@ class _IOBSMixin:
                              f"got {self.hessian!r}.")
 
 
-@fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened'}",
+@fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened', 'fisher'}",
                                 hessian_text=_HESSIAN_REG),
           step_size=_STEP_SIZE, thresholding=_THRESHOLDING, description=_DESCRIPTION, references=_REFERENCES,
           attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))
@@ -181,6 +188,8 @@ class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
         self.damping = damping
         self.correction = correction
         self.hessian = hessian
+
+    _hessian_routes = _IOBSMixin._hessian_routes + ("fisher",)  # (Gamma's expected Hessian; not for classifiers)
 
 
 @fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened'}",

@@ -202,6 +202,8 @@ class GammaLoss(_LogLinkLoss):
 
     _family = "Gamma"
     _positive_target = True
+    #: I-OBS ('fisher' route): its expected Hessian is constant (the pointwise weights' mean y / mu is 1)
+    iobs_fisher = True
     curvature = 1.0
 
     def _pointwise(self, Z):

@@ -23,7 +23,7 @@ from ._iobs_curvature import (
 
 __all__ = ["iobs", "select_hessian_route"]
 
-HESSIAN_ROUTES = ("auto", "dense", "woodbury", "cg", "screened")
+HESSIAN_ROUTES = ("auto", "dense", "woodbury", "cg", "screened", "fisher")
 
 
 def select_hessian_route(loss, hessian="auto", damping=1e-2):
@@ -33,7 +33,7 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     ----------
     loss : BaseLoss
         The loss to minimise.
-    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened'}, default='auto'
+    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened', 'fisher'}, default='auto'
         'auto' picks, with ``n`` the number of samples of positive weight,
         ``p`` features and ``m`` outputs:
 
@@ -47,6 +47,14 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           re-forming the ``(p + 1) m`` square Hessian every iteration); else
           'dense' when ``(p + 1) m <= _policy.DENSE_MAX_GLM``; else 'woodbury' under
           the same size and damping conditions; else 'cg'.
+
+        * Gamma (``loss.iobs_fisher``) with ``n < p + 1``: 'fisher', the
+          expected Hessian (Fisher information) instead of the observed one:
+          for the log-link Gamma loss its pointwise weights are the sample
+          shares, whatever the iterate, so it is built and factored once per
+          fit (Woodbury under the conditions of logistic's 'woodbury', else
+          dense or CG as logistic) instead of at every iteration; else as
+          logistic;
 
         * Poisson (``loss.iobs_screened``) with ``n < p + 1``:
           'screened', the block-diagonal Newton step (exact on the current
@@ -75,8 +83,9 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     Returns
     -------
     str
-        One of 'dense', 'woodbury', 'cg', 'screened' ('screened' only for a
-        loss with pointwise curvature).
+        One of 'dense', 'woodbury', 'cg', 'screened', 'fisher' ('screened'
+        only for a loss with pointwise curvature, 'fisher' only for a loss
+        whose expected Hessian is constant).
 
     Raises
     ------
@@ -102,6 +111,8 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
         if n >= p:
             return "dense" if p <= _policy.DENSE_MAX_LS else "cg"
         return "woodbury" if n <= _policy.DENSE_MAX_LS else "cg"
+    if n < p + 1 and getattr(loss, "iobs_fisher", False):
+        return "fisher"  # (Gamma: one constant Hessian per fit instead of an n x n factorisation per iteration)
     if n < p + 1 and getattr(loss, "iobs_screened", False):
         return "screened"  # (Poisson: block-diagonal Newton steps instead of Woodbury's n x n, changelog)
     if damping > 0 and n < p + 1 and n * m <= _policy.WOODBURY_MAX_GLM:
@@ -213,7 +224,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
         At 0 a singular Hessian is handled by its pseudo-inverse.
     correction : bool, default=True
         Apply the OBS correction (restricted Newton solve on the support).
-    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened'}, default='auto'
+    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened', 'fisher'}, default='auto'
         Linear-algebra route, see :func:`select_hessian_route` (with
         ``damping=0`` a logistic / multinomial "woodbury" falls back to CG).
     support_refit : int, default=0
@@ -242,6 +253,9 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     if route == "screened" and (least_squares or not getattr(loss, "pointwise", True)):
         raise ValueError("The 'screened' Hessian route needs a loss whose curvature is pointwise and changes "
                          "with the iterate (not least squares, not Cox): use hessian='auto'.")
+    if route == "fisher" and not getattr(loss, "iobs_fisher", False):
+        raise ValueError("The 'fisher' Hessian route needs a loss whose expected Hessian is constant "
+                         "(loss='gamma'): use hessian='auto'.")
     s0 = 1.0 if (isinstance(step_size, str) and step_size == "auto") else float(step_size)
     if verbose >= 2:
         print(f"[IOBS] hessian route: {route}")
@@ -265,7 +279,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
         GW, gb = loss.gradient_from_z(Z, W)
         if it == 1:
             start_gradient = GW
-        if not least_squares:
+        if not least_squares and (curvature is None or route != "fisher"):  # ('fisher': constant, once per fit)
             curvature = _GLMCurvature(loss, route, damping, W, b, Z, cache, screen_rows=_policy.SCREEN_FACTOR * k)
         dW, db = curvature.newton(GW, gb)
         if at_minimiser:
@@ -338,4 +352,5 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     result.start_gradient = start_gradient
     if result.refitted:
         result.gradient = gradient
+        result.linear_predictor = Z  # (at the minimiser: the splicing search starts from it, as after IHT)
     return result

@@ -12,6 +12,10 @@ Linear algebra (``hessian`` option; ``H`` is never inverted explicitly):
   factorisation built from ``X X^T`` (computed once per fit) and the
   pointwise second derivatives (``'woodbury'``); the correction then forms
   the small restricted Hessian on the kept rows directly;
+* a loss whose expected Hessian is constant (Gamma with the log link, by
+  default when ``n < p + 1``): ``'fisher'``, the Newton steps and the
+  correction with that Hessian (Fisher scoring), built and factored once per
+  fit (Woodbury, dense or CG as logistic's) instead of at every iterate;
 * pointwise losses (Poisson by default when ``n < p + 1``):
   ``'screened'``, the Newton step of a block-diagonal Hessian, exact on the
   current support and the rows the top-k selection could take (ranked by
@@ -387,8 +391,46 @@ class _GLMWoodbury:
         return c.pack(V, b)
 
 
+def _fisher_algebra(loss, damping):
+    """How the 'fisher' route solves with its constant Hessian: 'dense', 'woodbury' or 'cg' (as logistic's 'auto')."""
+    n, p, m = loss.n_positive, loss.n_features, loss.n_outputs
+    if damping > 0 and n < p + 1 and n * m <= _policy.WOODBURY_MAX_GLM:
+        return "woodbury"
+    if (p + 1) * m <= _policy.DENSE_MAX_GLM:
+        return "dense"
+    return "woodbury" if (damping > 0 and n * m <= _policy.WOODBURY_MAX_GLM) else "cg"
+
+
+def _fisher_hessian(loss):
+    """The expected Hessian over ``[W.ravel(), b]`` (undamped): pointwise weights the sample shares.
+
+    As :meth:`_GLMLoss.hessian` with the identity for every pointwise
+    second-derivative matrix: one weighted Gram matrix, the same for every
+    output, no coupling between outputs.
+    """
+    p, m, has_b = loss.n_features, loss.n_outputs, bool(loss.fit_intercept)
+    w = loss.sample_weight / loss.sw_sum
+    q = p + int(has_b)
+    block = np.zeros((q, q))
+    block[:p, :p] = loss.design.weighted_gram(w)
+    if has_b:
+        cross = loss.design.rmatvec(w[:, None])[:, 0]  # (0 up to rounding: the columns are centred)
+        block[:p, p] = block[p, :p] = cross
+        block[p, p] = w.sum()
+    H = np.zeros((q, m, q, m))
+    for a in range(m):
+        H[:, a, :, a] = block
+    H = H.reshape(q * m, q * m)
+    H[np.arange(p * m), np.arange(p * m)] += loss.alpha
+    return H
+
+
 class _GLMCurvature:
-    """The logistic / multinomial Hessian at one iterate, over ``[W.ravel(), b]``."""
+    """The Hessian of a GLM loss at one iterate, over ``[W.ravel(), b]``.
+
+    ``route='fisher'``: the expected Hessian, the same at every iterate (the
+    solver builds it once per fit); ``W``, ``b``, ``Z`` are then unused.
+    """
 
     def __init__(self, loss, route, damping, W, b, Z, cache, screen_rows=0):
         self.loss, self.route = loss, route
@@ -399,7 +441,18 @@ class _GLMCurvature:
         self.has_b = bool(loss.fit_intercept)
         self.H = self.Hw = None
         self.Z = Z
-        if route == "dense":
+        if route == "fisher":
+            # the expected Hessian: constant pointwise weights (the sample shares), one curvature per fit
+            self.Hw = (loss.sample_weight / loss.sw_sum)[:, None, None] * np.eye(m)
+            self.algebra = _fisher_algebra(loss, damping)
+            if self.algebra == "dense":
+                H = _fisher_hessian(loss)
+                diag = np.diag(H).copy()
+            else:
+                Hd = np.einsum("iaa->ia", self.Hw)
+                dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
+                diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
+        elif route == "dense":
             H = loss.hessian(W, b)
             diag = np.diag(H).copy()
         elif not getattr(loss, "pointwise", True):  # (Cox: the exact diagonal, by risk-set sums)
@@ -414,14 +467,15 @@ class _GLMCurvature:
         self.diag = diag
         self.lam = damping * _damping_scale(float(diag[: p * m].mean()) if p else 0.0)
         self.woodbury = None
-        if route == "dense":
+        algebra = self.algebra if route == "fisher" else route
+        if algebra == "dense":
             H[np.diag_indices_from(H)] += self.lam
             self.H = H
             self.solver = _SPDSolver(H)
         elif route == "woodbury" and not getattr(loss, "pointwise", True):  # (Cox: the n x n Hessian in eta)
             if loss.alpha + self.lam > 0:
                 self.woodbury = CoxWoodbury(loss, Z, loss.alpha + self.lam, cache)
-        elif route == "woodbury" and self.lam > 0:
+        elif algebra == "woodbury" and self.lam > 0:
             self.woodbury = _GLMWoodbury(self, cache, self.Hw[cache.keep])
 
     def pack(self, W, b):
@@ -437,6 +491,11 @@ class _GLMCurvature:
         if self.H is not None:
             return self.H @ theta
         V, c = self.unpack(theta, np.zeros(self.m))
+        if self.route == "fisher":  # (the loss's hessp is the observed Hessian at the iterate)
+            Zv = self.loss.design.matvec(V) + (c if self.has_b else 0.0)
+            U = np.einsum("iab,ib->ia", self.Hw, Zv)
+            HV = self.loss.design.rmatvec(U) + self.loss.alpha * V
+            return self.pack(HV, U.sum(axis=0)) + self.lam * theta
         HV, Hc = self.loss.hessp(self.W, self.b, V, c)
         return self.pack(HV, Hc) + self.lam * theta
 

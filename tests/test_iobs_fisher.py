@@ -1,0 +1,128 @@
+"""I-OBS's 'fisher' Hessian route (the Gamma loss's default at n < p + 1): the expected Hessian, once per fit."""
+
+import numpy as np
+import pytest
+
+from sparse_estimators import IOBSClassifier, IOBSRegressor
+from sparse_estimators.losses import GammaLoss, PoissonLoss
+from sparse_estimators.solvers import _iobs_curvature
+from sparse_estimators.solvers._iobs import select_hessian_route
+from sparse_estimators.solvers._iobs_curvature import _fisher_hessian, _GLMCache, _GLMCurvature
+
+
+def _gamma_problem(n, p, seed=0, offset=0.0, shape=8.0):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p)) + offset
+    truth = np.array([3, 11, 17, 29])
+    z = (X[:, truth] - offset) @ np.array([0.5, -0.4, 0.45, -0.5]) + 1.0
+    return X, rng.gamma(shape, np.exp(z) / shape), truth
+
+
+def _expected_hessian(X, w, alpha, fit_intercept=True):
+    """``[[X_c^T S X_c / sum(S) + alpha I, 0], [0, 1]]``, ``X_c`` centred at the weighted means, by hand
+    (without an intercept: ``X^T S X / sum(S) + alpha I``)."""
+    s = w / w.sum()
+    if not fit_intercept:
+        return X.T @ (s[:, None] * X) + alpha * np.eye(X.shape[1])
+    Xc = X - s @ X
+    p = X.shape[1]
+    H = np.zeros((p + 1, p + 1))
+    H[:p, :p] = Xc.T @ (s[:, None] * Xc) + alpha * np.eye(p)
+    H[p, p] = 1.0
+    return H
+
+
+def test_auto_route_is_fisher_for_the_gamma_loss_on_wide_data_only():
+    rng = np.random.RandomState(0)
+    wide, tall = rng.standard_normal((20, 50)), rng.standard_normal((50, 20))
+    y = rng.gamma(2.0, 1.0, 20)
+    assert select_hessian_route(GammaLoss(wide, y)) == "fisher"
+    assert select_hessian_route(GammaLoss(tall, rng.gamma(2.0, 1.0, 50))) == "dense"  # (unchanged)
+    assert select_hessian_route(PoissonLoss(wide, y)) == "screened"  # (unchanged)
+    assert select_hessian_route(GammaLoss(wide, y), "woodbury") == "woodbury"
+
+
+def test_expected_hessian_is_the_observed_one_where_y_equals_the_mean():
+    """The Gamma loss's pointwise curvature is ``y / mu``: at a point where every ``y_i`` is its mean, the
+    observed Hessian (``loss.hessian``) is the expected one, whatever the weights and the l2 term."""
+    rng = np.random.RandomState(1)
+    X = rng.standard_normal((40, 12)) + 3.0
+    W = np.zeros((12, 1))
+    W[[2, 5], 0] = [0.4, -0.3]
+    w = 0.5 + rng.rand(40)
+    mu = np.exp((X - 3.0) @ W[:, 0] + 0.5)
+    loss = GammaLoss(X, mu, w, True, 1e-3)
+    b = loss.intercept_variable(W, np.array([0.5 - 3.0 * W.sum()]))
+    np.testing.assert_allclose(loss.hessian(W, b), _fisher_hessian(loss), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(_fisher_hessian(loss), _expected_hessian(X, w, 1e-3), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(60, 150), (150, 40)])  # (Woodbury, dense)
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_fisher_newton_step_and_correction_are_those_of_the_expected_hessian(shape, fit_intercept):
+    """The Newton step and the correction's right-hand side at two iterates: those of the damped expected
+    Hessian computed by hand (weights, some zero; an l2 term), and the curvature built at the first iterate
+    gives the second's (it is the same matrix: one per fit)."""
+    n, p = shape
+    X, y, _ = _gamma_problem(n, p, seed=2, offset=2.0)
+    w = 0.5 + np.random.RandomState(3).rand(n)
+    w[:5] = 0.0
+    loss = GammaLoss(X, y, w, fit_intercept, 1e-3)
+    damping = 0.05
+    H = _expected_hessian(X, w, 1e-3, fit_intercept)
+    lam = damping * np.mean(np.diag(H)[:p])
+    H[np.diag_indices_from(H)] += lam
+    first = None
+    for rows, values in (([3, 11], [0.3, -0.2]), ([3, 17, 29], [0.4, 0.3, -0.5])):
+        W = np.zeros((p, 1))
+        W[rows, 0] = values
+        b = loss.initial_intercept() + (0.1 if fit_intercept else 0.0)
+        Z = loss.linear_predictor(W, b)
+        GW, gb = loss.gradient_from_z(Z, W)
+        curvature = _GLMCurvature(loss, "fisher", damping, W, b, Z, _GLMCache(loss))
+        assert curvature.algebra == ("woodbury" if n - 5 < p + 1 else "dense")
+        first = first or curvature
+        theta, g = (np.r_[W[:, 0], b], np.r_[GW[:, 0], gb]) if fit_intercept else (W[:, 0], GW[:, 0])
+        exact = np.linalg.solve(H, g)
+        for c in (curvature, first):
+            dW, db = c.newton(GW, gb)
+            np.testing.assert_allclose(dW[:, 0], exact[:p], rtol=1e-7, atol=1e-10)
+            if fit_intercept:
+                np.testing.assert_allclose(db, exact[p:], rtol=1e-7, atol=1e-10)
+            np.testing.assert_allclose(c.correction_rhs(W, b, GW, gb), H @ theta - g, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_wide_gamma_fit_builds_one_curvature_and_recovers_the_support(sparse, monkeypatch):
+    """n < p: 'auto' ('fisher') builds the curvature once per fit, where the observed Hessian's route builds
+    one per iteration, and both recover the support."""
+    import scipy.sparse as sp
+
+    built = []
+    original = _GLMCurvature.__init__
+
+    def counting(self, loss, route, *args, **kwargs):
+        built.append(route)
+        original(self, loss, route, *args, **kwargs)
+
+    monkeypatch.setattr(_iobs_curvature._GLMCurvature, "__init__", counting)
+    X, y, truth = _gamma_problem(150, 400, seed=6)
+    X = sp.csr_matrix(X) if sparse else X
+    for hessian in ("auto", "woodbury"):
+        built.clear()
+        model = IOBSRegressor(k=4, loss="gamma", hessian=hessian, splicing=False).fit(X, y)
+        np.testing.assert_array_equal(model.support_, truth)
+        assert model.n_iter_ >= 2
+        assert built == (["fisher"] if hessian == "auto" else ["woodbury"] * model.n_iter_)
+
+
+def test_fisher_route_on_request_at_any_size_and_for_the_gamma_loss_only():
+    X, y, truth = _gamma_problem(300, 40, seed=7)
+    model = IOBSRegressor(k=4, loss="gamma", hessian="fisher").fit(X, y)
+    np.testing.assert_array_equal(model.support_, truth)
+    with pytest.raises(ValueError, match="fisher"):
+        IOBSRegressor(k=4, loss="poisson", hessian="fisher").fit(X, np.round(y))
+    with pytest.raises(ValueError, match="fisher"):
+        IOBSRegressor(k=4, hessian="fisher").fit(X, y)
+    with pytest.raises(ValueError, match="hessian"):
+        IOBSClassifier(k=4, hessian="fisher").fit(X, y > np.median(y))
