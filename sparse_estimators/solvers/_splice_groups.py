@@ -124,6 +124,9 @@ class _UnitSearch:
         # (losses whose candidate refits stop at a Newton decrement: see _policy.UNIT_CANDIDATE_DECREMENT)
         newton = hasattr(loss, "candidate_decrement")
         self.refit_options = {"decrement": _policy.UNIT_CANDIDATE_DECREMENT} if newton else {}
+        # a loss that stops the Newton refit of a candidate that cannot pass the gate (the binary logistic: see
+        # _policy.REJECT_DECREMENTS); the others refit every candidate
+        self.rejects = newton and getattr(loss, "rejects_candidates", False)
         # a loss whose curvature does not depend on Z (least squares): curvature_ratio is 1 without forming it
         self.constant_curvature = type(loss).feature_curvatures is BaseLoss.feature_curvatures
         # dense least squares: candidates refitted from the Gram block of the columns they touch
@@ -285,13 +288,16 @@ class _UnitSearch:
             added_features = self.features(adds)
             start[added_features] = self.steps(solved, added_features, ratio)
             best, H = None, None
+            # each candidate's decrease net of the added units' prices, plus the removed ones'
+            added, removed = np.cumsum(price[adds]), np.cumsum(price[kept[:n_out]])
             refits = None if self.gram is None else self.gram.refit_candidates(candidates, start, b)
             lazy = refits is not None  # (Z_c None: formed for the accepted candidate only, below)
             if not lazy:
-                refits = loss.refit_candidates(candidates, start, b, **self.refit_options)
-            # each candidate's decrease net of the added units' prices, plus the removed ones'
-            added = np.cumsum(price[adds])
-            net = f - np.array([f_c for _, _, f_c, _ in refits]) - added + np.cumsum(price[kept[:n_out]])
+                options = self.refit_options
+                if self.rejects:  # (the value each must get below to pass the gate: its refit stops above it)
+                    options = options | {"limits": list(f - (1.0 + self.gate) * added + removed)}
+                refits = loss.refit_candidates(candidates, start, b, **options)
+            net = f - np.array([f_c for _, _, f_c, _ in refits]) - added + removed
             # the candidate of largest net decrease (the first of equal ones) that passes the gate and the
             # add_gate test: those tested in that order, until one passes (the test costs a pass over the
             # added columns)
