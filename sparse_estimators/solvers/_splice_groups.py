@@ -40,6 +40,9 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     to units: ``'abess'`` acts as True).
     """
     nonzero = np.flatnonzero(np.any(W != 0, axis=1))
+    if not nonzero.size and k < structure.n_units(loss.n_features):
+        return _searched_from_zero(loss, k, W, b, structure, forced, max_exchange, max_rounds, gate, add_gate,
+                                   add_gate_uncorrelated)
     units = structure.units(nonzero)
     support = structure.features(units)
     if not refitted or not np.array_equal(support, nonzero):  # (the refit on the whole units)
@@ -57,12 +60,7 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
         Z0 = loss.linear_predictor(W0, b0)
-        gain = search.unit_gain(Z0, W0)[0] / search.curvature_ratio(Z0, support) - search.price(f, support.size)
-        if search.protected is None:
-            start = np.sort(_top(gain, k))
-        else:  # the forced units and the best of the others
-            free = np.where(search.protected, -np.inf, gain)
-            start = np.union1d(np.flatnonzero(search.protected), _top(free, k - int(search.protected.sum())))
+        start = search.start(Z0, W0, f, support)
         if start.tobytes() not in visited:
             refit = search.refit_candidates([search.features(start)], W0, b0)[0]
             other = search.exchange(start, *refit, known=visited)[0]
@@ -77,6 +75,23 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     best.n_iter = len(best.objective)
     if not exact:  # (candidates are evaluated approximately, see splice)
         best.coef, best.intercept = loss.refit(best.support, best.coef, best.intercept)
+    return best
+
+
+def _searched_from_zero(loss, k, W, b, structure, forced, max_exchange, max_rounds, gate, add_gate,
+                        add_gate_uncorrelated):
+    """:func:`_unit_splice` from ``W = 0`` (no solver ran): one search from the ``k`` units of largest gain at zero.
+
+    abess's start, the second start of :func:`_unit_splice` (with the
+    forced units), priced at the loss at zero; the result is refitted.
+    """
+    search = _UnitSearch(loss, k, structure, forced, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated)
+    Z = loss.linear_predictor(W, b)
+    start = search.start(Z, W, loss.value_from_z(Z, W), np.empty(0, dtype=np.intp))
+    best = search.exchange(start, *search.refit_candidates([search.features(start)], W, b)[0])[0]
+    best.objective = best.objective[1:]
+    best.n_iter = len(best.objective)
+    best.coef, best.intercept = loss.refit(best.support, best.coef, best.intercept)
     return best
 
 
@@ -131,6 +146,18 @@ class _UnitSearch:
         self.constant_curvature = type(loss).feature_curvatures is BaseLoss.feature_curvatures
         # dense least squares: candidates refitted from the Gram block of the columns they touch
         self.gram = unit_gram_candidates(loss)
+
+    def start(self, Z0, W0, f, support):
+        """The second start: the ``k`` units of largest gain at zero (``Z0``, ``W0``), the forced ones first.
+
+        Gains at the curvature of ``Z0`` on ``support`` (:meth:`curvature_ratio`),
+        net of the prices at a fit of loss ``f`` on ``support``. Sorted.
+        """
+        gain = self.unit_gain(Z0, W0)[0] / self.curvature_ratio(Z0, support) - self.price(f, support.size)
+        if self.protected is None:
+            return np.sort(_top(gain, self.k))
+        free = np.where(self.protected, -np.inf, gain)  # the forced units and the best of the others
+        return np.union1d(np.flatnonzero(self.protected), _top(free, self.k - int(self.protected.sum())))
 
     def refit_candidates(self, candidates, W, b):
         """``loss.refit_candidates`` (through the Gram block when one applies), each ``Z_c`` formed."""
