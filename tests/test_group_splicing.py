@@ -399,9 +399,8 @@ def test_cold_group_fit_runs_the_search_alone(cls, monkeypatch):
     from sparse_estimators import _policy
 
     calls = _recording_solver(cls, monkeypatch)
-    X, y, labels = _decoy(0)
-    if cls is IHTClassifier:
-        y = (y > np.median(y)).astype(int)
+    X, signal, labels = _decoy(0)
+    y = (signal > np.median(signal)).astype(int) if cls is IHTClassifier else signal
     splicing = {"splicing": True} if cls is IHTClassifier else {}
     cold = cls(k=2, groups=labels, **splicing).fit(X, y)
     assert calls == [] and cold.n_iter_ == 0 and cold.loss_curve_.size == 0
@@ -415,6 +414,10 @@ def test_cold_group_fit_runs_the_search_alone(cls, monkeypatch):
     monkeypatch.setattr(_policy, "GROUP_SEARCH_FROM_ZERO", False)
     cls(k=2, groups=labels, **splicing).fit(X, y)
     assert len(calls) == 4 and not calls[3].any()
+    monkeypatch.setattr(_policy, "GROUP_SEARCH_FROM_ZERO", True)
+    # (several outputs or classes, where it was not measured: the solver, then the search)
+    target = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3])) if cls is IHTClassifier else np.c_[y, -y]
+    assert cls(k=2, groups=labels, **splicing).fit(X, target).n_iter_ > 0 and len(calls) == 5
 
 
 def _one_large_group(n=20, seed=0):

@@ -346,10 +346,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             if isinstance(operator, Groups) and self._group_support_refit_patience is not None:
                 patience = self._group_support_refit_patience
             options["support_refit"] = 1 if screening else patience
-        # a cold group fit that the group search ends: the search starts from the k groups of largest gain
-        # at zero alone, without the solver's support (_policy.GROUP_SEARCH_FROM_ZERO)
+        # a cold one-output group fit that the group search ends: the search starts from the k groups of largest
+        # gain at zero alone, without the solver's support (_policy.GROUP_SEARCH_FROM_ZERO; measured on one output)
         from_zero = (self._group_search_alone and _policy.GROUP_SEARCH_FROM_ZERO and debias and not screening
-                     and isinstance(operator, Groups)
+                     and isinstance(operator, Groups) and loss.n_outputs == 1
                      and operator.is_hard and k < operator.n_units(loss.n_features) and self._splices(loss, k)
                      and not W0.any() and np.array_equal(b0, loss.initial_intercept()))
         if from_zero:
