@@ -488,3 +488,14 @@ def test_group_logistic_search_rejects_candidates_without_changing_results(monke
         np.testing.assert_array_equal(c1, c2)
         np.testing.assert_array_equal(b1, b2)
         assert n1 == n2
+
+
+def test_splice_from_zero_with_groups_searches_the_second_start():
+    """``splice`` with groups and ``W = 0``: the search from the groups of largest gain, not the empty support."""
+    X, y, labels = _decoy(0)
+    loss = SquaredLoss(X, y[:, None])
+    W0, _ = loss.zeros()
+    result = splice(loss, 2, W0, loss.initial_intercept(), structure=Groups(Hard(), labels), max_exchange=2)
+    np.testing.assert_array_equal(result.support, np.flatnonzero(labels <= 1))  # (the two true groups)
+    refit = loss.refit(result.support, W0, loss.initial_intercept())[0]
+    np.testing.assert_allclose(result.coef, refit, rtol=1e-10, atol=1e-12)

@@ -37,7 +37,8 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     ``add_gate``, each added unit's removal cost against that level times
     its price). The second search starts from the ``k`` units of largest
     gain at zero with these rules (abess's important search is not adapted
-    to units: ``'abess'`` acts as True).
+    to units: ``'abess'`` acts as True). From a zero ``W`` (no solver ran)
+    that start is searched alone (:func:`_searched_from_zero`).
     """
     nonzero = np.flatnonzero(np.any(W != 0, axis=1))
     if not nonzero.size and k < structure.n_units(loss.n_features):
