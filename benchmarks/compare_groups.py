@@ -453,9 +453,10 @@ def write_report(df, out, args, grid, elapsed, rev):
     if largest[:2] < FULL_LARGEST:
         lines += [f"Not run: the full grid goes up to n = {FULL_LARGEST[0]}, p = {FULL_LARGEST[1]}; this run "
                   f"stops at n = {largest[0]}, p = {largest[1]} (see the command line).", ""]
-    lines += ["Ours splice whole groups after the solver, as abess does with `group=` (the splicing search of "
+    lines += ["Ours splice whole groups, as abess does with `group=` (the splicing search of "
               "`sparse_estimators/solvers/_splice_groups.py`, `_unit_splice`: block Newton gains, groups priced by "
-              "size), with the estimators' default splicing options.", ""]
+              "size), with the estimators' default splicing options; these fits from zero run the search alone, "
+              "from the g groups of largest gain at zero, without the solver (`GROUP_SEARCH_FROM_ZERO`).", ""]
     miss = misses(per_setting)
     if len(miss):
         lines += ["Settings where `IHT` is more than 0.01 below the best peer's F1 or slower than abess:", "",

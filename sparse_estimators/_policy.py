@@ -47,6 +47,12 @@ UNIT_CANDIDATE_DECREMENT = 1e-3
 #: 1e-16 of the variance; a rounding margin, not tuned)
 EXPLAINED_SHARE = 1e-6
 
+#: a cold one-output group fit whose group search runs (hard thresholding, debias) skips the solver: one
+#: search from the ``k`` groups of largest gain at zero (abess's start) instead of one from the solver's
+#: support and one from there (the same group F1, paired on fresh data sets at n = 200, 500 and 2000, for
+#: about 0.55 of the CPU time at n = 200; doc/changelog.rst, ``GROUP_SEARCH_FROM_ZERO``)
+GROUP_SEARCH_FROM_ZERO = True
+
 # -- least squares: precompute='auto' and the design --------------------------------------------------------
 
 #: precompute='auto' uses the Gram matrix for dense X with at least GRAM_AUTO_RATIO samples per feature and

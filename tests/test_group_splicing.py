@@ -350,7 +350,11 @@ def test_group_search_lone_logistic_start_refit_stops_at_the_group_decrement(mon
 
 @pytest.mark.parametrize("cls, plain, grouped", [(IHTRegressor, 3, 2), (IHTClassifier, 1, 1)])
 def test_group_fits_jump_to_the_support_refit_after_two_unchanged_supports(cls, plain, grouped, monkeypatch):
-    """The regressors' support jump waits 2 unchanged supports with groups, 3 without (classifiers: 1 both)."""
+    """The regressors' support jump waits 2 unchanged supports with groups, 3 without (classifiers: 1 both).
+
+    (A cold group fit with the group search runs no solver, see
+    ``_policy.GROUP_SEARCH_FROM_ZERO``: the solver runs here without the search.)
+    """
     import functools
 
     from sparse_estimators.solvers import iht
@@ -366,6 +370,132 @@ def test_group_fits_jump_to_the_support_refit_after_two_unchanged_supports(cls, 
     X, y, labels = _decoy(0)
     if cls is IHTClassifier:
         y = (y > np.median(y)).astype(int)
-    cls(k=2, groups=labels).fit(X, y)
-    cls(k=2).fit(X, y)
+    cls(k=2, groups=labels, splicing=False).fit(X, y)
+    cls(k=2, splicing=False).fit(X, y)
     assert seen == [grouped, plain]
+
+
+# -- a cold group fit runs the group search alone (_policy.GROUP_SEARCH_FROM_ZERO) --------------------------
+
+def _recording_solver(cls, monkeypatch):
+    """Replace ``cls``'s solver by one that records its calls; returns the list of calls."""
+    import functools
+
+    solver = cls._solver
+    calls = []
+
+    @functools.wraps(solver)
+    def recording(*args, **kwargs):
+        calls.append(kwargs.get("W0"))
+        return solver(*args, **kwargs)
+
+    monkeypatch.setattr(cls, "_solver", staticmethod(recording))
+    return calls
+
+
+@pytest.mark.parametrize("cls", [IHTRegressor, AcceleratedIHTRegressor, IHTClassifier])
+def test_cold_group_fit_runs_the_search_alone(cls, monkeypatch):
+    """No solver from zero with the group search; the solver runs from a warm start, without the search or off."""
+    from sparse_estimators import _policy
+
+    calls = _recording_solver(cls, monkeypatch)
+    X, signal, labels = _decoy(0)
+    y = (signal > np.median(signal)).astype(int) if cls is IHTClassifier else signal
+    splicing = {"splicing": True} if cls is IHTClassifier else {}
+    cold = cls(k=2, groups=labels, **splicing).fit(X, y)
+    assert calls == [] and cold.n_iter_ == 0 and cold.loss_curve_.size == 0
+    assert cold.groups_support_.size == 2 and np.all(cold.coef_.ravel()[np.isin(labels, cold.groups_support_)] != 0)
+    cls(k=2, groups=labels, splicing=False).fit(X, y)
+    assert len(calls) == 1
+    cls(k=2, groups=labels, **splicing).fit(X, y, coef_init=cold.coef_)  # (a warm start: the solver, then the search)
+    assert len(calls) == 2 and calls[1].any()
+    cls(k=2, **splicing).fit(X, y)  # (no groups: the solver as before)
+    assert len(calls) == 3
+    monkeypatch.setattr(_policy, "GROUP_SEARCH_FROM_ZERO", False)
+    cls(k=2, groups=labels, **splicing).fit(X, y)
+    assert len(calls) == 4 and not calls[3].any()
+    monkeypatch.setattr(_policy, "GROUP_SEARCH_FROM_ZERO", True)
+    # (several outputs or classes, where it was not measured: the solver, then the search)
+    target = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3])) if cls is IHTClassifier else np.c_[y, -y]
+    assert cls(k=2, groups=labels, **splicing).fit(X, target).n_iter_ > 0 and len(calls) == 5
+
+
+def _one_large_group(n=20, seed=0):
+    """60 features, 20 rows: group 0 holds 50 features (it fits any 20 rows), then 10 singletons; y from feature 50."""
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((2 * n, 60))
+    y = 2 * X[:, 50] + 0.5 * rng.standard_normal(2 * n)
+    groups = np.r_[np.zeros(50, dtype=int), np.arange(1, 11)]
+    return X[:n], y[:n], X[n:], y[n:], groups
+
+
+def test_cold_group_fit_does_not_take_a_group_that_fits_any_rows():
+    """The search from zero prices the 50-feature group (20 rows) out; the solver's start took it (test R^2 -1).
+
+    From zero the 50-feature group explains all of ``y`` (its gain is the
+    loss itself), but its price, the best of 11 noise groups of 50
+    coefficients, is larger; feature 50 alone explains 94 % of it.
+    """
+    X, y, X_test, y_test, groups = _one_large_group()
+    model = IHTRegressor(k=1, groups=groups).fit(X, y)
+    np.testing.assert_array_equal(model.support_, [50])
+    assert model.score(X_test, y_test) > 0.8
+    stuck = IHTRegressor(k=1, groups=groups, splicing=False).fit(X, y)  # (the design: the solver takes group 0)
+    assert stuck.groups_support_.tolist() == [0] and stuck.score(X_test, y_test) < 0
+
+
+def test_cold_group_fit_keeps_forced_groups():
+    X, y, labels = _decoy(1)
+    for k in (3, 4):
+        model = IHTRegressor(k=k, groups=labels, always_select=[7, 5]).fit(X, y)
+        assert model.n_iter_ == 0 and model.groups_support_.size == k
+        assert {5, 7} <= set(model.groups_support_.tolist())
+        assert np.all(model.coef_[np.isin(labels, [5, 7])] != 0)
+    np.testing.assert_array_equal(model.groups_support_, [0, 1, 5, 7])  # (k=4: both true groups and the forced)
+
+
+# -- the logistic group search stops candidate refits that cannot pass (rejects_candidates) ----------------
+
+def test_group_logistic_search_rejects_candidates_without_changing_results(monkeypatch):
+    """Candidate refits stop once they cannot pass the gate; each fit is the one without the stops."""
+    from sparse_estimators.losses import _pointwise_newton
+    from sparse_estimators.losses._logistic import LogisticLoss
+
+    newton = _pointwise_newton._PointwiseNewtonRefit._newton
+    stops = []
+
+    def counting(self, *args, **kwargs):
+        out = newton(self, *args, **kwargs)
+        stops.append(out[0] is None)
+        return out
+
+    monkeypatch.setattr(_pointwise_newton._PointwiseNewtonRefit, "_newton", counting)
+    fits = {}
+    for rejects in (True, False):
+        monkeypatch.setattr(LogisticLoss, "rejects_candidates", rejects)
+        stops.clear()
+        fits[rejects] = []
+        for seed in range(4):
+            X, y, labels = _decoy(seed, decoy_noise=1.0)
+            y = (y + 0.5 * np.random.RandomState(seed).standard_normal(y.size) > 0).astype(int)
+            model = IHTClassifier(k=2, groups=labels, splicing=True).fit(X, y)
+            fits[rejects].append((model.coef_.copy(), model.intercept_.copy(), model.n_exchanges_))
+        if rejects:
+            assert sum(stops) >= 3  # (the design: some candidates are stopped)
+        else:
+            assert not any(stops)
+    for (c1, b1, n1), (c2, b2, n2) in zip(fits[True], fits[False], strict=True):
+        np.testing.assert_array_equal(c1, c2)
+        np.testing.assert_array_equal(b1, b2)
+        assert n1 == n2
+
+
+def test_splice_from_zero_with_groups_searches_the_second_start():
+    """``splice`` with groups and ``W = 0``: the search from the groups of largest gain, not the empty support."""
+    X, y, labels = _decoy(0)
+    loss = SquaredLoss(X, y[:, None])
+    W0, _ = loss.zeros()
+    result = splice(loss, 2, W0, loss.initial_intercept(), structure=Groups(Hard(), labels), max_exchange=2)
+    np.testing.assert_array_equal(result.support, np.flatnonzero(labels <= 1))  # (the two true groups)
+    refit = loss.refit(result.support, W0, loss.initial_intercept())[0]
+    np.testing.assert_allclose(result.coef, refit, rtol=1e-10, atol=1e-12)

@@ -158,9 +158,10 @@ def test_sparsity_ic_does_not_choose_a_level_whose_groups_are_too_large():
     np.testing.assert_array_equal(np.isinf(search.criterion_), [False, True, True])
     over = [1 in e.groups_support_ for e in sparsity_path(IHTRegressor(groups=groups), X, y, [1, 2, 3]).estimators]
     assert over == [False, True, True]  # (the fits at 2 and 3 take the 30-feature group)
-    X, y, _, _, groups = _one_large_group()  # every fit takes the 50-feature group
+    X, y, _, _, groups = _one_large_group()  # every fit of the solver alone takes the 50-feature group
+    # (the group search from zero prices that group out: GROUP_SEARCH_FROM_ZERO)
     with pytest.raises(ValueError, match="more than 4 features"):
-        SparsityIC(IHTRegressor(groups=groups)).fit(X, y)
+        SparsityIC(IHTRegressor(groups=groups, splicing=False)).fit(X, y)
 
 
 # -- item 7: the paths and searches start at the number of forced units ---------------------------

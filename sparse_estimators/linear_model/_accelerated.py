@@ -28,6 +28,7 @@ _DESCRIPTION = """The gradient is taken at an extrapolated point
 
 class _MomentumMixin:
     _solver = staticmethod(accelerated_iht)
+    _group_search_alone = True
     _solver_params = ("momentum",)
     _parameter_constraints = {"momentum": [Interval(Real, 0, 1, closed="left")]}
 

@@ -23,12 +23,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import _policy
 from .._utils import _DocLinkMixin, all_or_nothing
 from ..losses._design import shared_extremes
 from ..model_selection._criteria import criterion_levels, information_criterion
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
-from ..solvers._base import nonzero_rows, same_indices
+from ..solvers._base import SolverResult, nonzero_rows, same_indices
 from ..structures import Groups, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED
@@ -97,6 +98,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     _splice_options = {}
     #: options added to those with ``groups`` (the search then exchanges whole groups)
     _group_splice_options = {}
+    #: a cold group fit with the group search runs the search alone, without this solver (IHT and accelerated
+    #: IHT, whose support the search replaces anyway; see _policy.GROUP_SEARCH_FROM_ZERO)
+    _group_search_alone = False
     #: ``splicing='auto'`` splices when ``n_samples > factor * k * log(n_features - k)``
     _splice_auto_factor = 0.0
     #: ``k=None``: the information criterion that chooses ``k``, and how many
@@ -342,8 +346,17 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             if isinstance(operator, Groups) and self._group_support_refit_patience is not None:
                 patience = self._group_support_refit_patience
             options["support_refit"] = 1 if screening else patience
-        result = solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
-                        max_iter=self.max_iter, tol=self.tol, verbose=self.verbose, **options)
+        # a cold one-output group fit that the group search ends: the search starts from the k groups of largest
+        # gain at zero alone, without the solver's support (_policy.GROUP_SEARCH_FROM_ZERO; measured on one output)
+        from_zero = (self._group_search_alone and _policy.GROUP_SEARCH_FROM_ZERO and debias and not screening
+                     and isinstance(operator, Groups) and loss.n_outputs == 1
+                     and operator.is_hard and k < operator.n_units(loss.n_features) and self._splices(loss, k)
+                     and not W0.any() and np.array_equal(b0, loss.initial_intercept()))
+        if from_zero:
+            result = SolverResult(W0, b0, np.empty(0, dtype=np.intp), 0, converged=True)
+        else:
+            result = solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
+                            max_iter=self.max_iter, tol=self.tol, verbose=self.verbose, **options)
         W, b = result.coef, result.intercept
         name = type(self).__name__
         if result.diverged:
@@ -355,13 +368,13 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                           "increase max_iter or tol.", ConvergenceWarning, stacklevel=self._warn_depth)
         support = nonzero_rows(W)
         n_exchanges, gradient = 0, result.gradient
-        if operator.forced is not None and debias:  # (a forced feature whose coefficient is still 0)
+        if operator.forced is not None and debias and not from_zero:  # (a forced feature whose coefficient is 0)
             forced = operator.features(operator.forced)
             if not np.isin(forced, support).all():
                 support = np.union1d(support, forced)
                 W, b = operator.refit(loss, support, W, b)
                 result.refitted, gradient = True, None
-        if debias and not screening and operator.exchanges and self._splices(loss, k) and support.size:
+        if from_zero or debias and not screening and operator.exchanges and self._splices(loss, k) and support.size:
             kwargs = self._splice_kwargs(loss, k) | ({} if second_search else {"screening_start": False})
             if (gradient is not None and result.linear_predictor is not None and result.refitted
                     and same_indices(support, result.support)):  # (the search starts where the solver ended)

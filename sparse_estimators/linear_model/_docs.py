@@ -147,7 +147,12 @@ default='hard'
         ``support_`` lists the selected features and ``groups_support_`` the
         selected groups' labels. The splicing search then exchanges whole
         groups (see :func:`sparse_estimators.solvers.splice`'s
-        ``structure``). Labels are compared as given, all numbers or all
+        ``structure``); with IHT and accelerated IHT, a one-output fit from
+        zero (no ``coef_init`` or warm start) with hard thresholding and
+        the splicing search runs the search
+        alone, from the ``k`` groups of largest gain at zero (abess's
+        start), without the solver (``n_iter_`` is then 0): the same group
+        F1 in less time. Labels are compared as given, all numbers or all
         strings: a mix (``[1, "1", 2]``) is refused, since numpy would read
         ``1`` as ``"1"``. None: every feature is its own unit.""",
     "always_select": """always_select : array-like of int (or of group labels) or None, default=None
@@ -191,7 +196,8 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
     groups_support_ : ndarray of shape (n_selected_groups,)
         Only with ``groups``: the sorted labels of the selected groups.
     n_iter_ : int
-        Number of iterations of the sparse solver.
+        Number of iterations of the sparse solver (0 for a group fit that
+        the splicing search makes alone, see ``groups``).
     n_exchanges_ : int
         Number of accepted exchanges of the splicing search (0 when
         ``splicing=False``).

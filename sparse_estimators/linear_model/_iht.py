@@ -58,6 +58,7 @@ class IHTRegressor(_SupportMixin, SparseRegressorBase):
     """
 
     _solver = staticmethod(iht)
+    _group_search_alone = True
 
 
 @fill_doc(attrs=attributes("(1, n_features) or (n_classes, n_features)", "ndarray of shape (1,) or (n_classes,)"))
@@ -106,3 +107,4 @@ class IHTClassifier(_SupportMixin, SparseClassifierBase):
     """
 
     _solver = staticmethod(iht)
+    _group_search_alone = True

@@ -142,7 +142,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         the decrease the best of ``G`` (the number of units) noise units of
         its size would buy, ``s / (2N)`` times the chi-squared quantile at
         ``1 - 1/G`` with the unit's number of coefficients as degrees of
-        freedom (about ``m log(p) s / N`` for one feature).
+        freedom (about ``m log(p) s / N`` for one feature). A zero ``W``
+        (no solver ran) is searched from the second start alone.
 
     swap_candidates : int, default=1
         The exchanges of one feature tried in each round of the search above

@@ -37,9 +37,13 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     ``add_gate``, each added unit's removal cost against that level times
     its price). The second search starts from the ``k`` units of largest
     gain at zero with these rules (abess's important search is not adapted
-    to units: ``'abess'`` acts as True).
+    to units: ``'abess'`` acts as True). From a zero ``W`` (no solver ran)
+    that start is searched alone (:func:`_searched_from_zero`).
     """
     nonzero = np.flatnonzero(np.any(W != 0, axis=1))
+    if not nonzero.size and k < structure.n_units(loss.n_features):
+        return _searched_from_zero(loss, k, W, b, structure, forced, max_exchange, max_rounds, gate, add_gate,
+                                   add_gate_uncorrelated)
     units = structure.units(nonzero)
     support = structure.features(units)
     if not refitted or not np.array_equal(support, nonzero):  # (the refit on the whole units)
@@ -57,12 +61,7 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
         Z0 = loss.linear_predictor(W0, b0)
-        gain = search.unit_gain(Z0, W0)[0] / search.curvature_ratio(Z0, support) - search.price(f, support.size)
-        if search.protected is None:
-            start = np.sort(_top(gain, k))
-        else:  # the forced units and the best of the others
-            free = np.where(search.protected, -np.inf, gain)
-            start = np.union1d(np.flatnonzero(search.protected), _top(free, k - int(search.protected.sum())))
+        start = search.start(Z0, W0, f, support)
         if start.tobytes() not in visited:
             refit = search.refit_candidates([search.features(start)], W0, b0)[0]
             other = search.exchange(start, *refit, known=visited)[0]
@@ -77,6 +76,23 @@ def _unit_splice(loss, k, W, b, structure, *, max_exchange, max_rounds, gate, ad
     best.n_iter = len(best.objective)
     if not exact:  # (candidates are evaluated approximately, see splice)
         best.coef, best.intercept = loss.refit(best.support, best.coef, best.intercept)
+    return best
+
+
+def _searched_from_zero(loss, k, W, b, structure, forced, max_exchange, max_rounds, gate, add_gate,
+                        add_gate_uncorrelated):
+    """:func:`_unit_splice` from ``W = 0`` (no solver ran): one search from the ``k`` units of largest gain at zero.
+
+    abess's start, the second start of :func:`_unit_splice` (with the
+    forced units), priced at the loss at zero; the result is refitted.
+    """
+    search = _UnitSearch(loss, k, structure, forced, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated)
+    Z = loss.linear_predictor(W, b)
+    start = search.start(Z, W, loss.value_from_z(Z, W), np.empty(0, dtype=np.intp))
+    best = search.exchange(start, *search.refit_candidates([search.features(start)], W, b)[0])[0]
+    best.objective = best.objective[1:]
+    best.n_iter = len(best.objective)
+    best.coef, best.intercept = loss.refit(best.support, best.coef, best.intercept)
     return best
 
 
@@ -124,10 +140,25 @@ class _UnitSearch:
         # (losses whose candidate refits stop at a Newton decrement: see _policy.UNIT_CANDIDATE_DECREMENT)
         newton = hasattr(loss, "candidate_decrement")
         self.refit_options = {"decrement": _policy.UNIT_CANDIDATE_DECREMENT} if newton else {}
+        # a loss that stops the Newton refit of a candidate that cannot pass the gate (the binary logistic: see
+        # _policy.REJECT_DECREMENTS); the others refit every candidate
+        self.rejects = newton and getattr(loss, "rejects_candidates", False)
         # a loss whose curvature does not depend on Z (least squares): curvature_ratio is 1 without forming it
         self.constant_curvature = type(loss).feature_curvatures is BaseLoss.feature_curvatures
         # dense least squares: candidates refitted from the Gram block of the columns they touch
         self.gram = unit_gram_candidates(loss)
+
+    def start(self, Z0, W0, f, support):
+        """The second start: the ``k`` units of largest gain at zero (``Z0``, ``W0``), the forced ones first.
+
+        Gains at the curvature of ``Z0`` on ``support`` (:meth:`curvature_ratio`),
+        net of the prices at a fit of loss ``f`` on ``support``. Sorted.
+        """
+        gain = self.unit_gain(Z0, W0)[0] / self.curvature_ratio(Z0, support) - self.price(f, support.size)
+        if self.protected is None:
+            return np.sort(_top(gain, self.k))
+        free = np.where(self.protected, -np.inf, gain)  # the forced units and the best of the others
+        return np.union1d(np.flatnonzero(self.protected), _top(free, self.k - int(self.protected.sum())))
 
     def refit_candidates(self, candidates, W, b):
         """``loss.refit_candidates`` (through the Gram block when one applies), each ``Z_c`` formed."""
@@ -285,13 +316,16 @@ class _UnitSearch:
             added_features = self.features(adds)
             start[added_features] = self.steps(solved, added_features, ratio)
             best, H = None, None
+            # each candidate's decrease net of the added units' prices, plus the removed ones'
+            added, removed = np.cumsum(price[adds]), np.cumsum(price[kept[:n_out]])
             refits = None if self.gram is None else self.gram.refit_candidates(candidates, start, b)
             lazy = refits is not None  # (Z_c None: formed for the accepted candidate only, below)
             if not lazy:
-                refits = loss.refit_candidates(candidates, start, b, **self.refit_options)
-            # each candidate's decrease net of the added units' prices, plus the removed ones'
-            added = np.cumsum(price[adds])
-            net = f - np.array([f_c for _, _, f_c, _ in refits]) - added + np.cumsum(price[kept[:n_out]])
+                options = self.refit_options
+                if self.rejects:  # (the value each must get below to pass the gate: its refit stops above it)
+                    options = options | {"limits": list(f - (1.0 + self.gate) * added + removed)}
+                refits = loss.refit_candidates(candidates, start, b, **options)
+            net = f - np.array([f_c for _, _, f_c, _ in refits]) - added + removed
             # the candidate of largest net decrease (the first of equal ones) that passes the gate and the
             # add_gate test: those tested in that order, until one passes (the test costs a pass over the
             # added columns)
