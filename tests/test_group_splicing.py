@@ -418,6 +418,9 @@ def test_cold_group_fit_runs_the_search_alone(cls, monkeypatch):
     # (several outputs or classes, where it was not measured: the solver, then the search)
     target = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3])) if cls is IHTClassifier else np.c_[y, -y]
     assert cls(k=2, groups=labels, **splicing).fit(X, target).n_iter_ > 0 and len(calls) == 5
+    if cls is not IHTClassifier:  # (the Poisson loss, where it was not measured either: the solver, then the search)
+        counts = np.random.RandomState(0).poisson(np.exp(0.3 * signal / signal.std()))
+        assert cls(k=2, groups=labels, loss="poisson").fit(X, counts).n_iter_ > 0 and len(calls) == 6
 
 
 def _one_large_group(n=20, seed=0):

@@ -350,6 +350,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         # gain at zero alone, without the solver's support (_policy.GROUP_SEARCH_FROM_ZERO; measured on one output)
         from_zero = (self._group_search_alone and _policy.GROUP_SEARCH_FROM_ZERO and debias and not screening
                      and isinstance(operator, Groups) and loss.n_outputs == 1
+                     and getattr(loss, "group_search_from_zero", False)
                      and operator.is_hard and k < operator.n_units(loss.n_features) and self._splices(loss, k)
                      and not W0.any() and np.array_equal(b0, loss.initial_intercept()))
         if from_zero:

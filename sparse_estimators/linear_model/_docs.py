@@ -147,9 +147,9 @@ default='hard'
         ``support_`` lists the selected features and ``groups_support_`` the
         selected groups' labels. The splicing search then exchanges whole
         groups (see :func:`sparse_estimators.solvers.splice`'s
-        ``structure``); with IHT and accelerated IHT, a one-output fit from
-        zero (no ``coef_init`` or warm start) with hard thresholding and
-        the splicing search runs the search
+        ``structure``); with IHT and accelerated IHT, a one-output least-squares
+        or binary logistic fit from zero (no ``coef_init`` or warm start)
+        with hard thresholding and the splicing search runs the search
         alone, from the ``k`` groups of largest gain at zero (abess's
         start), without the solver (``n_iter_`` is then 0): the same group
         F1 in less time. Labels are compared as given, all numbers or all

@@ -273,6 +273,9 @@ class LogisticLoss(_PointwiseNewtonRefit, _GLMLoss):
         Strength of the l2 term on ``w`` (not on the intercept).
     """
 
+    #: see SquaredLoss.group_search_from_zero
+    group_search_from_zero = True
+
     curvature = 0.25
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):

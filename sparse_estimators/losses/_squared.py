@@ -73,6 +73,10 @@ class SquaredLoss(BaseLoss):
     fit_intercept : bool, default=True
     """
 
+    #: a cold one-output group fit runs the group search alone (measured for least squares and binary logistic
+    #: only; the linear_model base's ``_solve``, _policy.GROUP_SEARCH_FROM_ZERO)
+    group_search_from_zero = True
+
     intercept_is_variable = False
     curvature = 1.0
 
