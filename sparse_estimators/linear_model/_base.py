@@ -300,6 +300,12 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         """The solver function of this fit (``_solver``; an estimator with a ``solver`` parameter overrides it)."""
         return type(self)._solver
 
+    def _refit_patience(self, loss, operator):
+        """The unchanged iterations after which the solver jumps to the minimiser on its support (``debias=True``)."""
+        if isinstance(operator, Groups) and self._group_support_refit_patience is not None:
+            return self._group_support_refit_patience
+        return self._support_refit_patience
+
     def _splices(self, loss, k):
         """Whether the fit runs the splicing search (``splicing`` resolved)."""
         if isinstance(self.splicing, str):  # 'auto'
@@ -338,10 +344,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if debias and _takes(solver, "support_refit"):
             # the fit ends with a refit on the support: jump there once the support settles (at
             # once on the screening path, whose levels start refitted on the previous support)
-            patience = self._support_refit_patience
-            if isinstance(operator, Groups) and self._group_support_refit_patience is not None:
-                patience = self._group_support_refit_patience
-            options["support_refit"] = 1 if screening else patience
+            options["support_refit"] = 1 if screening else self._refit_patience(loss, operator)
         result = solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
                         max_iter=self.max_iter, tol=self.tol, verbose=self.verbose, **options)
         W, b = result.coef, result.intercept

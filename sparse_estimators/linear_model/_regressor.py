@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _policy
 from .._utils import _numeric_target
 from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, PoissonLoss, SquaredLoss
+from ..structures import Rows
 from ..thresholding._operators import _NonNegative
 from ._base import _samples_per_selection, _SparseLinearBase
 from ._dask import dask_regression_setup, lazy_score, uses_dask
@@ -59,6 +60,12 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # with groups, the support jump after 2 unchanged supports instead of 3: the group search
     # starts from the jump's support anyway (group F1 and time before/after: doc/changelog.rst)
     _group_support_refit_patience = 2
+
+    def _refit_patience(self, loss, operator):
+        """Least squares on features (no groups): ``_policy.SQUARED_SUPPORT_REFIT_PATIENCE``; else the base class's."""
+        if type(loss) in (SquaredLoss, GramSquaredLoss) and isinstance(operator, Rows):
+            return _policy.SQUARED_SUPPORT_REFIT_PATIENCE
+        return super()._refit_patience(loss, operator)
 
     def _splice_kwargs(self, loss, k):
         """``_splice_options``, with ``switch_gate=0.1`` above the limit (below it, the exchange gate)."""

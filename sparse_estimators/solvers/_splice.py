@@ -30,9 +30,14 @@ from ._base import SolverResult, nonzero_rows
 
 def _top(scores, c):
     """Indices of the ``c`` largest ``scores``, largest first (ties: lower index)."""
-    c = min(c, scores.size)
-    idx = (-scores).argpartition(c - 1)[:c] if c < scores.size else np.arange(scores.size)
+    idx = _top_set(scores, c)
     return idx[np.lexsort((idx, -scores[idx]))]
+
+
+def _top_set(scores, c):
+    """:func:`_top`'s indices in no particular order (the same set: where only the set matters)."""
+    c = min(c, scores.size)
+    return (-scores).argpartition(c - 1)[:c] if c < scores.size else np.arange(scores.size)
 
 
 def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, add_gate_uncorrelated=None,
@@ -209,7 +214,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         Z0 = None if zero_gradient is not None else loss.linear_predictor(W0, b0)
         forward = _forward_gain(loss, Z0, W0, h, usable, zero_gradient)
         if protected is None:
-            start = np.sort(_top(forward, k))
+            start = np.sort(_top_set(forward, k))
         else:  # the forced features and the best of the others
             free = np.where(protected, -np.inf, forward)
             start = np.union1d(np.flatnonzero(protected), _top(free, k - int(protected.sum())))
