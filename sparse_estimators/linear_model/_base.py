@@ -370,7 +370,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                     and same_indices(support, result.support)):  # (the search starts where the solver ended)
                 kwargs["start_state"] = (result.linear_predictor, result.objective[-1], gradient)
             if (result.start_gradient is not None and second_search and not W0.any()
-                    and np.array_equal(b0, loss.initial_intercept())):  # (the second start's gradient at zero)
+                    and same_indices(b0, loss.initial_intercept())):  # (the second start's gradient at zero)
                 kwargs["zero_gradient"] = result.start_gradient
             if operator.forced is not None:
                 kwargs["forced"] = operator.features(operator.forced)

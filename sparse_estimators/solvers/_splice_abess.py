@@ -14,7 +14,7 @@ first search are in ``solvers/_splice.py``.
 
 import numpy as np
 
-from ._base import SolverResult
+from ._base import SolverResult, _all, same_indices
 from ._splice import _forward_gain, _ranked, _screened, _swaps, _top, _top_set
 
 
@@ -45,7 +45,7 @@ def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchang
     that reaches ``support`` later, with a smaller current ``C``, stops
     there too: its round tries some of them, the round after resets ``C``).
     """
-    if last is None or not (start.shape == support.shape and (start == support).all()):
+    if last is None or not same_indices(start, support):
         return False
     kept, adds, decreases, screened = last
     p = loss.n_features
@@ -63,7 +63,7 @@ def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchang
         return True
     sizes = range(1, C + 1) if every_size else [C >> i for i in range(C.bit_length())]
     tau = _abess_threshold(loss, k)
-    if len(adds) < C or not in_U[adds[:C]].all() or any(c not in decreases and not screened.get(c, -1.0) >= tau
+    if len(adds) < C or not _all(in_U[adds[:C]]) or any(c not in decreases and not screened.get(c, -1.0) >= tau
                                                           for c in sizes):
         return False
     return not any(decreases[c] > tau for c in sizes if c in decreases)
