@@ -258,7 +258,12 @@ def test_least_squares_jumps_after_one_settled_support(name, monkeypatch):
 
 
 def test_support_jump_patience_per_loss_and_structure():
-    """Patience 1 for least squares on features (plain and Gram paths); the other losses and groups keep theirs."""
+    """Patience 1 for least squares on features (plain and Gram paths) with enough observations per selection.
+
+    60 samples for k = 2 of 6 features: 21.6 observations per ``k log(p - k)``,
+    above the limit; 30 samples for k = 10 of 200: 0.57, below (patience 3).
+    The other losses and groups keep theirs.
+    """
     from sparse_estimators import _policy
     from sparse_estimators.losses import GramSquaredLoss, PoissonLoss, SquaredLoss
     from sparse_estimators.structures import Groups, Rows
@@ -268,7 +273,10 @@ def test_support_jump_patience_per_loss_and_structure():
     est = IHTRegressor(k=2)
     rows, groups = Rows(Hard()), Groups(Hard(), np.repeat([0, 1, 2], 2))
     for loss in (SquaredLoss(X, y), GramSquaredLoss(X, y)):
-        assert est._refit_patience(loss, rows) == _policy.SQUARED_SUPPORT_REFIT_PATIENCE == 1
-        assert est._refit_patience(loss, groups) == 2
-    assert est._refit_patience(PoissonLoss(X, np.exp(y / 4)), rows) == 3
-    assert IHTClassifier(k=2)._refit_patience(SquaredLoss(X, y), rows) == 1
+        assert est._refit_patience(loss, rows, 2) == _policy.SQUARED_SUPPORT_REFIT_PATIENCE == 1
+        assert est._refit_patience(loss, groups, 2) == 2
+    assert est._refit_patience(PoissonLoss(X, np.exp(y / 4)), rows, 2) == 3
+    assert IHTClassifier(k=2)._refit_patience(SquaredLoss(X, y), rows, 2) == 1
+    wide, target = _data(2, n=30, p=200)
+    assert _policy.SQUARED_PATIENCE_MIN_SAMPLES > 30 / (10 * np.log(190))
+    assert est._refit_patience(SquaredLoss(wide, target), Rows(Hard()), 10) == 3

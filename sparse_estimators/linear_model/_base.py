@@ -300,7 +300,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         """The solver function of this fit (``_solver``; an estimator with a ``solver`` parameter overrides it)."""
         return type(self)._solver
 
-    def _refit_patience(self, loss, operator):
+    def _refit_patience(self, loss, operator, k):
         """The unchanged iterations after which the solver jumps to the minimiser on its support (``debias=True``)."""
         if isinstance(operator, Groups) and self._group_support_refit_patience is not None:
             return self._group_support_refit_patience
@@ -344,7 +344,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if debias and _takes(solver, "support_refit"):
             # the fit ends with a refit on the support: jump there once the support settles (at
             # once on the screening path, whose levels start refitted on the previous support)
-            options["support_refit"] = 1 if screening else self._refit_patience(loss, operator)
+            options["support_refit"] = 1 if screening else self._refit_patience(loss, operator, k)
         result = solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
                         max_iter=self.max_iter, tol=self.tol, verbose=self.verbose, **options)
         W, b = result.coef, result.intercept

@@ -61,11 +61,16 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # starts from the jump's support anyway (group F1 and time before/after: doc/changelog.rst)
     _group_support_refit_patience = 2
 
-    def _refit_patience(self, loss, operator):
-        """Least squares on features (no groups): ``_policy.SQUARED_SUPPORT_REFIT_PATIENCE``; else the base class's."""
-        if type(loss) in (SquaredLoss, GramSquaredLoss) and isinstance(operator, Rows):
+    def _refit_patience(self, loss, operator, k):
+        """``_policy.SQUARED_SUPPORT_REFIT_PATIENCE`` for least squares on features with enough observations.
+
+        More than ``_policy.SQUARED_PATIENCE_MIN_SAMPLES`` observations per
+        ``k log(p - k)``; else (and with groups, other losses) the base class's.
+        """
+        if (type(loss) in (SquaredLoss, GramSquaredLoss) and isinstance(operator, Rows)
+                and _samples_per_selection(loss, k) > _policy.SQUARED_PATIENCE_MIN_SAMPLES):
             return _policy.SQUARED_SUPPORT_REFIT_PATIENCE
-        return super()._refit_patience(loss, operator)
+        return super()._refit_patience(loss, operator, k)
 
     def _splice_kwargs(self, loss, k):
         """``_splice_options``, with ``switch_gate=0.1`` above the limit (below it, the exchange gate)."""

@@ -171,7 +171,7 @@ def _exchange_rounds(local, state, f, objective, C, tau, max_iter, stays, rank, 
             done = True
             break
         kept, forward = rank(local, state)
-        n_finite = int(np.isfinite(forward).sum())
+        n_finite = np.count_nonzero(np.isfinite(forward))
         C = min(C, n_finite)
         if C < 1:
             break
