@@ -55,6 +55,14 @@ GROUP_SEARCH_FROM_ZERO = True
 
 # -- least squares: precompute='auto' and the design --------------------------------------------------------
 
+#: the least-squares regressors without groups (plain or Gram path) jump to the minimiser on their support once
+#: it has been unchanged for this many iterations (the classifiers' patience; else 3) with more than
+#: SQUARED_PATIENCE_MIN_SAMPLES observations per k log(p - k): there (14.5 to 22) 0 to 1 % of the fits changed,
+#: with the same F1 and test error, for 0.77 to 0.88 of the time; at 7.2, 3.4 and 1.45 the test error rose by
+#: 0.05 %, 0.15 % and 1.3 % (doc/changelog.rst, ``SQUARED_SUPPORT_REFIT_PATIENCE``)
+SQUARED_SUPPORT_REFIT_PATIENCE = 1
+SQUARED_PATIENCE_MIN_SAMPLES = 10.0
+
 #: precompute='auto' uses the Gram matrix for dense X with at least GRAM_AUTO_RATIO samples per feature and
 #: at most GRAM_AUTO_MAX_FEATURES features (doc/peers/gram_precompute.md; doc/changelog.rst, ``precompute``)
 GRAM_AUTO_RATIO = 10

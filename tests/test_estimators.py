@@ -328,10 +328,12 @@ def test_coef_init_at_the_solution_converges_at_once(IHT, make_regression, make_
 def test_coef_init_is_used_by_the_regressor_with_intercept(make_regression):
     Regressor = IHTRegressor
     X, y, _, _ = make_regression(n=100, p=20, k_true=3, noise=0.5, intercept=1.0, shift=True, seed=11)
+    # (least squares jumps to the refit after one settled iteration: two iterations from cold,
+    # one from the solution, whose support the first step keeps)
     cold = Regressor(k=3).fit(X, y)
-    assert cold.n_iter_ > 2
+    assert cold.n_iter_ >= 2
     started = Regressor(k=3).fit(X, y, coef_init=cold.coef_)
-    assert started.n_iter_ <= 2
+    assert started.n_iter_ == 1
     np.testing.assert_allclose(started.coef_, cold.coef_, rtol=1e-8, atol=1e-10)
     # the start matters: from a coef_init on the wrong features, the first objective is higher
     wrong = np.zeros(20)
@@ -344,7 +346,7 @@ def test_coef_init_multi_output(make_regression):
     X, Y, _, true = make_regression(n=100, p=20, k_true=3, n_targets=3, noise=0.5, seed=12)
     cold = Regressor(k=3).fit(X, Y)
     started = Regressor(k=3).fit(X, Y, coef_init=cold.coef_)
-    assert started.n_iter_ <= 2 < cold.n_iter_
+    assert started.n_iter_ == 1 < cold.n_iter_  # (see the test above)
     np.testing.assert_allclose(started.coef_, cold.coef_, rtol=1e-8, atol=1e-10)
 
 

@@ -226,3 +226,57 @@ def test_splice_with_the_gradient_at_zero_ends_where_it_would_without(family):
         np.testing.assert_array_equal(given.support, own.support)
         np.testing.assert_array_equal(given.coef, own.coef)
         assert given.objective == own.objective
+
+
+def _spread_signal(seed=0, n=400, p=40):
+    """A well-posed n > p design whose true features are not the first ones (the start's support is 0 .. k-1)."""
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    y = X[:, [5, 17, 31]] @ np.array([2.0, -1.5, 1.0]) + 0.5 * rng.standard_normal(n)
+    return X, y
+
+
+@pytest.mark.parametrize("name", ["IHTRegressor", "AcceleratedIHTRegressor"])
+def test_least_squares_jumps_after_one_settled_support(name, monkeypatch):
+    """Least squares jumps to the refit once its support is unchanged for one iteration: the fit of patience 3.
+
+    The refit on a support does not depend on the iterate it starts from, so
+    the earlier jump gives the same coefficients where the support is found
+    at once, in 2 iterations instead of 4.
+    """
+    import sparse_estimators
+    from sparse_estimators import _policy
+
+    cls = getattr(sparse_estimators, name)
+    X, y = _spread_signal()
+    fast = cls(k=3).fit(X, y)
+    monkeypatch.setattr(_policy, "SQUARED_SUPPORT_REFIT_PATIENCE", 3)
+    slow = cls(k=3).fit(X, y)
+    np.testing.assert_array_equal(fast.support_, [5, 17, 31])
+    _same_fit(fast, slow)
+    assert fast.n_iter_ == 2 and slow.n_iter_ == 4
+
+
+def test_support_jump_patience_per_loss_and_structure():
+    """Patience 1 for least squares on features (plain and Gram paths) with enough observations per selection.
+
+    60 samples for k = 2 of 6 features: 21.6 observations per ``k log(p - k)``,
+    above the limit; 30 samples for k = 10 of 200: 0.57, below (patience 3).
+    The other losses and groups keep theirs.
+    """
+    from sparse_estimators import _policy
+    from sparse_estimators.losses import GramSquaredLoss, PoissonLoss, SquaredLoss
+    from sparse_estimators.structures import Groups, Rows
+    from sparse_estimators.thresholding import Hard
+
+    X, y = _data(1, n=60, p=6)
+    est = IHTRegressor(k=2)
+    rows, groups = Rows(Hard()), Groups(Hard(), np.repeat([0, 1, 2], 2))
+    for loss in (SquaredLoss(X, y), GramSquaredLoss(X, y)):
+        assert est._refit_patience(loss, rows, 2) == _policy.SQUARED_SUPPORT_REFIT_PATIENCE == 1
+        assert est._refit_patience(loss, groups, 2) == 2
+    assert est._refit_patience(PoissonLoss(X, np.exp(y / 4)), rows, 2) == 3
+    assert IHTClassifier(k=2)._refit_patience(SquaredLoss(X, y), rows, 2) == 1
+    wide, target = _data(2, n=30, p=200)
+    assert _policy.SQUARED_PATIENCE_MIN_SAMPLES > 30 / (10 * np.log(190))
+    assert est._refit_patience(SquaredLoss(wide, target), Rows(Hard()), 10) == 3

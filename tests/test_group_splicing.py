@@ -348,9 +348,9 @@ def test_group_search_lone_logistic_start_refit_stops_at_the_group_decrement(mon
     assert abs(f - exact) <= 1e-5 * (1 + abs(exact))
 
 
-@pytest.mark.parametrize("cls, plain, grouped", [(IHTRegressor, 3, 2), (IHTClassifier, 1, 1)])
+@pytest.mark.parametrize("cls, plain, grouped", [(IHTRegressor, 1, 2), (IHTClassifier, 1, 1)])
 def test_group_fits_jump_to_the_support_refit_after_two_unchanged_supports(cls, plain, grouped, monkeypatch):
-    """The regressors' support jump waits 2 unchanged supports with groups, 3 without (classifiers: 1 both).
+    """The regressors' support jump waits 2 unchanged supports with groups, 1 without (classifiers: 1 both).
 
     (A cold group fit with the group search runs no solver, see
     ``_policy.GROUP_SEARCH_FROM_ZERO``: the solver runs here without the search.)

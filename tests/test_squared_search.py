@@ -111,6 +111,9 @@ def test_a_restriction_reuses_the_arrays_of_the_previous_one():
     assert second._A is first._A and second._block is first._block  # (no new arrays)
     assert first._block.shape == (32, 32)  # (the block grows with the columns touched, not |U|)
     assert second._n_known == 0  # the previous set's products are not taken for this one's
+    assert second._slot is first._slot and (second._slot == -1).all()  # (its slots reset, none known)
+    for name in ("sample_weight", "sw_sum", "n_observations", "n_positive", "uniform_weights"):  # (the loss's)
+        assert np.array_equal(getattr(second, name), getattr(fresh, name)) and getattr(fresh, name) is not None
     support = np.array([0, 3, 7, 20])
     second.refit_support(np.arange(40))  # (more columns than the block held: it grows)
     fresh.refit_support(np.arange(40))

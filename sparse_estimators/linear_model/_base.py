@@ -304,6 +304,12 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         """The solver function of this fit (``_solver``; an estimator with a ``solver`` parameter overrides it)."""
         return type(self)._solver
 
+    def _refit_patience(self, loss, operator, k):
+        """The unchanged iterations after which the solver jumps to the minimiser on its support (``debias=True``)."""
+        if isinstance(operator, Groups) and self._group_support_refit_patience is not None:
+            return self._group_support_refit_patience
+        return self._support_refit_patience
+
     def _splices(self, loss, k):
         """Whether the fit runs the splicing search (``splicing`` resolved)."""
         if isinstance(self.splicing, str):  # 'auto'
@@ -342,10 +348,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if debias and _takes(solver, "support_refit"):
             # the fit ends with a refit on the support: jump there once the support settles (at
             # once on the screening path, whose levels start refitted on the previous support)
-            patience = self._support_refit_patience
-            if isinstance(operator, Groups) and self._group_support_refit_patience is not None:
-                patience = self._group_support_refit_patience
-            options["support_refit"] = 1 if screening else patience
+            options["support_refit"] = 1 if screening else self._refit_patience(loss, operator, k)
         # a cold one-output group fit that the group search ends: the search starts from the k groups of largest
         # gain at zero alone, without the solver's support (_policy.GROUP_SEARCH_FROM_ZERO; measured on one output)
         from_zero = (self._group_search_alone and _policy.GROUP_SEARCH_FROM_ZERO and debias and not screening
@@ -381,7 +384,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                     and same_indices(support, result.support)):  # (the search starts where the solver ended)
                 kwargs["start_state"] = (result.linear_predictor, result.objective[-1], gradient)
             if (result.start_gradient is not None and second_search and not W0.any()
-                    and np.array_equal(b0, loss.initial_intercept())):  # (the second start's gradient at zero)
+                    and same_indices(b0, loss.initial_intercept())):  # (the second start's gradient at zero)
                 kwargs["zero_gradient"] = result.start_gradient
             if operator.forced is not None:
                 kwargs["forced"] = operator.features(operator.forced)

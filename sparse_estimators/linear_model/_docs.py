@@ -91,7 +91,9 @@ default='hard'
         squares in closed form; logistic by Newton's method). The support, and
         hence ``k``, is unchanged. With hard thresholding, IHT and accelerated
         IHT then jump to that refit as soon as their support has settled
-        (unchanged for 3 iterations for regressors, 1 for classifiers) and
+        (unchanged for 1 iteration for classifiers and for least squares with
+        more than 10 samples per ``k log(n_features - k)``, 2 for least
+        squares with ``groups``, 3 for the other regressions) and
         stop there when it is a fixed point of the thresholded step, which is
         where the iteration converges while the support stays: fewer
         iterations, and ``n_iter_`` counts those up to the jump.

@@ -12,6 +12,7 @@ from .. import _policy
 from .._utils import _numeric_target
 from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, PoissonLoss, SquaredLoss
 from ..losses._robust import d2_huber_score
+from ..structures import Rows
 from ..thresholding._operators import _NonNegative
 from ._base import _samples_per_selection, _SparseLinearBase
 from ._dask import dask_regression_setup, lazy_score, uses_dask
@@ -60,6 +61,17 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # with groups, the support jump after 2 unchanged supports instead of 3: the group search
     # starts from the jump's support anyway (group F1 and time before/after: doc/changelog.rst)
     _group_support_refit_patience = 2
+
+    def _refit_patience(self, loss, operator, k):
+        """``_policy.SQUARED_SUPPORT_REFIT_PATIENCE`` for least squares on features with enough observations.
+
+        More than ``_policy.SQUARED_PATIENCE_MIN_SAMPLES`` observations per
+        ``k log(p - k)``; else (and with groups, other losses) the base class's.
+        """
+        if (type(loss) in (SquaredLoss, GramSquaredLoss) and isinstance(operator, Rows)
+                and _samples_per_selection(loss, k) > _policy.SQUARED_PATIENCE_MIN_SAMPLES):
+            return _policy.SQUARED_SUPPORT_REFIT_PATIENCE
+        return super()._refit_patience(loss, operator, k)
 
     def _splice_kwargs(self, loss, k):
         """``_splice_options``, with ``switch_gate=0.1`` above the limit (below it, the exchange gate)."""

@@ -49,13 +49,16 @@ def _batched_normal_equations(G, rhs):
     and ``solve`` (4 systems of 10).
     """
     out = np.empty(rhs.shape)
-    largest = np.maximum.reduce(np.einsum("cii->ci", G), axis=1)  # (.max(axis=1) without its Python wrapper)
+    pivots = np.empty(G.shape[:2])  # (each factor's diagonal, tested together after the solves)
     for c in range(G.shape[0]):
-        x = _cholesky_solve(G[c], rhs[c], 1e-8, largest[c])
-        if x is None:
+        L, x, info = _posv(G[c], rhs[c], lower=1)
+        if info:
             return None
+        pivots[c] = L.diagonal()
         out[c] = x
-    return out
+    largest = np.maximum.reduce(np.einsum("cii->ci", G), axis=1)  # (.max(axis=1) without its Python wrapper)
+    # (_cholesky_solve's test of every pivot, with each system's largest diagonal entry as its scale)
+    return out if _all(pivots * pivots > 1e-8 * largest[:, None], axis=None) else None
 
 
 class SquaredLoss(BaseLoss):

@@ -15,7 +15,6 @@ it): a new column costs ``n`` times the block's size, not ``n |U|``.
 
 import numpy as np
 
-from ._base import BaseLoss
 from ._squared import GramSquaredLoss, _cholesky_solve, _ColumnSubset
 
 
@@ -40,7 +39,7 @@ class LazyGramSquaredLoss(GramSquaredLoss):
 
     def __init__(self, loss, index, previous=None):
         design = loss.design
-        BaseLoss.__init__(self, _ColumnSubset(design, index), loss.sample_weight, loss.n_outputs, loss.fit_intercept)
+        self._inherit(loss, _ColumnSubset(design, index))
         self.x_mean, self.y_mean, self.Y = loss.x_mean[index], loss.y_mean, loss.Y
         n, q = design.shape[0], index.size
         reuse = previous is not None and previous._A.shape == (n, q)
@@ -62,9 +61,23 @@ class LazyGramSquaredLoss(GramSquaredLoss):
         # (grown when full: the candidates of a search touch far fewer than q columns)
         self._block = previous._block if reuse else np.empty((min(q, 32),) * 2)
         self._known = previous._known if reuse else np.empty(q, dtype=np.intp)
-        self._slot = np.full(q, -1, dtype=np.intp)
+        if reuse:  # (the previous slots back to -1: only its known columns were set)
+            self._slot = previous._slot
+            self._slot[self._known[:previous._n_known]] = -1
+        else:
+            self._slot = np.full(q, -1, dtype=np.intp)
         self._n_known = 0
         self._gram = None
+
+    def _inherit(self, loss, design):
+        """``BaseLoss.__init__`` on ``design`` with ``loss``'s weights, their statistics copied, not recomputed."""
+        self.design = design
+        self.n_samples, self.n_features = design.shape
+        self.n_outputs, self.fit_intercept, self.alpha = loss.n_outputs, loss.fit_intercept, 0.0
+        self.sample_weight, self.sw_sum, self._sample_share = loss.sample_weight, loss.sw_sum, loss._sample_share
+        self.n_positive, self.n_observations = loss.n_positive, loss.n_observations
+        self.uniform_weights = loss.uniform_weights
+        self._lipschitz = None
 
     def _product(self, A, B):
         """``A^T S B / sum(S)`` for columns ``A`` of ``self._A`` and ``B`` (the weights of ``_As``)."""
@@ -112,11 +125,12 @@ class LazyGramSquaredLoss(GramSquaredLoss):
             self._touch(support[slots < 0])
             slots = self._slot[support]
         G = self._block[slots[:, None], slots]
-        coef = _cholesky_solve(G, self.C[support], 1e-8, G.diagonal().max())
+        C = self.C[support]
+        coef = _cholesky_solve(G, C, 1e-8, np.maximum.reduce(G.diagonal()))
         if coef is None:  # (the columns are the parent's, centred: _ColumnSubset)
             W, _ = super(GramSquaredLoss, self).refit(support, *self.zeros())
             coef = W[support]
             R = self.Y - self._A[:, support] @ coef
             return coef, 0.5 * float(self.sample_weight @ np.einsum("ij,ij->i", R, R)) / self.sw_sum
         # the value at the solution of G_S w = C_S: (yy - <C_S, w>) / 2, no product with G
-        return coef, max(0.5 * (self.yy - float(np.vdot(self.C[support], coef))), 0.0)
+        return coef, max(0.5 * (self.yy - float(np.vdot(C, coef))), 0.0)

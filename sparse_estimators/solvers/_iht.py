@@ -46,7 +46,9 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
         would converge; see :class:`SupportJump`), else go on
         from it. 0 never jumps (the papers' iteration, stopped by ``tol``).
         Estimators that refit on the support anyway (``debias=True``) use
-        3 (regressors) or 1 (classifiers).
+        1 (classifiers; least squares with many observations per selected
+        feature, see ``_policy.SQUARED_PATIENCE_MIN_SAMPLES``), 2 (least
+        squares with groups) or 3 (the other regressions).
     refitted_start : bool, default=False
         ``W0, b0`` minimise the loss on ``W0``'s support (of ``k`` rows), as
         the warm starts of a sparsity path do: when the first hard

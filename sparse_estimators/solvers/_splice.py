@@ -21,18 +21,25 @@ With feature groups (``structure=Groups``) the same search exchanges whole
 groups (``_unit_splice``, in ``solvers/_splice_groups.py``).
 """
 
+import math
+
 import numpy as np
 from scipy.linalg.lapack import dposv as _posv
 
 from ..structures import Rows
-from ._base import SolverResult, nonzero_rows
+from ._base import SolverResult, nonzero_rows, same_indices
 
 
 def _top(scores, c):
     """Indices of the ``c`` largest ``scores``, largest first (ties: lower index)."""
-    c = min(c, scores.size)
-    idx = (-scores).argpartition(c - 1)[:c] if c < scores.size else np.arange(scores.size)
+    idx = _top_set(scores, c)
     return idx[np.lexsort((idx, -scores[idx]))]
+
+
+def _top_set(scores, c):
+    """:func:`_top`'s indices in no particular order (the same set: where only the set matters)."""
+    c = min(c, scores.size)
+    return (-scores).argpartition(c - 1)[:c] if c < scores.size else np.arange(scores.size)
 
 
 def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, add_gate_uncorrelated=None,
@@ -210,14 +217,14 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         Z0 = None if zero_gradient is not None else loss.linear_predictor(W0, b0)
         forward = _forward_gain(loss, Z0, W0, h, usable, zero_gradient)
         if protected is None:
-            start = np.sort(_top(forward, k))
+            start = np.sort(_top_set(forward, k))
         else:  # the forced features and the best of the others
             free = np.where(protected, -np.inf, forward)
             start = np.union1d(np.flatnonzero(protected), _top(free, k - int(protected.sum())))
     from ._splice_abess import _abess_search_stays, _abess_threshold, _important_search  # (it builds on this module)
 
     need_floor = 0.0
-    if screening_start == "abess" and (np.array_equal(start, support) or loss.n_features <= k + 128):
+    if screening_start == "abess" and (loss.n_features <= k + 128 or same_indices(start, support)):
         # a round that accepts nothing at abess's start (or anywhere, when abess's set U of k + 128 features
         # holds them all) lets abess's search be skipped or stop there (_abess_search_stays), provided its
         # screened candidates needed at least abess's threshold
@@ -362,7 +369,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         kept, forward = _ranked(loss, support, W, Z, h, usable, protected, gradient)
         gradient = None  # (the start's only)
         removable = k if protected is None else k - int(protected[support].sum())
-        n_finite = int(np.isfinite(forward).sum())
+        n_finite = np.count_nonzero(np.isfinite(forward))
         n_out = min(max_exchange, removable, n_finite)
         adds = _top(forward, max(n_out, min(swap_candidates, n_finite)) if n_out else 0)
         threshold = gate * unit * loss.noise_scale(f, k)
@@ -378,7 +385,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         decreases, screened = {}, {}  # of the sizes 1 ... n_out (a screened candidate: the decrease it needed)
         for i, ((c, new), candidate, (W_c, b_c, f_c, Z_c)) in enumerate(zip(
                 added, candidates, _screened(loss, candidates, W, b, limits), strict=True)):
-            if i < n_out and np.isfinite(f_c):
+            if i < n_out and math.isfinite(f_c):
                 decreases[c] = f - f_c
             elif i < n_out:
                 screened[c] = needs[i]

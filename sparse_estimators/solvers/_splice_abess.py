@@ -14,8 +14,8 @@ first search are in ``solvers/_splice.py``.
 
 import numpy as np
 
-from ._base import SolverResult
-from ._splice import _forward_gain, _ranked, _screened, _swaps, _top
+from ._base import SolverResult, _all, same_indices
+from ._splice import _forward_gain, _ranked, _screened, _swaps, _top, _top_set
 
 
 def _abess_threshold(loss, k):
@@ -56,22 +56,25 @@ def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchang
     that reaches ``support`` later, with a smaller current ``C``, stops
     there too: its round tries some of them, the round after resets ``C``).
     """
-    if last is None or not (start.shape == support.shape and (start == support).all()):
+    if last is None or not same_indices(start, support):
         return False
     kept, adds, decreases, screened = last
     p = loss.n_features
     U_size = min(p, k + important_search)
-    g = gain.copy()
-    g[support] = np.inf  # (as _important_search builds U)
-    in_U = np.zeros(p, dtype=bool)
-    in_U[_top(g, U_size)] = True
+    if U_size < p:
+        g = gain.copy()
+        g[support] = np.inf  # (as _important_search builds U)
+        in_U = np.zeros(p, dtype=bool)
+        in_U[_top_set(g, U_size)] = True
+    else:  # (U holds every feature)
+        in_U = np.ones(p, dtype=bool)
     in_U[support] = False
     C = int(min(max_exchange, k, U_size - k, np.count_nonzero(usable & in_U)))
     if C < 1:
         return True
     sizes = range(1, C + 1) if every_size else [C >> i for i in range(C.bit_length())]
     tau = _abess_threshold(loss, k)
-    if len(adds) < C or not in_U[adds[:C]].all() or any(c not in decreases and not screened.get(c, -1.0) >= tau
+    if len(adds) < C or not _all(in_U[adds[:C]]) or any(c not in decreases and not screened.get(c, -1.0) >= tau
                                                           for c in sizes):
         return False
     return not any(decreases[c] > tau for c in sizes if c in decreases)
@@ -120,7 +123,7 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     U, stuck, sub = None, False, None
     for _ in range(max_rounds):
         gain[support] = np.inf  # U keeps the support
-        U_last, U = U, (np.sort(_top(gain, U_size)) if U_size < p else np.arange(p))
+        U_last, U = U, (np.sort(_top_set(gain, U_size)) if U_size < p else np.arange(p))
         if stuck and np.array_equal(U, U_last):  # (the round would repeat the last one's failed attempt)
             break
         # the search below works in U's own indices, on U's columns (a copy, unless U is everything;
@@ -131,16 +134,15 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
         previous = None
         local, h_U, usable_U = np.searchsorted(U, support), h[U], usable[U]
         C = int(min(max_exchange, k, U_size - k))
-        in_U = None  # (U as the gains that _abess_search_stays ranks: its own features first)
-        if settled is not None:
-            in_U = np.full(p, -np.inf)
-            in_U[U] = np.inf
 
-        def stays(local, U=U, in_U=in_U):
+        def stays(local, U=U):
             """Whether the first search's last round settles the search at ``U[local]`` (see ``settled``)."""
-            return (settled is not None and local.shape == settled[0].shape and (U[local] == settled[0]).all()
-                    and _abess_search_stays(loss, k, settled[0], settled[0], settled[1], in_U, usable, max_exchange,
-                                            important_search, every_size=True))
+            if not (settled is not None and local.shape == settled[0].shape and (U[local] == settled[0]).all()):
+                return False
+            in_U = np.full(p, -np.inf)  # (U as the gains that _abess_search_stays ranks: its own features first)
+            in_U[U] = np.inf
+            return _abess_search_stays(loss, k, settled[0], settled[0], settled[1], in_U, usable, max_exchange,
+                                       important_search, every_size=True)
 
         if getattr(sub, "gram_search", False):  # (least squares at small n: the same rounds on U's Gram matrix)
             local, coef, b, f, changed, stuck, done = _gram_rounds(
@@ -152,7 +154,7 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
             local, W_U, b, f, changed, stuck, done = _rounds(
                 sub, local, W[U], b, f, objective, h_U, usable_U, C, tau, max_rounds * k, stays)
         support = U[local]
-        W = np.zeros_like(W0)
+        W = np.zeros(W0.shape)
         W[support] = W_U[local]
         if done or not changed:
             break
@@ -180,7 +182,7 @@ def _exchange_rounds(local, state, f, objective, C, tau, max_iter, stays, rank, 
             done = True
             break
         kept, forward = rank(local, state)
-        n_finite = int(np.isfinite(forward).sum())
+        n_finite = np.count_nonzero(np.isfinite(forward))
         C = min(C, n_finite)
         if C < 1:
             break
