@@ -14,3 +14,13 @@ def fig_1f_problem(seed):
     x = np.zeros(800)
     x[S] = rng.standard_normal(22)
     return A, A @ x, S
+
+
+def one_large_group(seed=0, n=20):
+    """``n`` training and ``n`` test rows; group 0 holds features 0..49 (it fits any ``n`` rows), groups 1..10 one
+    feature each (50..59); y depends on feature 50. Returns ``X, y, X_test, y_test, groups``."""
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((2 * n, 60))
+    y = 2 * X[:, 50] + 0.5 * rng.standard_normal(2 * n)
+    groups = np.r_[np.zeros(50, dtype=int), np.arange(1, 11)]
+    return X[:n], y[:n], X[n:], y[n:], groups

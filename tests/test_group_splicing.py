@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _problems import one_large_group
 
 from sparse_estimators import AcceleratedIHTRegressor, IHTClassifier, IHTRegressor
 from sparse_estimators.losses import SquaredLoss
@@ -423,13 +424,6 @@ def test_cold_group_fit_runs_the_search_alone(cls, monkeypatch):
         assert cls(k=2, groups=labels, loss="poisson").fit(X, counts).n_iter_ > 0 and len(calls) == 6
 
 
-def _one_large_group(n=20, seed=0):
-    """60 features, 20 rows: group 0 holds 50 features (it fits any 20 rows), then 10 singletons; y from feature 50."""
-    rng = np.random.RandomState(seed)
-    X = rng.standard_normal((2 * n, 60))
-    y = 2 * X[:, 50] + 0.5 * rng.standard_normal(2 * n)
-    groups = np.r_[np.zeros(50, dtype=int), np.arange(1, 11)]
-    return X[:n], y[:n], X[n:], y[n:], groups
 
 
 def test_cold_group_fit_does_not_take_a_group_that_fits_any_rows():
@@ -439,7 +433,7 @@ def test_cold_group_fit_does_not_take_a_group_that_fits_any_rows():
     loss itself), but its price, the best of 11 noise groups of 50
     coefficients, is larger; feature 50 alone explains 94 % of it.
     """
-    X, y, X_test, y_test, groups = _one_large_group()
+    X, y, X_test, y_test, groups = one_large_group()
     model = IHTRegressor(k=1, groups=groups).fit(X, y)
     np.testing.assert_array_equal(model.support_, [50])
     assert model.score(X_test, y_test) > 0.8

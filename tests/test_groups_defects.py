@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _problems import one_large_group
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -95,13 +96,6 @@ def test_object_arrays_of_one_kind_of_label_are_groups():
 
 # -- item 3: k=None counts the features inside the selected groups --------------------------------
 
-def _one_large_group(seed=0, n=20):
-    """20 training rows; group 0 holds features 0..49, groups 1..10 one feature each; y depends on feature 50."""
-    rng = np.random.RandomState(seed)
-    X = rng.standard_normal((2 * n, 60))
-    y = 2 * X[:, 50] + 0.5 * rng.standard_normal(2 * n)
-    groups = np.r_[np.zeros(50, dtype=int), np.arange(1, 11)]
-    return X[:n], y[:n], X[n:], y[n:], groups
 
 
 def test_criterion_levels_count_features_inside_groups():
@@ -126,7 +120,7 @@ def test_criterion_levels_count_features_inside_groups():
                          ids=lambda c: c.__name__)
 def test_k_none_never_selects_a_group_larger_than_the_criterion_can_judge(cls):
     """The 50-feature group saturates 20 rows (training R^2 1, test R^2 -1 before): the signal's group is chosen."""
-    X, y, X_test, y_test, groups = _one_large_group()
+    X, y, X_test, y_test, groups = one_large_group()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (ConvergenceWarning of the regularized solver's default budget)
         est = cls(groups=groups).fit(X, y)
@@ -136,7 +130,7 @@ def test_k_none_never_selects_a_group_larger_than_the_criterion_can_judge(cls):
 
 
 def test_k_none_with_every_group_too_large_is_an_error():
-    X, y, _, _, _ = _one_large_group()
+    X, y, _, _, _ = one_large_group()
     est = IHTRegressor(groups=np.repeat([0, 1], 30))
     with pytest.raises(ValueError, match="k=None cannot choose k: every group has more than 4 features"):
         est.fit(X, y)
@@ -158,7 +152,7 @@ def test_sparsity_ic_does_not_choose_a_level_whose_groups_are_too_large():
     np.testing.assert_array_equal(np.isinf(search.criterion_), [False, True, True])
     over = [1 in e.groups_support_ for e in sparsity_path(IHTRegressor(groups=groups), X, y, [1, 2, 3]).estimators]
     assert over == [False, True, True]  # (the fits at 2 and 3 take the 30-feature group)
-    X, y, _, _, groups = _one_large_group()  # every fit of the solver alone takes the 50-feature group
+    X, y, _, _, groups = one_large_group()  # every fit of the solver alone takes the 50-feature group
     # (the group search from zero prices that group out: GROUP_SEARCH_FROM_ZERO)
     with pytest.raises(ValueError, match="more than 4 features"):
         SparsityIC(IHTRegressor(groups=groups, splicing=False)).fit(X, y)
