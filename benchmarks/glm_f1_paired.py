@@ -70,6 +70,7 @@ def _methods(family, k, n, p):
         out["IHT no splicing"] = lambda: IHTRegressor(k=k, loss=family, splicing=False)
         out["IOBS no splicing"] = lambda: IOBSRegressor(k=k, loss=family, splicing=False)
         out["IOBS previous route"] = lambda: IOBSRegressor(k=k, loss=family, hessian=previous)
+        out["IOBS second search"] = lambda: _variant(IOBSRegressor(k=k, loss=family), settled=False)
         out["abess"] = lambda: peer(support_size=[k], thread=1)
         out["IHT patience 1"] = lambda: _variant(IHTRegressor(k=k, loss=family), patience=1)  # (I-OBS's is 1)
         for name, Est in (("IHT", IHTRegressor), ("IOBS", IOBSRegressor)):
@@ -81,21 +82,23 @@ class _variant:
     """``model`` fitted with another support-jump patience or candidate-refit decrement (the studies of
     doc/changelog.rst, "Poisson and Gamma fit time"): ``fit`` returns the fitted ``model``."""
 
-    def __init__(self, model, patience=None, decrement=None):
-        self.model, self.patience, self.decrement = model, patience, decrement
+    def __init__(self, model, patience=None, decrement=None, settled=None):
+        self.model, self.patience, self.decrement, self.settled = model, patience, decrement, settled
 
     def fit(self, X, y):
         from sparse_estimators import _policy
 
         if self.patience is not None:
             self.model._support_refit_patience = self.patience
-        kept = _policy.CANDIDATE_DECREMENT
+        kept, kept_settled = _policy.CANDIDATE_DECREMENT, _policy.IOBS_SETTLED_SEARCH
         if self.decrement is not None:
             _policy.CANDIDATE_DECREMENT = self.decrement
+        if self.settled is not None:
+            _policy.IOBS_SETTLED_SEARCH = self.settled
         try:
             return self.model.fit(X, y)
         finally:
-            _policy.CANDIDATE_DECREMENT = kept
+            _policy.CANDIDATE_DECREMENT, _policy.IOBS_SETTLED_SEARCH = kept, kept_settled
 
 
 def run_setting(family, n, p, k, rho, signal, repeats, methods=None, first_seed=0):

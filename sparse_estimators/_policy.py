@@ -121,6 +121,9 @@ KERNEL_STRIP = 64
 #: the 'screened' route's exact block: the current support and SCREEN_FACTOR * k other rows (see
 #: _GLMCurvature._screened_newton; chosen by paired F1, doc/changelog.rst, "Changed results", hessian='screened')
 SCREEN_FACTOR = 4
+#: IOBSRegressor (Gamma): a verified I-OBS fixed point whose first splicing search accepts no
+#: exchange skips the second (abess-start) search (paired F1, doc/changelog.rst, "I-OBS Poisson and Gamma at small p")
+IOBS_SETTLED_SEARCH = True
 
 # -- dask arrays ----------------------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ def test_auto_route_is_screened_for_the_poisson_loss_only():
     y = rng.poisson(1.0, 20) + 1.0
     assert select_hessian_route(PoissonLoss(wide, y)) == "screened"
     assert select_hessian_route(GammaLoss(wide, y)) == "fisher"  # (not screened: lost F1 on inverse-link data)
-    assert select_hessian_route(PoissonLoss(tall, rng.poisson(1.0, 50))) == "dense"
+    assert select_hessian_route(PoissonLoss(tall, rng.poisson(1.0, 50))) == "screened"  # (at any n since s11)
     assert select_hessian_route(LogisticLoss(wide, y > 1)) == "woodbury"  # (unchanged)
     assert select_hessian_route(PoissonLoss(wide, y), "woodbury") == "woodbury"
 

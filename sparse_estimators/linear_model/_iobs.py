@@ -4,6 +4,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
+from .. import _policy
 from .._selection import _SupportMixin
 from ..solvers import iobs
 from ._classifier import SparseClassifierBase
@@ -37,14 +38,14 @@ _HESSIAN_REG = """'dense': Cholesky of the ``p x p`` Hessian,
         matrix would have more than 4096 rows
         (``sparse_estimators._policy.DENSE_MAX_LS``). For the other
         losses the Hessian is re-formed at every iterate (see
-        :class:`IOBSClassifier`); with ``loss='poisson'`` and
-        ``n_samples < n_features + 1``, 'auto' uses 'screened': the Newton
+        :class:`IOBSClassifier`); with ``loss='poisson'``,
+        'auto' uses 'screened': the Newton
         step of a block-diagonal Hessian, exact on the current support and
         the ``4 k`` other features of largest diagonal Newton point
         (``sparse_estimators._policy.SCREEN_FACTOR``),
         diagonal elsewhere, which needs no ``n x n`` factorisation (not for
-        least squares, which raises a ValueError); with ``loss='gamma'`` and
-        ``n_samples < n_features + 1``, 'auto' uses 'fisher': the expected
+        least squares, which raises a ValueError); with ``loss='gamma'``,
+        'auto' uses 'fisher': the expected
         Hessian (Fisher scoring) instead of the Hessian at the iterate,
         which for the log-link Gamma loss does not depend on the iterate, so
         it is factored once per fit rather than at every iteration
@@ -190,6 +191,12 @@ class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
         self.hessian = hessian
 
     _hessian_routes = _IOBSMixin._hessian_routes + ("fisher",)  # (Gamma's expected Hessian; not for classifiers)
+
+    def _settled_search(self, loss):
+        """Gamma: an I-OBS fixed point that the first splicing search keeps ends the search
+        (``_policy.IOBS_SETTLED_SEARCH``: the same F1 at a lower cost; not Poisson, where it lost F1:
+        doc/changelog.rst)."""
+        return _policy.IOBS_SETTLED_SEARCH and bool(getattr(loss, "iobs_fisher", False))
 
 
 @fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened'}",

@@ -48,20 +48,18 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           'dense' when ``(p + 1) m <= _policy.DENSE_MAX_GLM``; else 'woodbury' under
           the same size and damping conditions; else 'cg'.
 
-        * Gamma (``loss.iobs_fisher``) with ``n < p + 1``: 'fisher', the
+        * Gamma (``loss.iobs_fisher``): 'fisher', the
           expected Hessian (Fisher information) instead of the observed one:
           for the log-link Gamma loss its pointwise weights are the sample
           shares, whatever the iterate, so it is built and factored once per
           fit (Woodbury under the conditions of logistic's 'woodbury', else
-          dense or CG as logistic) instead of at every iteration; else as
-          logistic;
+          dense or CG as logistic) instead of at every iteration;
 
-        * Poisson (``loss.iobs_screened``) with ``n < p + 1``:
+        * Poisson (``loss.iobs_screened``):
           'screened', the block-diagonal Newton step (exact on the current
           support and the ``SCREEN_FACTOR * k`` other rows of largest
           diagonal Newton point, diagonal elsewhere): no ``n x n`` or
-          ``p x p`` factorisation, only ``X`` restricted to those rows; else
-          as logistic;
+          ``p x p`` factorisation, only ``X`` restricted to those rows;
 
         * a loss whose curvature is not pointwise (``loss.pointwise`` False:
           the Cox partial likelihood): 'woodbury' (an ``n x n`` factorisation
@@ -111,9 +109,11 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
         if n >= p:
             return "dense" if p <= _policy.DENSE_MAX_LS else "cg"
         return "woodbury" if n <= _policy.DENSE_MAX_LS else "cg"
-    if n < p + 1 and getattr(loss, "iobs_fisher", False):
+    # at any n (n >= p + 1 too: the dense Hessian at every iteration cost more than abess's whole fit at
+    # n = 200, p = 100 for the same F1; doc/changelog.rst, "I-OBS Poisson and Gamma at small p")
+    if getattr(loss, "iobs_fisher", False):
         return "fisher"  # (Gamma: one constant Hessian per fit instead of an n x n factorisation per iteration)
-    if n < p + 1 and getattr(loss, "iobs_screened", False):
+    if getattr(loss, "iobs_screened", False):
         return "screened"  # (Poisson: block-diagonal Newton steps instead of Woodbury's n x n, changelog)
     if damping > 0 and n < p + 1 and n * m <= _policy.WOODBURY_MAX_GLM:
         return "woodbury"  # wide data: an (n m)-sized factorisation beats re-forming (p m)^2
