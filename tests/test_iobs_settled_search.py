@@ -3,13 +3,12 @@ search (no second, abess-start search), and 'auto' takes the 'screened' / 'fishe
 
 import numpy as np
 import pytest
+from _benchmarks import load_benchmark
 
 from sparse_estimators import IOBSRegressor, _policy
 from sparse_estimators.losses import GammaLoss, PoissonLoss, SquaredLoss
 from sparse_estimators.solvers import _splice_abess
 from sparse_estimators.solvers._iobs import select_hessian_route
-
-from _benchmarks import load_benchmark
 
 
 def _spy(monkeypatch):

@@ -321,8 +321,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         return self._splice_options
 
     def _settled_search(self, loss):
-        """Whether a search from the solver's verified fixed point skips its second start where the first
-        search accepts no exchange (``splice``'s ``settled``); no by default."""
+        """Whether the splicing search from a verified fixed point of the solver may skip its second start.
+
+        (``splice``'s ``settled``: where the first search accepts no exchange.) No by default.
+        """
         return False
 
     def _solve(self, loss, operator, k, W0, b0, *, screening=False, refitted_start=False, second_search=True):
