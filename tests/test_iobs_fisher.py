@@ -37,7 +37,7 @@ def test_auto_route_is_fisher_for_the_gamma_loss_on_wide_data_only():
     wide, tall = rng.standard_normal((20, 50)), rng.standard_normal((50, 20))
     y = rng.gamma(2.0, 1.0, 20)
     assert select_hessian_route(GammaLoss(wide, y)) == "fisher"
-    assert select_hessian_route(GammaLoss(tall, rng.gamma(2.0, 1.0, 50))) == "fisher"  # (at any n since s11)
+    assert select_hessian_route(GammaLoss(tall, rng.gamma(2.0, 1.0, 50))) == "dense"  # (unchanged)
     assert select_hessian_route(PoissonLoss(wide, y)) == "screened"  # (unchanged)
     assert select_hessian_route(GammaLoss(wide, y), "woodbury") == "woodbury"
 

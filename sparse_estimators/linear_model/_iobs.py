@@ -44,8 +44,8 @@ _HESSIAN_REG = """'dense': Cholesky of the ``p x p`` Hessian,
         the ``4 k`` other features of largest diagonal Newton point
         (``sparse_estimators._policy.SCREEN_FACTOR``),
         diagonal elsewhere, which needs no ``n x n`` factorisation (not for
-        least squares, which raises a ValueError); with ``loss='gamma'``,
-        'auto' uses 'fisher': the expected
+        least squares, which raises a ValueError); with ``loss='gamma'`` and
+        ``n_samples < n_features + 1``, 'auto' uses 'fisher': the expected
         Hessian (Fisher scoring) instead of the Hessian at the iterate,
         which for the log-link Gamma loss does not depend on the iterate, so
         it is factored once per fit rather than at every iteration

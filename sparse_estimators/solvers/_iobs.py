@@ -48,12 +48,13 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           'dense' when ``(p + 1) m <= _policy.DENSE_MAX_GLM``; else 'woodbury' under
           the same size and damping conditions; else 'cg'.
 
-        * Gamma (``loss.iobs_fisher``): 'fisher', the
+        * Gamma (``loss.iobs_fisher``) with ``n < p + 1``: 'fisher', the
           expected Hessian (Fisher information) instead of the observed one:
           for the log-link Gamma loss its pointwise weights are the sample
           shares, whatever the iterate, so it is built and factored once per
           fit (Woodbury under the conditions of logistic's 'woodbury', else
-          dense or CG as logistic) instead of at every iteration;
+          dense or CG as logistic) instead of at every iteration; else as
+          logistic;
 
         * Poisson (``loss.iobs_screened``):
           'screened', the block-diagonal Newton step (exact on the current
@@ -109,12 +110,12 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
         if n >= p:
             return "dense" if p <= _policy.DENSE_MAX_LS else "cg"
         return "woodbury" if n <= _policy.DENSE_MAX_LS else "cg"
-    # at any n (n >= p + 1 too: the dense Hessian at every iteration cost more than abess's whole fit at
-    # n = 200, p = 100 for the same F1; doc/changelog.rst, "I-OBS Poisson and Gamma at small p")
-    if getattr(loss, "iobs_fisher", False):
+    if n < p + 1 and getattr(loss, "iobs_fisher", False):
         return "fisher"  # (Gamma: one constant Hessian per fit instead of an n x n factorisation per iteration)
     if getattr(loss, "iobs_screened", False):
-        return "screened"  # (Poisson: block-diagonal Newton steps instead of Woodbury's n x n, changelog)
+        # (Poisson, at any n: block-diagonal Newton steps instead of Woodbury's n x n or the dense
+        # (p + 1)^2 Hessian per iteration, the same F1; doc/changelog.rst, "I-OBS Poisson at n >= p + 1")
+        return "screened"
     if damping > 0 and n < p + 1 and n * m <= _policy.WOODBURY_MAX_GLM:
         return "woodbury"  # wide data: an (n m)-sized factorisation beats re-forming (p m)^2
     if (p + 1) * m <= _policy.DENSE_MAX_GLM:
