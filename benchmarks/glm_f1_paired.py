@@ -23,7 +23,12 @@ than the truth is limited by the data, not by its search.
   chose before the screened (Poisson) and fisher (Gamma) routes
   (``'woodbury'`` when ``n < p + 1``, else ``'dense'``): the paired study of
   those changes (``--methods IOBS
-  'IOBS previous route' --reference 'IOBS previous route'``);
+  'IOBS previous route' --reference 'IOBS previous route'``; for Poisson at
+  ``n >= p + 1``, 'dense' is the route before 'screened' became its default
+  there);
+* ``IOBS settled search``: ``IOBSRegressor`` with
+  ``_policy.IOBS_SETTLED_SEARCH`` on (a Gamma fit that ends at a verified
+  fixed point the first splicing search keeps skips the second search);
 * ``IHT patience 1``, ``IHT loose candidates``, ``IOBS loose candidates``:
   the estimator with a support-jump patience of 1 (I-OBS's is 1), or with candidate refits
   stopped at a Newton decrement of ``1e-2`` (``_policy.CANDIDATE_DECREMENT``
@@ -70,7 +75,7 @@ def _methods(family, k, n, p):
         out["IHT no splicing"] = lambda: IHTRegressor(k=k, loss=family, splicing=False)
         out["IOBS no splicing"] = lambda: IOBSRegressor(k=k, loss=family, splicing=False)
         out["IOBS previous route"] = lambda: IOBSRegressor(k=k, loss=family, hessian=previous)
-        out["IOBS second search"] = lambda: _variant(IOBSRegressor(k=k, loss=family), settled=False)
+        out["IOBS settled search"] = lambda: _variant(IOBSRegressor(k=k, loss=family), settled=True)
         out["abess"] = lambda: peer(support_size=[k], thread=1)
         out["IHT patience 1"] = lambda: _variant(IHTRegressor(k=k, loss=family), patience=1)  # (I-OBS's is 1)
         for name, Est in (("IHT", IHTRegressor), ("IOBS", IOBSRegressor)):

@@ -1,5 +1,6 @@
-"""IOBSRegressor (Gamma): a verified I-OBS fixed point that the first splicing search keeps ends the
-search (no second, abess-start search); Poisson's 'auto' route is 'screened' at any n."""
+"""IOBSRegressor (Gamma) with ``_policy.IOBS_SETTLED_SEARCH``: a verified I-OBS fixed point that the first
+splicing search keeps ends the search (no second, abess-start search); Poisson's 'auto' route is 'screened' at
+any n."""
 
 import numpy as np
 import pytest
@@ -26,18 +27,18 @@ def _spy(monkeypatch):
 @pytest.mark.parametrize("family", ["poisson", "gamma"])
 def test_settled_fixed_point_skips_the_second_search(monkeypatch, family):
     """compare_glm.py's small design (seed 1): the first splicing search keeps I-OBS's support (the true one),
-    abess's start differs from it, so the second search ran before; now not for Gamma (still for Poisson,
-    where skipping it lost F1), and for Gamma again where the policy says so."""
+    abess's start differs from it, so the second search runs by default; with the policy on, not for Gamma
+    (still for Poisson, where skipping it lost F1)."""
     simulate = load_benchmark("compare_glm").simulate
     X, y, *_, truth = simulate("poisson" if family == "poisson" else "gamma-log", 200, 100, 5, 0.0, "strong", 1, 1)
     calls = _spy(monkeypatch)
     model = IOBSRegressor(k=5, loss=family).fit(X, y)
-    assert len(calls) == (family == "poisson")
+    assert len(calls) == 1  # (the second search ran, and kept the same support)
     np.testing.assert_array_equal(np.flatnonzero(model.coef_), np.sort(truth))
     calls.clear()
-    monkeypatch.setattr(_policy, "IOBS_SETTLED_SEARCH", False)
+    monkeypatch.setattr(_policy, "IOBS_SETTLED_SEARCH", True)
     again = IOBSRegressor(k=5, loss=family).fit(X, y)
-    assert len(calls) == 1  # (the second search ran, and kept the same support)
+    assert len(calls) == (family == "poisson")
     np.testing.assert_array_equal(np.flatnonzero(again.coef_), np.sort(truth))
 
 

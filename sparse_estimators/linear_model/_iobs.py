@@ -193,10 +193,9 @@ class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
     _hessian_routes = _IOBSMixin._hessian_routes + ("fisher",)  # (Gamma's expected Hessian; not for classifiers)
 
     def _settled_search(self, loss):
-        """Gamma: an I-OBS fixed point that the first splicing search keeps ends the search.
+        """Gamma, where ``_policy.IOBS_SETTLED_SEARCH``: an I-OBS fixed point that the first search keeps ends it.
 
-        ``_policy.IOBS_SETTLED_SEARCH``: the same F1 at a lower cost; not Poisson, where it lost F1
-        (doc/changelog.rst).
+        Off by default (a small F1 loss; for Poisson a larger one): doc/changelog.rst.
         """
         return _policy.IOBS_SETTLED_SEARCH and bool(getattr(loss, "iobs_fisher", False))
 
