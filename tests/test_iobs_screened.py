@@ -1,4 +1,4 @@
-"""I-OBS's screened Hessian route (the Poisson loss's default at n < p + 1): block-diagonal Newton steps."""
+"""I-OBS's screened Hessian route (the Poisson loss's default): block-diagonal Newton steps."""
 
 import numpy as np
 import pytest

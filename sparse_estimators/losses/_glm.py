@@ -136,7 +136,7 @@ class PoissonLoss(_LogLinkLoss):
     """
 
     _family = "Poisson"
-    #: I-OBS at n < p + 1 takes block-diagonal Newton steps ('screened' route; paired F1 in doc/changelog.rst:
+    #: I-OBS (any n) takes block-diagonal Newton steps ('screened' route; paired F1 in doc/changelog.rst:
     #: not Gamma, which lost F1 with them on inverse-link data)
     iobs_screened = True
     _positive_target = False
