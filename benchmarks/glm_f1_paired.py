@@ -26,9 +26,6 @@ than the truth is limited by the data, not by its search.
   'IOBS previous route' --reference 'IOBS previous route'``; for Poisson at
   ``n >= p + 1``, 'dense' is the route before 'screened' became its default
   there);
-* ``IOBS settled search``: ``IOBSRegressor`` with
-  ``_policy.IOBS_SETTLED_SEARCH`` on (a Gamma fit that ends at a verified
-  fixed point the first splicing search keeps skips the second search);
 * ``IHT patience 1``, ``IHT loose candidates``, ``IOBS loose candidates``:
   the estimator with a support-jump patience of 1 (I-OBS's is 1), or with candidate refits
   stopped at a Newton decrement of ``1e-2`` (``_policy.CANDIDATE_DECREMENT``
@@ -75,7 +72,6 @@ def _methods(family, k, n, p):
         out["IHT no splicing"] = lambda: IHTRegressor(k=k, loss=family, splicing=False)
         out["IOBS no splicing"] = lambda: IOBSRegressor(k=k, loss=family, splicing=False)
         out["IOBS previous route"] = lambda: IOBSRegressor(k=k, loss=family, hessian=previous)
-        out["IOBS settled search"] = lambda: _variant(IOBSRegressor(k=k, loss=family), settled=True)
         out["abess"] = lambda: peer(support_size=[k], thread=1)
         out["IHT patience 1"] = lambda: _variant(IHTRegressor(k=k, loss=family), patience=1)  # (I-OBS's is 1)
         for name, Est in (("IHT", IHTRegressor), ("IOBS", IOBSRegressor)):
@@ -87,23 +83,21 @@ class _variant:
     """``model`` fitted with another support-jump patience or candidate-refit decrement (the studies of
     doc/changelog.rst, "Poisson and Gamma fit time"): ``fit`` returns the fitted ``model``."""
 
-    def __init__(self, model, patience=None, decrement=None, settled=None):
-        self.model, self.patience, self.decrement, self.settled = model, patience, decrement, settled
+    def __init__(self, model, patience=None, decrement=None):
+        self.model, self.patience, self.decrement = model, patience, decrement
 
     def fit(self, X, y):
         from sparse_estimators import _policy
 
         if self.patience is not None:
             self.model._support_refit_patience = self.patience
-        kept, kept_settled = _policy.CANDIDATE_DECREMENT, _policy.IOBS_SETTLED_SEARCH
+        kept = _policy.CANDIDATE_DECREMENT
         if self.decrement is not None:
             _policy.CANDIDATE_DECREMENT = self.decrement
-        if self.settled is not None:
-            _policy.IOBS_SETTLED_SEARCH = self.settled
         try:
             return self.model.fit(X, y)
         finally:
-            _policy.CANDIDATE_DECREMENT, _policy.IOBS_SETTLED_SEARCH = kept, kept_settled
+            _policy.CANDIDATE_DECREMENT = kept
 
 
 def run_setting(family, n, p, k, rho, signal, repeats, methods=None, first_seed=0):

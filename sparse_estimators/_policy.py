@@ -121,10 +121,6 @@ KERNEL_STRIP = 64
 #: the 'screened' route's exact block: the current support and SCREEN_FACTOR * k other rows (see
 #: _GLMCurvature._screened_newton; chosen by paired F1, doc/changelog.rst, "Changed results", hessian='screened')
 SCREEN_FACTOR = 4
-#: IOBSRegressor (Gamma): whether a verified I-OBS fixed point whose first splicing search accepts no
-#: exchange skips the second (abess-start) search. Off: about 20 % of the fit time at n = 200, p = 100,
-#: but F1 -0.001 to -0.002 (never a gain) in the paired study, doc/changelog.rst "I-OBS Poisson at n >= p + 1"
-IOBS_SETTLED_SEARCH = False
 
 # -- dask arrays ----------------------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sparse_estimators import IOBSClassifier, IOBSRegressor
-from sparse_estimators.losses import GammaLoss, LogisticLoss, PoissonLoss
+from sparse_estimators.losses import GammaLoss, LogisticLoss, PoissonLoss, SquaredLoss
 from sparse_estimators.solvers._iobs import select_hessian_route
 from sparse_estimators.solvers._iobs_curvature import _GLMCache, _GLMCurvature
 from sparse_estimators.survival import IOBSCoxPHSurvivalAnalysis
@@ -134,3 +134,11 @@ def test_screened_route_on_request_for_the_huber_loss_with_outliers():
     y[:8] += 30.0  # (gross outliers)
     model = IOBSRegressor(k=3, loss="huber", hessian="screened").fit(X, y)
     np.testing.assert_array_equal(model.support_, [1, 7, 20])
+
+
+def test_auto_route_for_poisson_at_any_n():
+    rng = np.random.RandomState(0)
+    tall = rng.standard_normal((50, 20))
+    assert select_hessian_route(PoissonLoss(tall, rng.poisson(1.0, 50))) == "screened"
+    assert select_hessian_route(GammaLoss(tall, rng.gamma(2.0, 1.0, 50))) == "dense"  # (fisher lost F1 there)
+    assert select_hessian_route(SquaredLoss(tall, rng.standard_normal(50))) == "dense"  # (unchanged)

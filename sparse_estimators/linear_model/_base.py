@@ -320,13 +320,6 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         """The options of this fit's splicing search (``_splice_options``, set per task)."""
         return self._splice_options
 
-    def _settled_search(self, loss):
-        """Whether the splicing search from a verified fixed point of the solver may skip its second start.
-
-        (``splice``'s ``settled``: where the first search accepts no exchange.) No by default.
-        """
-        return False
-
     def _solve(self, loss, operator, k, W0, b0, *, screening=False, refitted_start=False, second_search=True):
         """Run the solver and the debiasing refit; no attribute is set.
 
@@ -395,8 +388,6 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 kwargs["zero_gradient"] = result.start_gradient
             if operator.forced is not None:
                 kwargs["forced"] = operator.features(operator.forced)
-            if result.refitted and self._settled_search(loss):  # (the solver's verified fixed point)
-                kwargs["settled"] = True
             if isinstance(operator, Groups):
                 kwargs |= self._group_splice_options
             spliced = splice(loss, k, W, b, refitted=result.refitted, structure=operator, **kwargs)

@@ -4,7 +4,6 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
-from .. import _policy
 from .._selection import _SupportMixin
 from ..solvers import iobs
 from ._classifier import SparseClassifierBase
@@ -191,13 +190,6 @@ class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
         self.hessian = hessian
 
     _hessian_routes = _IOBSMixin._hessian_routes + ("fisher",)  # (Gamma's expected Hessian; not for classifiers)
-
-    def _settled_search(self, loss):
-        """Gamma, where ``_policy.IOBS_SETTLED_SEARCH``: an I-OBS fixed point that the first search keeps ends it.
-
-        Off by default (a small F1 loss; for Poisson a larger one): doc/changelog.rst.
-        """
-        return _policy.IOBS_SETTLED_SEARCH and bool(getattr(loss, "iobs_fisher", False))
 
 
 @fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened'}",

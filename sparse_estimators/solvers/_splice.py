@@ -44,7 +44,7 @@ def _top_set(scores, c):
 
 def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, add_gate_uncorrelated=None,
            screening_start=True, switch_gate=None, refitted=False, forced=None, structure=None, swap_candidates=1,
-           start_state=None, zero_gradient=None, settled=False):
+           start_state=None, zero_gradient=None):
     """Improve a support of ``k`` features (or groups) by exchanging them (abess's splicing).
 
     Parameters
@@ -171,11 +171,6 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         when the caller has it (a solver's first iteration from a zero start,
         :attr:`SolverResult.start_gradient`): the second start's marginal gains
         come from it, not from a new product with ``X``. Ignored with groups.
-    settled : bool, default=False
-        With ``refitted``: ``W, b`` are a solver's verified fixed point (a
-        minimiser on its support that the solver's next step selects again).
-        Where the first search then accepts no exchange, the second search
-        (``screening_start``) is not run. Ignored with groups.
 
     Returns
     -------
@@ -236,7 +231,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         need_floor = _abess_threshold(loss, k)
     best, visited, last = _exchange(loss, k, support, W, b, f, Z, *options, need_floor=need_floor, gradient=gW)
     exact = best.n_iter == 0  # still a refit by loss.refit (above, or the solver's)
-    if screening_start and not (settled and refitted and exact):
+    if screening_start:
         other = None
         if screening_start == "abess":
             if not _abess_search_stays(loss, k, start, best.support, last, forward, usable, max_exchange):
