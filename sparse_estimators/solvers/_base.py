@@ -297,7 +297,7 @@ def next_step(operator, W, support, eta, ratio, grow_on_stable=False):
     if ratio > 0.5:
         return eta
     if (not operator.is_hard and not (grow_on_stable and ratio <= _policy.STABLE_GROWTH_RATIO)
-            and np.array_equal(support, np.flatnonzero(np.any(W != 0, axis=1)))):
+            and same_indices(support, nonzero_rows(W))):
         return eta
     return 2.0 * eta
 

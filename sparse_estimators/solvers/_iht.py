@@ -83,7 +83,8 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
             tried = eta_next
             Wn, bn, Z, f, support, eta, eta_next = backtracking_step(
                 loss, operator, k, W, b, f, gW, gb, eta_next, L, Z, grow_on_stable=latch.open)
-            latch.update(support, tried, eta)
+            if not operator.is_hard:  # (hard thresholding's next step never reads the latch: see next_step)
+                latch.update(support, tried, eta)
         else:
             Wn, bn, Z, f, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
         if (it == 1 and refitted_start and operator.is_hard and start_support.size == k
