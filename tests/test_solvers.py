@@ -542,3 +542,40 @@ def test_curvature_ratio_same_with_intercept_object_or_copy():
                 slow = curvature_ratio(loss, f, fn, Zn, W, b, Wn, bn.copy(), gW, gb, eta, Z_start=Z_start)
                 assert fast == slow
                 assert 0.0 < fast
+
+
+def test_plain_hard_projection_support_is_its_selection():
+    # iht takes the start's support from the projection for plain hard thresholding; it must be what
+    # selecting again on the projected rows gives, with ties (zero rows, equal magnitudes), several outputs
+    # and k >= p
+    from sparse_estimators.solvers._iht import plain_hard
+    from sparse_estimators.structures import Rows
+
+    structure = Rows(Hard())
+    assert plain_hard(structure) and not plain_hard(Rows(Soft()))
+    assert not plain_hard(structure.with_forced([2])) and not plain_hard(structure.with_excluded([2]))
+    rng = np.random.RandomState(0)
+    starts = [np.zeros((30, 1)), np.zeros((30, 3)), rng.standard_normal((30, 1)), rng.standard_normal((30, 2))]
+    sparse_start = np.zeros((30, 1))
+    sparse_start[[3, 17], 0] = [1.0, -2.0]
+    tied = np.zeros((30, 1))
+    tied[[1, 5, 9, 20], 0] = [1.0, -1.0, 1.0, 2.0]
+    starts += [sparse_start, tied, np.round(rng.standard_normal((30, 1)))]
+    for W0 in starts:
+        for k in (1, 3, 5, 30, 40):
+            W, support = structure(W0, k, return_support=True)
+            assert_array_equal(support, structure.support(W, k))
+
+
+@pytest.mark.parametrize("task", ["squared", "logistic"])
+def test_iht_plain_hard_start_equals_general_start(task, monkeypatch):
+    X, y, _, _ = planted_regression(n=120, p=60, k=6, noise=0.8, seed=8)
+    loss = SquaredLoss(X, y) if task == "squared" else LogisticLoss(X, (y > np.median(y)).astype(float))
+    W0 = np.zeros((60, 1))
+    W0[[4, 9], 0] = [0.5, -0.3]  # fewer non-zero rows than k: ties among the zero rows
+    fast = iht(loss, Hard(), 6, W0=W0, b0=loss.zeros()[1], support_refit=1)
+    monkeypatch.setattr(iht_module, "plain_hard", lambda structure: False)
+    slow = iht(loss, Hard(), 6, W0=W0, b0=loss.zeros()[1], support_refit=1)
+    assert fast.n_iter == slow.n_iter and fast.objective == slow.objective
+    assert_array_equal(fast.coef, slow.coef)
+    assert_array_equal(fast.support, slow.support)
