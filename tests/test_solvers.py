@@ -488,3 +488,94 @@ def test_support_refit_only_for_hard_thresholding(op):
     assert_array_equal(jump.coef, plain.coef)
     assert jump.n_iter == plain.n_iter
     assert not jump.refitted
+
+
+# --------------------------------------------------------------------------
+# the loop's shortcuts equal the general computations they skip
+# --------------------------------------------------------------------------
+def test_same_indices_equals_array_equal():
+    from sparse_estimators.solvers._base import same_indices
+
+    a = np.array([1, 4, 7, 9])
+    cases = [(a, a.copy()), (a, np.array([1, 4, 8, 9])), (a, a[:3]), (a, a.astype(np.int32)),
+             (a, a[::-1].copy()), (np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)),
+             (np.array([0.0, 1.0]), np.array([-0.0, 1.0])),  # floats compare by value (-0.0 == 0.0) ...
+             (np.array([np.nan]), np.array([np.nan])),  # ... and NaN equals nothing, as np.array_equal says
+             (np.arange(6)[::2], np.array([0, 2, 4]))]  # a strided view
+    for x, y in cases:
+        assert same_indices(x, y) is np.array_equal(x, y), (x, y)
+
+
+@pytest.mark.parametrize("op", [Hard(), Soft()], ids=["hard", "soft"])
+@pytest.mark.parametrize("task", ["squared", "logistic"])
+def test_monitor_verbose_path_gives_identical_fits(op, task, capsys):
+    # verbose=2 computes the iterate's change at every iteration; verbose=0 only where the stopping
+    # test can use it (unchanged support, first iteration): the fits must be bit-identical
+    X, y, _, _ = planted_regression(n=120, p=60, k=6, noise=0.8, seed=7)
+    loss = SquaredLoss(X, y) if task == "squared" else LogisticLoss(X, (y > np.median(y)).astype(float))
+    quiet, loud = run(loss, op, 6, support_refit=0), run(loss, op, 6, support_refit=0, verbose=2)
+    assert capsys.readouterr().out.count("[IHT] iter") == loud.n_iter > 2
+    assert quiet.n_iter == loud.n_iter and quiet.converged == loud.converged
+    assert_array_equal(quiet.coef, loud.coef)
+    assert_array_equal(quiet.intercept, loud.intercept)
+    assert quiet.objective == loud.objective
+
+
+def test_curvature_ratio_same_with_intercept_object_or_copy():
+    # an intercept that is no variable is passed on as the same object: its (zero) step is skipped,
+    # which must give exactly the ratio computed with an explicit zero step
+    from sparse_estimators.solvers._base import curvature_ratio
+
+    X, y, _, _ = planted_regression(n=80, p=40, noise=0.5, seed=5)
+    for loss in (SquaredLoss(X, y), LogisticLoss(X, (y > 0).astype(float))):
+        W, b = loss.zeros()
+        Z = loss.linear_predictor(W, b)
+        f, gW, gb = loss.value_and_gradient(W, b)
+        assert gb is None or loss.intercept_is_variable
+        for eta in (0.05, 0.5, 5.0):
+            Wn = Hard()(W - eta * gW, 4)
+            bn = b if gb is None else b - eta * gb
+            Zn = loss.linear_predictor(Wn, bn)
+            fn = loss.value_from_z(Zn, Wn)
+            for Z_start in (None, Z):
+                fast = curvature_ratio(loss, f, fn, Zn, W, b, Wn, bn, gW, gb, eta, Z_start=Z_start)
+                slow = curvature_ratio(loss, f, fn, Zn, W, b, Wn, bn.copy(), gW, gb, eta, Z_start=Z_start)
+                assert fast == slow
+                assert 0.0 < fast
+
+
+def test_plain_hard_projection_support_is_its_selection():
+    # iht takes the start's support from the projection for plain hard thresholding; it must be what
+    # selecting again on the projected rows gives, with ties (zero rows, equal magnitudes), several outputs
+    # and k >= p
+    from sparse_estimators.solvers._iht import plain_hard
+    from sparse_estimators.structures import Rows
+
+    structure = Rows(Hard())
+    assert plain_hard(structure) and not plain_hard(Rows(Soft()))
+    assert not plain_hard(structure.with_forced([2])) and not plain_hard(structure.with_excluded([2]))
+    rng = np.random.RandomState(0)
+    starts = [np.zeros((30, 1)), np.zeros((30, 3)), rng.standard_normal((30, 1)), rng.standard_normal((30, 2))]
+    sparse_start = np.zeros((30, 1))
+    sparse_start[[3, 17], 0] = [1.0, -2.0]
+    tied = np.zeros((30, 1))
+    tied[[1, 5, 9, 20], 0] = [1.0, -1.0, 1.0, 2.0]
+    starts += [sparse_start, tied, np.round(rng.standard_normal((30, 1)))]
+    for W0 in starts:
+        for k in (1, 3, 5, 30, 40):
+            W, support = structure(W0, k, return_support=True)
+            assert_array_equal(support, structure.support(W, k))
+
+
+@pytest.mark.parametrize("task", ["squared", "logistic"])
+def test_iht_plain_hard_start_equals_general_start(task, monkeypatch):
+    X, y, _, _ = planted_regression(n=120, p=60, k=6, noise=0.8, seed=8)
+    loss = SquaredLoss(X, y) if task == "squared" else LogisticLoss(X, (y > np.median(y)).astype(float))
+    W0 = np.zeros((60, 1))
+    W0[[4, 9], 0] = [0.5, -0.3]  # fewer non-zero rows than k: ties among the zero rows
+    fast = iht(loss, Hard(), 6, W0=W0, b0=loss.zeros()[1], support_refit=1)
+    monkeypatch.setattr(iht_module, "plain_hard", lambda structure: False)
+    slow = iht(loss, Hard(), 6, W0=W0, b0=loss.zeros()[1], support_refit=1)
+    assert fast.n_iter == slow.n_iter and fast.objective == slow.objective
+    assert_array_equal(fast.coef, slow.coef)
+    assert_array_equal(fast.support, slow.support)

@@ -1,6 +1,7 @@
 """Iterative hard (or any-operator) thresholding: projected gradient descent."""
 
-from ..structures import get_structure
+from ..structures import Rows, get_structure
+from ..thresholding import Hard
 from ._base import (
     IterationMonitor,
     StepGrowthLatch,
@@ -65,12 +66,13 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     operator = get_structure(operator)  # (a plain operator thresholds rows)
     eta, L = initial_step(loss, step_size)
     eta_next = eta
-    W, b = project(operator, k, W0)[0], b0.copy()
+    (W, support), b = project(operator, k, W0), b0.copy()
     Z = loss.linear_predictor(W, b)
     f = loss.value_from_z(Z, W)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard,
                                verbose=verbose, name="IHT")
-    support = operator.support(W, k)
+    if not plain_hard(operator):  # (plain hard thresholding keeps the rows it selected: their support is that)
+        support = operator.support(W, k)
     jump = SupportJump(loss, operator, k, support_refit, support, f)
     start_support, f_start = support, f
     latch = StepGrowthLatch()
@@ -83,7 +85,8 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
             tried = eta_next
             Wn, bn, Z, f, support, eta, eta_next = backtracking_step(
                 loss, operator, k, W, b, f, gW, gb, eta_next, L, Z, grow_on_stable=latch.open)
-            latch.update(support, tried, eta)
+            if not operator.is_hard:  # (hard thresholding's next step never reads the latch: see next_step)
+                latch.update(support, tried, eta)
         else:
             Wn, bn, Z, f, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
         if (it == 1 and refitted_start and operator.is_hard and start_support.size == k
@@ -109,3 +112,15 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     if result.refitted:  # it ended at the jump's minimiser, where the jump took the gradient
         result.gradient, result.linear_predictor = jump.gradient, jump.linear_predictor
     return result
+
+
+def plain_hard(structure):
+    """Whether ``structure`` is hard thresholding of rows, without forced or excluded ones.
+
+    Its projection ``P_k(W)`` keeps the selected rows unchanged and zeroes
+    the others, so the support of ``P_k(W)`` is the one the projection
+    selected (ties among zero rows go to the lower index in both):
+    :func:`iht` does not select it again.
+    """
+    return (type(structure) is Rows and structure.forced is None and structure.excluded is None
+            and type(structure.operator) is Hard)

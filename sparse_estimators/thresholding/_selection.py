@@ -1,5 +1,7 @@
 """Deterministic top-k selection, shared by every thresholding operator."""
 
+import math
+
 import numpy as np
 
 _NAN_MESSAGE = "Cannot threshold: the magnitudes contain NaN (a NaN in the input or a diverged iterate)."
@@ -46,7 +48,7 @@ def select_top_k(magnitudes, k):
     order = magnitudes.argpartition((p - k - 1, p - k))
     top = magnitudes[order[p - k - 1:]]
     # (NaN sorts last: it would be in the top k or left out; a sum is NaN when an entry is, one C call)
-    if np.isnan(np.add.reduce(top)) and np.isnan(top).any():
+    if math.isnan(np.add.reduce(top)) and np.isnan(top).any():
         raise ValueError(_NAN_MESSAGE)
     below, kth = magnitudes[order[p - k - 1]], magnitudes[order[p - k]]
     if below < kth:  # no tie at the k-th value: the support is the last k positions (sorted)
