@@ -73,6 +73,11 @@ def inlier_scale(residuals, weights, steps=2):
     return scale
 
 
+def huber_rho(a, threshold):
+    """Huber's loss of the absolute residuals ``a``: ``a^2 / 2`` up to ``threshold``, linear beyond."""
+    return np.where(a <= threshold, 0.5 * a * a, threshold * a - 0.5 * threshold * threshold)
+
+
 def huber_location(y, weights, threshold):
     """The constant ``c`` minimising ``sum_i w_i rho(y_i - c)``, Huber's loss with threshold ``threshold``.
 
@@ -113,12 +118,10 @@ def d2_huber_score(y, prediction, weights, epsilon):
         return float("nan")
     if not np.any(r[w > 0]):
         return 1.0
-    scale = inlier_scale(r, w)
-    t = epsilon * scale
+    t = epsilon * inlier_scale(r, w)
 
     def loss(z):
-        a = np.abs(z)
-        return float(w @ np.where(a <= t, 0.5 * z * z, t * a - 0.5 * t * t))
+        return float(w @ huber_rho(np.abs(z), t))
 
     null = loss(y - huber_location(y, w, t))
     return 1.0 - loss(r) / null if null > 0 else 0.0
@@ -185,9 +188,7 @@ class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
         return self.epsilon * self.scale
 
     def _pointwise(self, Z):
-        r = np.abs(self.Y[:, 0] - Z[:, 0])
-        t = self.threshold
-        return np.where(r <= t, 0.5 * r * r, t * r - 0.5 * t * t)
+        return huber_rho(np.abs(self.Y[:, 0] - Z[:, 0]), self.threshold)
 
     def _dz(self, Z):
         t = self.threshold

@@ -12,6 +12,8 @@ it. The ranking, exchange and screening of candidates it shares with the
 first search are in ``solvers/_splice.py``.
 """
 
+import functools
+
 import numpy as np
 
 from ._base import SolverResult, _all, same_indices
@@ -20,19 +22,12 @@ from ._splice import _forward_gain, _ranked, _screened, _swaps, _top, _top_set
 
 def _abess_threshold(loss, k):
     """The threshold of an exchange in abess's search: ``0.01 k m log(p) log(log N) / N``."""
-    N = loss.n_observations
-    key = (k, loss.n_outputs, loss.n_features, N)
-    tau = _THRESHOLDS.get(key)
-    if tau is None:  # (a small fit's search asks a few times per round: three NumPy logs each)
-        if len(_THRESHOLDS) > 64:
-            _THRESHOLDS.clear()
-        tau = _THRESHOLDS[key] = (0.01 * k * loss.n_outputs * np.log(loss.n_features)
-                                  * max(np.log(max(np.log(N), 1.0)), 0.0) / N)
-    return tau
+    return _threshold(k, loss.n_outputs, loss.n_features, loss.n_observations)
 
 
-#: _abess_threshold's values by (k, outputs, features, observations)
-_THRESHOLDS = {}
+@functools.lru_cache(maxsize=64)  # (a small fit's search asks a few times per round: three NumPy logs each)
+def _threshold(k, m, p, N):
+    return 0.01 * k * m * np.log(p) * max(np.log(max(np.log(N), 1.0)), 0.0) / N
 
 
 def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchange, important_search=128,
@@ -154,7 +149,7 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
             local, W_U, b, f, changed, stuck, done = _rounds(
                 sub, local, W[U], b, f, objective, h_U, usable_U, C, tau, max_rounds * k, stays)
         support = U[local]
-        W = np.zeros(W0.shape)
+        W = np.zeros(W0.shape, W0.dtype)
         W[support] = W_U[local]
         if done or not changed:
             break
