@@ -52,6 +52,10 @@ EXPLAINED_SHARE = 1e-6
 #: support and one from there (the same group F1, paired on fresh data sets at n = 200, 500 and 2000, for
 #: about 0.55 of the CPU time at n = 200; doc/changelog.rst, ``GROUP_SEARCH_FROM_ZERO``)
 GROUP_SEARCH_FROM_ZERO = True
+#: a cold one-output least-squares fit of IHTRegressor without groups (hard thresholding, debias, splicing)
+#: with at least this many observations per k log(p - k) skips the solver: the splicing searches run from
+#: abess's start alone (doc/changelog.rst, ``SEARCH_FROM_ZERO_MIN_SAMPLES``)
+SEARCH_FROM_ZERO_MIN_SAMPLES = 20.0
 
 # -- least squares: precompute='auto' and the design --------------------------------------------------------
 

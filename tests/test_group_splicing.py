@@ -410,7 +410,8 @@ def test_cold_group_fit_runs_the_search_alone(cls, monkeypatch):
     assert len(calls) == 1
     cls(k=2, groups=labels, **splicing).fit(X, y, coef_init=cold.coef_)  # (a warm start: the solver, then the search)
     assert len(calls) == 2 and calls[1].any()
-    cls(k=2, **splicing).fit(X, y)  # (no groups: the solver as before)
+    # (no groups: the solver as before, below _policy.SEARCH_FROM_ZERO_MIN_SAMPLES observations per selection)
+    cls(k=2, **splicing).fit(X[:60], y[:60])
     assert len(calls) == 3
     monkeypatch.setattr(_policy, "GROUP_SEARCH_FROM_ZERO", False)
     cls(k=2, groups=labels, **splicing).fit(X, y)

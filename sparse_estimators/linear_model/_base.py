@@ -30,7 +30,7 @@ from ..model_selection._criteria import criterion_levels, information_criterion
 from ..model_selection._path import solve_path
 from ..solvers import iht, splice
 from ..solvers._base import SolverResult, nonzero_rows, same_indices
-from ..structures import Groups, Structure, get_structure
+from ..structures import Groups, Rows, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED
 from ._dask import lazy_method, uses_dask
@@ -310,6 +310,10 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             return self._group_support_refit_patience
         return self._support_refit_patience
 
+    def _search_from_zero(self, loss, k):
+        """Whether a cold fit without groups skips the solver: the splicing search alone, from abess's start."""
+        return False
+
     def _splices(self, loss, k):
         """Whether the fit runs the splicing search (``splicing`` resolved)."""
         if isinstance(self.splicing, str):  # 'auto'
@@ -356,6 +360,13 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                      and getattr(loss, "group_search_from_zero", False)
                      and operator.is_hard and k < operator.n_units(loss.n_features) and self._splices(loss, k)
                      and not W0.any() and np.array_equal(b0, loss.initial_intercept()))
+        # the same without groups where the estimator says so (one-output least squares with many observations
+        # per selection: _policy.SEARCH_FROM_ZERO_MIN_SAMPLES)
+        from_zero = from_zero or (
+            debias and not screening and second_search and type(operator) is Rows and operator.forced is None
+            and operator.excluded is None and operator.is_hard and k < loss.n_features
+            and self._search_from_zero(loss, k) and self._splices(loss, k)
+            and not W0.any() and np.array_equal(b0, loss.initial_intercept()))
         if from_zero:
             result = SolverResult(W0, b0, np.empty(0, dtype=np.intp), 0, converged=True)
         else:

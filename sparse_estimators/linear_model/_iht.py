@@ -59,6 +59,7 @@ class IHTRegressor(_SupportMixin, SparseRegressorBase):
 
     _solver = staticmethod(iht)
     _group_search_alone = True
+    _search_alone = True
 
 
 @fill_doc(attrs=attributes("(1, n_features) or (n_classes, n_features)", "ndarray of shape (1,) or (n_classes,)"))

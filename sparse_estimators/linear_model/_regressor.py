@@ -73,6 +73,20 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
             return _policy.SQUARED_SUPPORT_REFIT_PATIENCE
         return super()._refit_patience(loss, operator, k)
 
+    #: a cold fit without groups may skip the solver (_search_from_zero), set per estimator
+    _search_alone = False
+
+    def _search_from_zero(self, loss, k):
+        """One-output least squares with at least ``_policy.SEARCH_FROM_ZERO_MIN_SAMPLES`` observations per selection.
+
+        Observations per ``k log(p - k)``: there the solver's first step
+        already gives the support the searches end at (see
+        ``_policy.SEARCH_FROM_ZERO_MIN_SAMPLES``).
+        """
+        return (self._search_alone and type(loss) in (SquaredLoss, GramSquaredLoss) and not loss.positive
+                and loss.n_outputs == 1
+                and _samples_per_selection(loss, k) >= _policy.SEARCH_FROM_ZERO_MIN_SAMPLES)
+
     def _splice_kwargs(self, loss, k):
         """``_splice_options``, with ``switch_gate=0.1`` above the limit (below it, the exchange gate)."""
         large = _samples_per_selection(loss, k) > self._switch_gate_limit

@@ -191,15 +191,19 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
                             screening_start=bool(screening_start), switch_gate=switch_gate, refitted=refitted,
                             forced=forced)
     support = nonzero_rows(W)
+    # a zero W (no solver ran): the first search starts where the second does (abess's start)
+    from_zero = not support.size and bool(screening_start) and forced is None and 0 < k < loss.n_features
     gW = None
-    if refitted and start_state is not None:
+    if from_zero:
+        pass
+    elif refitted and start_state is not None:
         Z, f, gW = start_state
     else:
         if not refitted:
             W, b = loss.refit(support, W, b)
         Z = loss.linear_predictor(W, b, support)
         f = loss.value_from_z(Z, W)
-    if support.size != k or k >= loss.n_features:
+    if not from_zero and (support.size != k or k >= loss.n_features):
         return SolverResult(W, b, support, 0, [], converged=True)
     h = loss.coordinate_curvatures()
     usable = h > loss.alpha  # constant columns can never help
@@ -221,6 +225,11 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         else:  # the forced features and the best of the others
             free = np.where(protected, -np.inf, forward)
             start = np.union1d(np.flatnonzero(protected), _top(free, k - int(protected.sum())))
+    if from_zero:  # (refitted exactly, as a solver's support: no final refit when the searches stay there)
+        support = start
+        W, b = loss.refit(start, W0, b0)
+        Z = loss.linear_predictor(W, b, start)
+        f = loss.value_from_z(Z, W)
     from ._splice_abess import _abess_search_stays, _abess_threshold, _important_search  # (it builds on this module)
 
     need_floor = 0.0
