@@ -198,8 +198,10 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
     groups_support_ : ndarray of shape (n_selected_groups,)
         Only with ``groups``: the sorted labels of the selected groups.
     n_iter_ : int
-        Number of iterations of the sparse solver (0 for a group fit that
-        the splicing search makes alone, see ``groups``).
+        Number of iterations of the sparse solver (0 for a fit that the
+        splicing search makes alone: a group fit, see ``groups``, and
+        :class:`~sparse_estimators.IHTRegressor`'s least-squares fits with
+        many observations per feature, see its description).
     n_exchanges_ : int
         Number of accepted exchanges of the splicing search (0 when
         ``splicing=False``).

@@ -55,7 +55,10 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         Sparsity level; supports with fewer features than ``k`` (for
         instance from soft thresholding) are refitted and returned unchanged.
     W, b : ndarrays of shape (n_features, n_outputs) and (n_outputs,)
-        The solution of a sparse solver (its support is the start).
+        The solution of a sparse solver (its support is the start). A zero
+        ``W`` (no solver ran; with ``screening_start`` and no ``forced``
+        features) starts both searches from the second start (below): the
+        first, with the rules below, from its refit, then the second.
     max_exchange : int, default=5
         Largest number of features exchanged at once (abess's ``exchange_num``).
     max_rounds : int, default=20
