@@ -26,10 +26,10 @@ class IHTRegressor(_SupportMixin, SparseRegressorBase):
     ``groups``, ``always_select`` or ``positive``) with at least 20
     observations per ``k log(p - k)`` runs the splicing searches alone, from
     the ``k`` features of largest marginal gain (abess's start), without
-    the iterations (``n_iter_`` is then 0): there the solver's support was
-    that start or the searches left it for the same support, and the same
-    support F1 and test error were measured in less time
-    (``_policy.SEARCH_FROM_ZERO_MIN_SAMPLES``).
+    the iterations (``n_iter_`` is then 0): at such sizes the searches from
+    the solver's support and from that start ended on the same support in
+    all but a few of thousands of simulated data sets (the same support F1
+    and test error), in less time (``_policy.SEARCH_FROM_ZERO_MIN_SAMPLES``).
 
     Parameters
     ----------

@@ -79,9 +79,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     def _search_from_zero(self, loss, k):
         """One-output least squares with at least ``_policy.SEARCH_FROM_ZERO_MIN_SAMPLES`` observations per selection.
 
-        Observations per ``k log(p - k)``: there the solver's first step
-        already gives the support the searches end at (see
-        ``_policy.SEARCH_FROM_ZERO_MIN_SAMPLES``).
+        Observations per ``k log(p - k)``: there the searches from abess's start end on the support they
+        end on from the solver's (see ``_policy.SEARCH_FROM_ZERO_MIN_SAMPLES``).
         """
         return (self._search_alone and type(loss) in (SquaredLoss, GramSquaredLoss) and not loss.positive
                 and loss.n_outputs == 1

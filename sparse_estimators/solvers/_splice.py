@@ -197,11 +197,9 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     # a zero W (no solver ran): the first search starts where the second does (abess's start)
     from_zero = not support.size and bool(screening_start) and forced is None and 0 < k < loss.n_features
     gW = None
-    if from_zero:
-        pass
-    elif refitted and start_state is not None:
+    if refitted and start_state is not None and not from_zero:
         Z, f, gW = start_state
-    else:
+    elif not from_zero:
         if not refitted:
             W, b = loss.refit(support, W, b)
         Z = loss.linear_predictor(W, b, support)
