@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from .. import _policy
 from ..losses import LinearDesign
+from ..losses._glm import _LogLinkLoss
 from ._cox_newton import CoxWoodbury
 
 _potrf, _potrs = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotrs
@@ -74,7 +75,7 @@ class _SPDSolver:
         self.size = M.shape[0]
         if self.size == 0:
             return
-        top = float(np.max(np.diag(M)))
+        top = float(M.diagonal().max())
         diagonal = None
         # cho_factor's LAPACK call (the same factor) without its wrapper's checks: I-OBS factors a few
         # small matrices per iteration, where the wrapper cost as much as the factorisation
@@ -91,7 +92,7 @@ class _SPDSolver:
             except (np.linalg.LinAlgError, ValueError):
                 c, info = None, 1
         if info == 0:
-            pivots = np.diag(c)
+            pivots = c.diagonal()
             if np.all(np.isfinite(pivots)) and top > 0 and float(np.min(pivots)) ** 2 > 1e-12 * top:
                 self.chol = c
         if self.chol is None:
@@ -294,7 +295,7 @@ class _GLMCache:
         self.loss = loss
         w = loss.sample_weight / loss.sw_sum
         self.keep = w > 0
-        self._G = self._Xk = self._kernel = None
+        self._G = self._Xk = self._kernel = self._Xc = None
 
     def kernel(self):
         """An ``n x n`` float64 array reused by every iteration's Woodbury kernel (see :class:`_GLMWoodbury`).
@@ -306,6 +307,31 @@ class _GLMCache:
             #: whether G equals its transpose exactly (a one-output kernel built from it then does too)
             self.G_symmetric = _exactly_symmetric(self.G)
         return self._kernel
+
+    def centred_columns(self):
+        """``X`` centred as the loss's design, dense float64, constant columns 0; None where not used.
+
+        For the dense Hessian at the iterate of the one-output log-link losses
+        (Poisson, Gamma; see :meth:`_GLMCurvature._log_link_hessian`): dense
+        in-memory ``X`` of at most ``_policy.IOBS_CENTRED_COPY_MAX`` entries
+        (a copy kept for the fit). Formed on first use.
+        """
+        if self._Xc is None:
+            loss = self.loss
+            design = loss.design
+            usable = (isinstance(loss, _LogLinkLoss) and loss.n_outputs == 1 and not getattr(loss, "blockwise", False)
+                      and isinstance(design, LinearDesign) and not design.is_sparse
+                      and design.shape[0] * design.shape[1] <= _policy.IOBS_CENTRED_COPY_MAX)
+            if not usable:
+                self._Xc = False
+            else:
+                Xc = design.dense()
+                if Xc is design.X or Xc.dtype != np.float64:  # (no offset: dense() is X itself)
+                    Xc = np.array(Xc, dtype=float)
+                if design.constant is not None:
+                    Xc[:, design.constant] = 0.0
+                self._Xc = Xc
+        return self._Xc if self._Xc is not False else None
 
     @property
     def Xk(self):
@@ -452,6 +478,9 @@ class _GLMCurvature:
                 Hd = np.einsum("iaa->ia", self.Hw)
                 dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
                 diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
+        elif route == "dense" and cache is not None and cache.centred_columns() is not None:
+            H = self._log_link_hessian(cache.centred_columns(), Z)
+            diag = np.diag(H).copy()
         elif route == "dense":
             H = loss.hessian(W, b)
             diag = np.diag(H).copy()
@@ -469,7 +498,7 @@ class _GLMCurvature:
         self.woodbury = None
         algebra = self.algebra if route == "fisher" else route
         if algebra == "dense":
-            H[np.diag_indices_from(H)] += self.lam
+            H.flat[:: H.shape[0] + 1] += self.lam  # (the diagonal; np.diag_indices_from costs more at p = 100)
             self.H = H
             self.solver = _SPDSolver(H)
         elif route == "woodbury" and not getattr(loss, "pointwise", True):  # (Cox: the n x n Hessian in eta)
@@ -477,6 +506,30 @@ class _GLMCurvature:
                 self.woodbury = CoxWoodbury(loss, Z, loss.alpha + self.lam, cache)
         elif algebra == "woodbury" and self.lam > 0:
             self.woodbury = _GLMWoodbury(self, cache, self.Hw[cache.keep])
+
+    def _log_link_hessian(self, Xc, Z):
+        """:meth:`loss.hessian` at ``Z`` of a one-output log-link loss from the centred copy ``Xc``, in one product.
+
+        ``Xc^T diag(h) Xc`` as ``A^T A`` with ``A = sqrt(h) Xc``, ``h`` the
+        pointwise second derivatives times the sample shares (non-negative),
+        with the intercept's row ``Xc^T h`` and corner ``sum(h)``: the blocked
+        products of ``weighted_gram`` cost more than this arithmetic at
+        ``p = 100`` (doc/changelog.rst). Equal up to rounding.
+        """
+        loss, p = self.loss, self.p
+        h = loss._hess_weights(Z)[:, 0, 0] * (loss.sample_weight / loss.sw_sum)
+        A = Xc * np.sqrt(h)[:, None]
+        q = p + int(self.has_b)
+        H = np.empty((q, q))
+        H[:p, :p] = A.T @ A
+        if self.has_b:
+            cross = Xc.T @ h
+            H[:p, p] = cross
+            H[p, :p] = cross
+            H[p, p] = h.sum()
+        if loss.alpha:
+            H.flat[: p * (q + 1): q + 1] += loss.alpha
+        return H
 
     def pack(self, W, b):
         return np.concatenate([W.ravel(), b]) if self.has_b else W.ravel()
@@ -555,18 +608,22 @@ class _GLMCurvature:
             return H
         XQ = self.loss.design.columns(Q).dense()
         k, m, Hw = Q.size, self.m, self.Hw
-        block = np.empty((k, m, k, m))
-        for a in range(m):
+        km = k * m
+        # (one array with the intercept's rows and columns, its diagonal a strided view: np.block and
+        # np.diag_indices_from cost more than the arithmetic on these small blocks; the same sums)
+        H = np.empty((km + m, km + m) if self.has_b else (km, km))
+        for a in range(m):  # (rows and columns q * m + a of output a)
             for c in range(a, m):
                 G = XQ.T @ (Hw[:, a, c][:, None] * XQ)
-                block[:, a, :, c] = G
-                block[:, c, :, a] = G.T
-        H = block.reshape(k * m, k * m)
-        H[np.diag_indices_from(H)] += self.loss.alpha
+                H[a:km:m, c:km:m] = G
+                H[c:km:m, a:km:m] = G.T
+        H.flat[: km * (H.shape[0] + 1): H.shape[0] + 1] += self.loss.alpha
         if self.has_b:
-            cross = np.einsum("ij,iac->jac", XQ, Hw).reshape(k * m, m)
-            H = np.block([[H, cross], [cross.T, Hw.sum(axis=0)]])
-        H[np.diag_indices_from(H)] += self.lam
+            cross = np.einsum("ij,iac->jac", XQ, Hw).reshape(km, m)
+            H[:km, km:] = cross
+            H[km:, :km] = cross.T
+            H[km:, km:] = Hw.sum(axis=0)
+        H.flat[:: H.shape[0] + 1] += self.lam
         return H
 
     def correct(self, Q, R, W, b):
