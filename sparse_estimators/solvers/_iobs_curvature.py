@@ -568,10 +568,13 @@ class _GLMCurvature:
         score[current] = -np.inf
         free = p - int(current.sum())
         extra = min(self.screen_rows, free)
-        rows = np.flatnonzero(current)
         if extra > 0:
             top = np.argpartition(score, p - extra)[p - extra:] if extra < p else np.arange(p)
-            rows = np.union1d(rows, top)
+            chosen = current.copy()  # (the sorted union of the two index sets, without np.union1d's sort)
+            chosen[top] = True
+            rows = np.flatnonzero(chosen)
+        else:
+            rows = np.flatnonzero(current)
         idx = self._indices(rows)
         x = _SPDSolver(self._restricted_hessian(rows)).solve(self.pack(GW, gb)[idx])
         dW[rows] = x[: rows.size * m].reshape(rows.size, m)
