@@ -9,7 +9,9 @@ setting the mean F1 and the mean per-data-set difference to the reference
 with its standard error. It also refits the loss on each support found and
 counts the data sets where a method's support has a lower loss than the
 reference's and than the true support's: a method that reaches a lower loss
-than the truth is limited by the data, not by its search.
+than the truth is limited by the data, not by its search. The last column is
+the mean difference of the held-out mean deviance (1000 test rows) to the
+reference's, with its standard error.
 
 * ``--family poisson``: ``IHTRegressor`` and ``IOBSRegressor``
   (``loss='poisson'``), the same without the splicing search
@@ -26,6 +28,11 @@ than the truth is limited by the data, not by its search.
   'IOBS previous route' --reference 'IOBS previous route'``; for Poisson at
   ``n >= p + 1``, 'dense' is the route before 'screened' became its default
   there);
+* ``IOBS previous jump``: ``IOBSRegressor`` with the support jump after a
+  kept support only (``_policy.IOBS_GLM_REFIT_FIRST`` False) and the dense
+  Hessian from ``weighted_gram`` (``IOBS_CENTRED_COPY_MAX`` 0): I-OBS as
+  before both (``--methods IOBS 'IOBS previous jump' --reference 'IOBS
+  previous jump'``);
 * ``IHT patience 1``, ``IHT loose candidates``, ``IOBS loose candidates``:
   the estimator with a support-jump patience of 1 (I-OBS's is 1), or with candidate refits
   stopped at a Newton decrement of ``1e-2`` (``_policy.CANDIDATE_DECREMENT``
@@ -76,6 +83,10 @@ def _methods(family, k, n, p):
         out["IHT patience 1"] = lambda: _variant(IHTRegressor(k=k, loss=family), patience=1)  # (I-OBS's is 1)
         for name, Est in (("IHT", IHTRegressor), ("IOBS", IOBSRegressor)):
             out[name + " loose candidates"] = lambda Est=Est: _variant(Est(k=k, loss=family), decrement=1e-2)
+        # I-OBS as before the cold start's early support jump and the dense Hessian from a centred copy of X
+        out["IOBS previous jump"] = lambda: _variant(IOBSRegressor(k=k, loss=family),
+                                                     policy={"IOBS_GLM_REFIT_FIRST": False,
+                                                             "IOBS_CENTRED_COPY_MAX": 0})
     return out
 
 
@@ -83,21 +94,28 @@ class _variant:
     """``model`` fitted with another support-jump patience or candidate-refit decrement (the studies of
     doc/changelog.rst, "Poisson and Gamma fit time"): ``fit`` returns the fitted ``model``."""
 
-    def __init__(self, model, patience=None, decrement=None):
+    def __init__(self, model, patience=None, decrement=None, policy=None):
         self.model, self.patience, self.decrement = model, patience, decrement
+        self.policy = dict(policy or {})
+        if decrement is not None:
+            self.policy["CANDIDATE_DECREMENT"] = decrement
 
     def fit(self, X, y):
         from sparse_estimators import _policy
 
         if self.patience is not None:
             self.model._support_refit_patience = self.patience
-        kept = _policy.CANDIDATE_DECREMENT
-        if self.decrement is not None:
-            _policy.CANDIDATE_DECREMENT = self.decrement
+        kept = {name: getattr(_policy, name) for name in self.policy}
+        for name, value in self.policy.items():
+            setattr(_policy, name, value)
         try:
             return self.model.fit(X, y)
         finally:
-            _policy.CANDIDATE_DECREMENT = kept
+            for name, value in kept.items():
+                setattr(_policy, name, value)
+
+    def predict(self, X):
+        return self.model.predict(X)
 
 
 def run_setting(family, n, p, k, rho, signal, repeats, methods=None, first_seed=0):
@@ -121,25 +139,42 @@ def run_setting(family, n, p, k, rho, signal, repeats, methods=None, first_seed=
                 fits["skglm " + penalty] = PenaltyAtK("huber", penalty, k, 1.35).tune(X, y)()
         row = {}
         for name, model in fits.items():
-            support = np.flatnonzero(np.ravel(model.fit(X, y).coef_))
+            fitted = model.fit(X, y)
+            coef = getattr(fitted, "model", fitted).coef_
+            support = np.flatnonzero(np.ravel(coef))
             W, b = loss.refit(support, np.zeros((p, 1)), loss.initial_intercept())
-            row[name] = (f1(support, truth), float(loss.value(W, b)))
+            row[name] = (f1(support, truth), float(loss.value(W, b)), _test_deviance(family, fitted, Xt, yt))
         W, b = loss.refit(truth, np.zeros((p, 1)), loss.initial_intercept())
-        row["truth"] = (1.0, float(loss.value(W, b)))
+        row["truth"] = (1.0, float(loss.value(W, b)), np.nan)
         if family == "huber" and methods is None:
             for name, kind in (("clean squared_error", "squared_error"), ("clean huber", "huber")):
                 support = np.flatnonzero(IHTRegressor(k=k, loss=kind).fit(Xt[:n], yt[:n]).coef_)
-                row[name] = (f1(support, truth), np.nan)
+                row[name] = (f1(support, truth), np.nan, np.nan)
         rows.append(row)
     return rows
+
+
+def _test_deviance(family, model, Xt, yt):
+    """Mean Poisson / Gamma deviance of ``model``'s predicted means on the held-out rows (NaN for Huber, or
+    where a predicted mean is not positive: abess's inverse link)."""
+    from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance
+
+    if family == "huber":
+        return np.nan
+    mean = np.asarray(model.predict(Xt), dtype=float)
+    if not np.all(np.isfinite(mean) & (mean > 0)):
+        return np.nan
+    return float((mean_poisson_deviance if family == "poisson" else mean_gamma_deviance)(yt, mean))
 
 
 def report(rows, reference):
     names = list(rows[0])
     f1s = {m: np.array([r[m][0] for r in rows]) for m in names}
     obj = {m: np.array([r[m][1] for r in rows]) for m in names}
+    dev = {m: np.array([r[m][2] for r in rows]) for m in names}
     print(f"  data sets: {len(rows)}; reference: {reference}")
-    print("  method | mean F1 | F1 - reference (+- SE) | loss < reference's | loss > reference's | loss < truth's")
+    print("  method | mean F1 | F1 - reference (+- SE) | loss < reference's | loss > reference's | loss < truth's | "
+          "test deviance - reference's (+- SE)")
     for m in names:
         if m == "truth":
             continue
@@ -148,7 +183,10 @@ def report(rows, reference):
         lower = int(np.sum(obj[m] < obj[reference] - 1e-9))
         higher = int(np.sum(obj[m] > obj[reference] + 1e-9))
         below_truth = int(np.sum(obj[m] < obj["truth"] - 1e-9))
-        print(f"  {m} | {f1s[m].mean():.4f} | {d.mean():+.4f} +- {se:.4f} | {lower} | {higher} | {below_truth}")
+        dd = (dev[m] - dev[reference])[np.isfinite(dev[m] - dev[reference])]
+        ddev = f"{dd.mean():+.5f} +- {dd.std(ddof=1) / np.sqrt(dd.size):.5f}" if dd.size > 1 else "n/a"
+        print(f"  {m} | {f1s[m].mean():.4f} | {d.mean():+.4f} +- {se:.4f} | {lower} | {higher} | {below_truth} | "
+              f"{ddev}")
 
 
 def main(argv=None):

@@ -13,9 +13,13 @@ one run survive a loaded machine; absolute times do not. ``--previous-route``
 adds ``IOBS prev``: ``IOBSRegressor`` (Poisson, Gamma) on the Hessian route
 'auto' chose before the screened (Poisson) and fisher (Gamma) routes
 ('woodbury' at n < p + 1, else 'dense'), in the same alternation: before and
-after in one run.
+after in one run. ``--baseline DIR`` adds ``IOBS baseline``: ``IOBSRegressor``
+of another checkout's package (``DIR/sparse_estimators``, e.g. a ``git
+archive`` of main, imported beside this one as ``_baseline_sparse_estimators``)
+in the same alternation, with ``new / baseline`` (the median of the per-data-set
+ratios) and the number of data sets where both found the same support.
 
-    PYTHONPATH=. python benchmarks/iobs_glm_time.py [--repeats 5] [--fits 7] [--previous-route]
+    PYTHONPATH=. python benchmarks/iobs_glm_time.py [--repeats 5] [--fits 7] [--previous-route] [--baseline DIR]
 """
 
 import argparse
@@ -45,7 +49,19 @@ def data(family, n, p, k, rho, seed):
     return X, y, y
 
 
-def methods(family, k, n=None, p=None, previous=False):
+def baseline_package(directory):
+    """Another checkout's ``sparse_estimators``, copied and imported as ``_baseline_sparse_estimators``."""
+    import importlib
+    import shutil
+    import tempfile
+
+    target = Path(tempfile.mkdtemp()) / "_baseline_sparse_estimators"
+    shutil.copytree(Path(directory) / "sparse_estimators", target)
+    sys.path.insert(0, str(target.parent))
+    return importlib.import_module("_baseline_sparse_estimators")
+
+
+def methods(family, k, n=None, p=None, previous=False, baseline=None):
     from abess.linear import CoxPHSurvivalAnalysis, GammaRegression, PoissonRegression
 
     from sparse_estimators import IHTRegressor, IOBSRegressor
@@ -60,6 +76,8 @@ def methods(family, k, n=None, p=None, previous=False):
     if previous:
         route = "woodbury" if n < p + 1 else "dense"
         out["IOBS prev"] = lambda: IOBSRegressor(k=k, loss=family, hessian=route)
+    if baseline is not None:
+        out["IOBS baseline"] = lambda: baseline.IOBSRegressor(k=k, loss=family)
     return out
 
 
@@ -70,20 +88,25 @@ def main(argv=None):
     parser.add_argument("--families", default="poisson,gamma,cox")
     parser.add_argument("--previous-route", action="store_true",
                         help="also time I-OBS on the route 'auto' chose before the screened and fisher routes")
+    parser.add_argument("--baseline", default=None,
+                        help="a checkout whose IOBSRegressor is timed beside this one's ('IOBS baseline')")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     prev = args.previous_route
+    baseline = None if args.baseline is None else baseline_package(args.baseline)
     print("family | n | p | k | rho | IOBS ms | IHT ms | abess ms | IOBS / abess | IHT / abess | IOBS iterations"
-          + (" | IOBS prev / abess" if prev else ""))
+          + (" | IOBS prev / abess" if prev else "")
+          + (" | IOBS baseline / abess | IOBS / baseline | same supports" if baseline else ""))
     with threadpool_limits(1):
         for family in args.families.split(","):
             for n, p, k, rho in SETTINGS:
-                ms = methods(family, k, n, p, prev and family != "cox")
+                ms = methods(family, k, n, p, prev and family != "cox", baseline if family != "cox" else None)
                 times = {name: [] for name in ms}
-                iters = []
+                iters, same = [], 0
                 for seed in range(args.repeats):
                     X, y, y_peer = data(family, n, p, k, rho, seed)
                     per = {name: [] for name in ms}
+                    supports = {}
                     for _ in range(args.fits):
                         for name, make in ms.items():
                             target = y_peer if name == "abess" else y
@@ -92,13 +115,20 @@ def main(argv=None):
                             per[name].append(time.process_time() - c)
                             if name == "IOBS":
                                 iters.append(model.n_iter_)
+                            if name in ("IOBS", "IOBS baseline"):
+                                supports[name] = np.flatnonzero(model.coef_)
+                    if len(supports) == 2:
+                        same += np.array_equal(supports["IOBS"], supports["IOBS baseline"])
                     for name in ms:
                         times[name].append(np.median(per[name]))
                 med = {name: 1e3 * np.median(v) for name, v in times.items()}
                 ratio = {name: np.median(np.array(times[name]) / np.array(times["abess"])) for name in ms}
                 print(f"{family} | {n} | {p} | {k} | {rho} | {med['IOBS']:.2f} | {med['IHT']:.2f} | "
                       f"{med['abess']:.2f} | {ratio['IOBS']:.2f} | {ratio['IHT']:.2f} | {np.mean(iters):.1f}"
-                      + (f" | {ratio['IOBS prev']:.2f}" if "IOBS prev" in ratio else ""), flush=True)
+                      + (f" | {ratio['IOBS prev']:.2f}" if "IOBS prev" in ratio else "")
+                      + (f" | {ratio['IOBS baseline']:.2f} | "
+                         f"{np.median(np.array(times['IOBS']) / np.array(times['IOBS baseline'])):.3f} | "
+                         f"{same}/{args.repeats}" if "IOBS baseline" in ratio else ""), flush=True)
 
 
 if __name__ == "__main__":

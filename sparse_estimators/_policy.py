@@ -126,6 +126,13 @@ KERNEL_STRIP = 64
 #: the 'screened' route's exact block: the current support and SCREEN_FACTOR * k other rows (see
 #: _GLMCurvature._screened_newton; chosen by paired F1, doc/changelog.rst, "Changed results", hessian='screened')
 SCREEN_FACTOR = 4
+#: I-OBS's Poisson and Gamma fits from zero jump to the refit on the first iteration's support at once (then
+#: check it is a fixed point) instead of after a second iteration keeping it (paired F1, doc/changelog.rst,
+#: "I-OBS Poisson and Gamma: the support jump after the first iteration")
+IOBS_GLM_REFIT_FIRST = True
+#: most entries of X for which I-OBS's dense Hessian of a Poisson / Gamma fit is formed from a centred float64
+#: copy of X kept for the fit (8 MiB) instead of weighted_gram's blocks (doc/changelog.rst, same entry)
+IOBS_CENTRED_COPY_MAX = 2**20
 
 # -- dask arrays ----------------------------------------------------------------------------------------------
 

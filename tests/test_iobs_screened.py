@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sparse_estimators import IOBSClassifier, IOBSRegressor
-from sparse_estimators.losses import GammaLoss, LogisticLoss, PoissonLoss, SquaredLoss
+from sparse_estimators.losses import GammaLoss, LogisticLoss, MultinomialLoss, PoissonLoss, SquaredLoss
 from sparse_estimators.solvers._iobs import select_hessian_route
 from sparse_estimators.solvers._iobs_curvature import _GLMCache, _GLMCurvature
 from sparse_estimators.survival import IOBSCoxPHSurvivalAnalysis
@@ -68,6 +68,36 @@ def test_screened_step_is_the_block_diagonal_newton_step(family):
     expected[rows] = exact[:-1]
     np.testing.assert_allclose(dW[:, 0], expected, rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(db, exact[-1:], rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["poisson", "poisson no intercept", "multinomial"])
+def test_restricted_hessian_is_the_dense_hessian_on_the_rows(kind):
+    """The damped block on rows Q (and the intercepts), assembled in one array (no np.block), against
+    ``loss.hessian`` restricted to Q's variables: the output-major layout of several outputs, the l2 term on
+    the coefficients only, the damping on every variable."""
+    n, p = 60, 20
+    X, y, _ = _count_problem("poisson", n, 40, seed=4, offset=1.5)
+    X = X[:, :p]
+    rng = np.random.RandomState(5)
+    w = 0.5 + rng.rand(n)
+    if kind == "multinomial":
+        loss, m = MultinomialLoss(X, rng.randint(0, 3, n), n_classes=3, sample_weight=w, alpha=1e-2), 3
+    else:
+        loss, m = PoissonLoss(X, y, w, kind == "poisson", 1e-2), 1
+    W = np.zeros((p, m))
+    W[[2, 7]] = 0.1 * rng.standard_normal((2, m))
+    b = loss.initial_intercept()
+    Z = loss.linear_predictor(W, b)
+    curvature = _GLMCurvature(loss, "screened", 0.05, W, b, Z, _GLMCache(loss), screen_rows=4)
+    Q = np.array([2, 5, 7, 13])
+    idx = (Q[:, None] * m + np.arange(m)).ravel()
+    if loss.fit_intercept:
+        idx = np.r_[idx, p * m + np.arange(m)]
+    H = loss.hessian(W, b)
+    expected = H[np.ix_(idx, idx)] + curvature.lam * np.eye(idx.size)
+    got = curvature._restricted_hessian(Q)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-14)
+    assert curvature.lam > 0 and got.shape == (idx.size, idx.size)
 
 
 @pytest.mark.parametrize("family", ["poisson", "gamma"])

@@ -4,6 +4,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
+from .. import _policy
 from .._selection import _SupportMixin
 from ..solvers import iobs
 from ._classifier import SparseClassifierBase
@@ -190,6 +191,12 @@ class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
         self.hessian = hessian
 
     _hessian_routes = _IOBSMixin._hessian_routes + ("fisher",)  # (Gamma's expected Hessian; not for classifiers)
+
+    def _solver_options(self):
+        options = super()._solver_options()
+        if _policy.IOBS_GLM_REFIT_FIRST and self._loss_name() in ("poisson", "gamma"):
+            options["refit_first"] = True  # (a cold start's support jump after one iteration, see iobs)
+        return options
 
 
 @fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened'}",

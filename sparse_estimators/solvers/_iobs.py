@@ -156,7 +156,7 @@ def _per_output_mask(Q, shape):
 
 
 def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4, verbose=0,
-         damping=1e-2, correction=True, hessian="auto", support_refit=0):
+         damping=1e-2, correction=True, hessian="auto", support_refit=0, refit_first=False):
     """Iterative Optimal Brain Surgeon: top-k on the damped Newton point plus the OBS correction.
 
     At ``theta_t`` with gradient ``g`` and Hessian ``H`` (mean loss, l2 term
@@ -240,6 +240,12 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
         it continues from the minimiser, whose objective is no higher. 0
         never jumps (the iteration then converges to that point in the
         coefficients, to ``tol``).
+    refit_first : bool, default=False
+        With ``support_refit`` and a cold start (``W0`` all zero, whose
+        thresholded support is arbitrary): jump to the minimiser on the
+        first iteration's support at once, without waiting for a second
+        iteration to keep it. The next iteration checks the fixed point as
+        after any jump, so a support the Newton point leaves is not kept.
 
     Returns
     -------
@@ -263,7 +269,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     operator = get_structure(operator)  # (a plain operator thresholds rows)
     W, b = project(operator, k, W0)[0], np.asarray(b0, dtype=float).copy()
     Z = loss.linear_predictor(W, b)
-    f = loss.value_from_z(Z, W)
+    f = f0 = loss.value_from_z(Z, W)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not (operator.is_hard or correction),
                                verbose=verbose, name="IOBS")
     support = operator.support(W, k)
@@ -275,6 +281,8 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     patience = support_refit if (correction and operator.is_hard and getattr(operator, "settles", True)
                                  and support.ndim == 1 and not loss.positive) else 0
     settled, at_minimiser, gradient = 0, False, None
+    # (a cold start's support is top-k of zeros: the first iteration's support has nothing to be kept against)
+    cold = bool(refit_first and patience and not np.any(W))
     it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         GW, gb = loss.gradient_from_z(Z, W)
@@ -341,6 +349,8 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
         if stop:
             break
         settled = settled + 1 if kept else 0
+        if cold and it == 1 and fn <= f0:
+            settled = patience
         if patience and settled >= patience:
             settled = 0
             Wr, br = operator.refit(loss, support, W, b)

@@ -23,96 +23,19 @@ Linear algebra (``hessian`` option; ``H`` is never inverted explicitly):
   ``X``, no ``n x n`` or ``p x p`` factorisation;
 * any loss: matrix-free Jacobi-preconditioned conjugate gradient on
   Hessian-vector products (``'cg'``), for data too wide for a dense matrix.
+
+The factorisations and the conjugate gradient themselves are in
+``solvers/_iobs_linalg.py``.
 """
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 
 from .. import _policy
 from ..losses import LinearDesign
+from ..losses._glm import _LogLinkLoss
 from ._cox_newton import CoxWoodbury
-
-_potrf, _potrs = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotrs
-
-
-def _exactly_symmetric(M, strip=64):
-    """Whether the square ``M`` equals its transpose exactly, compared by strips.
-
-    (``np.array_equal(M, M.T)`` reads ``M.T`` across rows: ten times slower at n = 500.)
-    """
-    n = M.shape[0]
-    for i in range(0, n, strip):
-        if not np.array_equal(M[i:i + strip, i:], M[i:, i:i + strip].T):
-            return False
-    return True
-
-
-def _factored(M, symmetric=None):
-    """``_SPDSolver(M)`` for a matrix ``M`` built for it (it may be overwritten).
-
-    ``symmetric``: whether ``M`` equals its transpose exactly, when the caller
-    knows (None: compared here).
-    """
-    large = M.shape[0] >= _policy.IN_PLACE_MIN and M.dtype == np.float64 and M.flags.c_contiguous
-    if large and symmetric is None:
-        symmetric = _exactly_symmetric(M)
-    return _SPDSolver(M, symmetric=large and symmetric)
-
-class _SPDSolver:
-    """Solve with a symmetric positive semi-definite matrix, factored once.
-
-    Cholesky; when the matrix is singular to working precision (a pivot below
-    ``1e-12`` of the largest diagonal entry, e.g. ``damping=0`` with
-    ``n < p``), the pseudo-inverse from an eigendecomposition instead, i.e.
-    the minimum-norm solution. ``symmetric``: ``M`` (C-contiguous float64)
-    equals its transpose exactly and may be overwritten (see :func:`_factored`).
-    """
-
-    def __init__(self, M, symmetric=False):
-        self.chol = None
-        self.size = M.shape[0]
-        if self.size == 0:
-            return
-        top = float(np.max(np.diag(M)))
-        diagonal = None
-        # cho_factor's LAPACK call (the same factor) without its wrapper's checks: I-OBS factors a few
-        # small matrices per iteration, where the wrapper cost as much as the factorisation
-        if M.dtype == np.float64 and symmetric and M.flags.c_contiguous:
-            # (an exactly symmetric M of the caller's, which may be overwritten: M.T is the same matrix in
-            # Fortran order, so LAPACK factors it in place, without its C-to-Fortran copy, a fresh n x n array)
-            diagonal = np.diag(M).copy()
-            c, info = _potrf(M.T, lower=True, clean=False, overwrite_a=True)
-        elif M.dtype == np.float64:
-            c, info = _potrf(M, lower=True, clean=False)
-        else:
-            try:
-                c, info = scipy.linalg.cho_factor(M, lower=True, check_finite=False)[0], 0
-            except (np.linalg.LinAlgError, ValueError):
-                c, info = None, 1
-        if info == 0:
-            pivots = np.diag(c)
-            if np.all(np.isfinite(pivots)) and top > 0 and float(np.min(pivots)) ** 2 > 1e-12 * top:
-                self.chol = c
-        if self.chol is None:
-            if diagonal is not None:  # (the factorisation overwrote M's upper triangle and diagonal: restore them)
-                lower = np.tril(M, -1)
-                M = lower + lower.T
-                M[np.diag_indices_from(M)] = diagonal
-            w, V = scipy.linalg.eigh(M)
-            cutoff = max(float(w[-1]), 0.0) * self.size * np.finfo(float).eps
-            self.V = V
-            self.winv = np.where(w > cutoff, 1.0 / np.where(w > cutoff, w, 1.0), 0.0)
-
-    def solve(self, v):
-        if self.size == 0:
-            return np.zeros_like(v)
-        if self.chol is not None:
-            if self.chol.dtype != np.float64:
-                return scipy.linalg.cho_solve((self.chol, True), v, check_finite=False)
-            return _potrs(self.chol, v, lower=True)[0]  # (cho_solve's LAPACK call)
-        coef = self.V.T @ v
-        return self.V @ (self.winv.reshape((-1,) + (1,) * (coef.ndim - 1)) * coef)
+from ._iobs_linalg import _damping_scale, _exactly_symmetric, _factored, _inverse_diag, _pcg, _SPDSolver
 
 
 class _WoodburySolver:
@@ -154,42 +77,6 @@ class _WoodburySolver:
         if self.lam > 0:
             return (V - self._At(self.inner.solve(self._A(V)))) / self.lam
         return self._At(self.inner.solve(self.inner.solve(self._A(V))))
-
-
-def _pcg(apply, rhs, precond):
-    """Jacobi-preconditioned conjugate gradient for ``apply(x) = rhs`` (1-D)."""
-    x = np.zeros_like(rhs)
-    bnorm = np.linalg.norm(rhs)
-    if bnorm == 0 or not np.isfinite(bnorm):
-        return x
-    r = rhs.copy()
-    z = precond * r
-    d = z.copy()
-    rz = float(r @ z)
-    for _ in range(min(_policy.IOBS_CG_MAX_ITER, 2 * rhs.size + 10)):
-        Ad = apply(d)
-        dAd = float(d @ Ad)
-        if dAd <= 0 or not np.isfinite(dAd):
-            break
-        a = rz / dAd
-        x += a * d
-        r -= a * Ad
-        if np.linalg.norm(r) <= _policy.IOBS_CG_RTOL * bnorm:
-            break
-        z = precond * r
-        rz_new = float(r @ z)
-        d = z + (rz_new / rz) * d
-        rz = rz_new
-    return x
-
-
-def _inverse_diag(diag):
-    return np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 1.0)
-
-
-def _damping_scale(diag_mean):
-    """Mean of diag(H), or 1 when the Hessian vanishes (constant features)."""
-    return diag_mean if np.isfinite(diag_mean) and diag_mean > 0 else 1.0
 
 
 # -- curvature models ----------------------------------------------------------
@@ -294,7 +181,7 @@ class _GLMCache:
         self.loss = loss
         w = loss.sample_weight / loss.sw_sum
         self.keep = w > 0
-        self._G = self._Xk = self._kernel = None
+        self._G = self._Xk = self._kernel = self._Xc = None
 
     def kernel(self):
         """An ``n x n`` float64 array reused by every iteration's Woodbury kernel (see :class:`_GLMWoodbury`).
@@ -306,6 +193,31 @@ class _GLMCache:
             #: whether G equals its transpose exactly (a one-output kernel built from it then does too)
             self.G_symmetric = _exactly_symmetric(self.G)
         return self._kernel
+
+    def centred_columns(self):
+        """``X`` centred as the loss's design, dense float64, constant columns 0; None where not used.
+
+        For the dense Hessian at the iterate of the one-output log-link losses
+        (Poisson, Gamma; see :meth:`_GLMCurvature._log_link_hessian`): dense
+        in-memory ``X`` of at most ``_policy.IOBS_CENTRED_COPY_MAX`` entries
+        (a copy kept for the fit). Formed on first use.
+        """
+        if self._Xc is None:
+            loss = self.loss
+            design = loss.design
+            usable = (isinstance(loss, _LogLinkLoss) and loss.n_outputs == 1 and not getattr(loss, "blockwise", False)
+                      and isinstance(design, LinearDesign) and not design.is_sparse
+                      and design.shape[0] * design.shape[1] <= _policy.IOBS_CENTRED_COPY_MAX)
+            if not usable:
+                self._Xc = False
+            else:
+                Xc = design.dense()
+                if Xc is design.X or Xc.dtype != np.float64:  # (no offset: dense() is X itself)
+                    Xc = np.array(Xc, dtype=float)
+                if design.constant is not None:
+                    Xc[:, design.constant] = 0.0
+                self._Xc = Xc
+        return self._Xc if self._Xc is not False else None
 
     @property
     def Xk(self):
@@ -452,6 +364,9 @@ class _GLMCurvature:
                 Hd = np.einsum("iaa->ia", self.Hw)
                 dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
                 diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
+        elif route == "dense" and cache is not None and cache.centred_columns() is not None:
+            H = self._log_link_hessian(cache.centred_columns(), Z)
+            diag = np.diag(H).copy()
         elif route == "dense":
             H = loss.hessian(W, b)
             diag = np.diag(H).copy()
@@ -469,7 +384,7 @@ class _GLMCurvature:
         self.woodbury = None
         algebra = self.algebra if route == "fisher" else route
         if algebra == "dense":
-            H[np.diag_indices_from(H)] += self.lam
+            H.flat[:: H.shape[0] + 1] += self.lam  # (the diagonal; np.diag_indices_from costs more at p = 100)
             self.H = H
             self.solver = _SPDSolver(H)
         elif route == "woodbury" and not getattr(loss, "pointwise", True):  # (Cox: the n x n Hessian in eta)
@@ -477,6 +392,30 @@ class _GLMCurvature:
                 self.woodbury = CoxWoodbury(loss, Z, loss.alpha + self.lam, cache)
         elif algebra == "woodbury" and self.lam > 0:
             self.woodbury = _GLMWoodbury(self, cache, self.Hw[cache.keep])
+
+    def _log_link_hessian(self, Xc, Z):
+        """:meth:`loss.hessian` at ``Z`` of a one-output log-link loss from the centred copy ``Xc``, in one product.
+
+        ``Xc^T diag(h) Xc`` as ``A^T A`` with ``A = sqrt(h) Xc``, ``h`` the
+        pointwise second derivatives times the sample shares (non-negative),
+        with the intercept's row ``Xc^T h`` and corner ``sum(h)``: the blocked
+        products of ``weighted_gram`` cost more than this arithmetic at
+        ``p = 100`` (doc/changelog.rst). Equal up to rounding.
+        """
+        loss, p = self.loss, self.p
+        h = loss._hess_weights(Z)[:, 0, 0] * (loss.sample_weight / loss.sw_sum)
+        A = Xc * np.sqrt(h)[:, None]
+        q = p + int(self.has_b)
+        H = np.empty((q, q))
+        H[:p, :p] = A.T @ A
+        if self.has_b:
+            cross = Xc.T @ h
+            H[:p, p] = cross
+            H[p, :p] = cross
+            H[p, p] = h.sum()
+        if loss.alpha:
+            H.flat[: p * (q + 1): q + 1] += loss.alpha
+        return H
 
     def pack(self, W, b):
         return np.concatenate([W.ravel(), b]) if self.has_b else W.ravel()
@@ -515,10 +454,13 @@ class _GLMCurvature:
         score[current] = -np.inf
         free = p - int(current.sum())
         extra = min(self.screen_rows, free)
-        rows = np.flatnonzero(current)
         if extra > 0:
             top = np.argpartition(score, p - extra)[p - extra:] if extra < p else np.arange(p)
-            rows = np.union1d(rows, top)
+            chosen = current.copy()  # (the sorted union of the two index sets, without np.union1d's sort)
+            chosen[top] = True
+            rows = np.flatnonzero(chosen)
+        else:
+            rows = np.flatnonzero(current)
         idx = self._indices(rows)
         x = _SPDSolver(self._restricted_hessian(rows)).solve(self.pack(GW, gb)[idx])
         dW[rows] = x[: rows.size * m].reshape(rows.size, m)
@@ -555,18 +497,22 @@ class _GLMCurvature:
             return H
         XQ = self.loss.design.columns(Q).dense()
         k, m, Hw = Q.size, self.m, self.Hw
-        block = np.empty((k, m, k, m))
-        for a in range(m):
+        km = k * m
+        # (one array with the intercept's rows and columns, its diagonal a strided view: np.block and
+        # np.diag_indices_from cost more than the arithmetic on these small blocks; the same sums)
+        H = np.empty((km + m, km + m) if self.has_b else (km, km))
+        for a in range(m):  # (rows and columns q * m + a of output a)
             for c in range(a, m):
                 G = XQ.T @ (Hw[:, a, c][:, None] * XQ)
-                block[:, a, :, c] = G
-                block[:, c, :, a] = G.T
-        H = block.reshape(k * m, k * m)
-        H[np.diag_indices_from(H)] += self.loss.alpha
+                H[a:km:m, c:km:m] = G
+                H[c:km:m, a:km:m] = G.T
+        H.flat[: km * (H.shape[0] + 1): H.shape[0] + 1] += self.loss.alpha
         if self.has_b:
-            cross = np.einsum("ij,iac->jac", XQ, Hw).reshape(k * m, m)
-            H = np.block([[H, cross], [cross.T, Hw.sum(axis=0)]])
-        H[np.diag_indices_from(H)] += self.lam
+            cross = np.einsum("ij,iac->jac", XQ, Hw).reshape(km, m)
+            H[:km, km:] = cross
+            H[km:, :km] = cross.T
+            H[km:, km:] = Hw.sum(axis=0)
+        H.flat[:: H.shape[0] + 1] += self.lam
         return H
 
     def correct(self, Q, R, W, b):
