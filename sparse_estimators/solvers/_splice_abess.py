@@ -235,7 +235,7 @@ def _gram_rounds(sub, local, coef, b, f, objective, h_U, usable_U, C, tau, max_i
         coef, f = sub.refit_support(local)
         objective.append(f)
     scale = np.where(usable_U, h_U, 1.0)
-    unusable = ~usable_U
+    unusable = np.flatnonzero(~usable_U)  # (indices: usually none, cheaper to assign than a mask over U)
 
     def rank(local, coef):  # _ranked's orders, from the gradient G W - C on U
         backward = 0.5 * h_U[local] * np.einsum("ij,ij->i", coef, coef)
