@@ -10,7 +10,7 @@ from sparse_estimators.losses._base import BaseLoss
 from sparse_estimators.losses._squared import _cholesky_solve
 from sparse_estimators.losses._squared_search import LazyGramSquaredLoss
 from sparse_estimators.solvers._splice import _forward_gain, _top
-from sparse_estimators.solvers._splice_abess import _important_search
+from sparse_estimators.solvers._splice_abess import _abess_search_stays, _abess_threshold, _important_search
 
 
 def _design(n, p, s, rho, seed, outputs=1):
@@ -198,3 +198,32 @@ def test_important_search_equals_the_gathering_formula_bit_for_bit(monkeypatch):
         assert np.array_equal(ours.coef, reference.coef) and ours.objective == reference.objective
         moved += ours.n_iter > 0
     assert moved >= 2
+
+
+def test_search_stays_from_the_set_equals_from_its_gains():
+    # the important search asks whether the first search settles it at the current support with the set U
+    # itself (U=); it gave U as gains (+inf on U, -inf elsewhere) before: the same answer on random rounds
+    X, y = _design(50, 60, 4, 0.0, 7)
+    loss = SquaredLoss(X, y)
+    rng = np.random.RandomState(8)
+    answers = set()
+    for trial in range(400):
+        k, important = rng.randint(2, 8), (3, 10, 100)[trial % 3]  # (100: U holds every feature)
+        U = np.sort(rng.choice(60, min(60, k + important), replace=False))
+        support = np.sort(rng.choice(U, k, replace=False))
+        usable = rng.uniform(size=60) > 0.1
+        tau = _abess_threshold(loss, k)
+        outside = np.setdiff1d(np.arange(60), support)
+        adds = rng.choice(outside, 5, replace=False)
+        adds[: rng.randint(0, 6)] = rng.choice(np.setdiff1d(U, support), 5)[:1]  # (mostly in U)
+        decreases = {c: tau * rng.uniform(0.0, 1.2) for c in range(1, 6) if rng.uniform() < 0.8}
+        screened = {c: tau * rng.uniform(0.8, 1.5) for c in range(1, 6) if c not in decreases}
+        last = (rng.permutation(support), adds, decreases, screened)
+        gains = np.full(60, -np.inf)
+        gains[U] = np.inf
+        by_gains = _abess_search_stays(loss, k, support, support, last, gains, usable, 5, important, every_size=True)
+        by_set = _abess_search_stays(loss, k, support, support, last, None, usable, 5, important, every_size=True,
+                                     U=U)
+        assert by_set == by_gains
+        answers.add(by_set)
+    assert answers == {True, False}
