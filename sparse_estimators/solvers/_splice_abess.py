@@ -31,7 +31,7 @@ def _threshold(k, m, p, N):
 
 
 def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchange, important_search=128,
-                        every_size=False):
+                        every_size=False, U=None):
     """Whether :func:`_important_search` from ``start`` is certain to accept no exchange (and return ``start``).
 
     When ``start`` is the ``support`` where the first search stopped, that
@@ -50,13 +50,17 @@ def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchang
     smaller need. ``every_size``: all sizes ``1, ..., C`` refused (a search
     that reaches ``support`` later, with a smaller current ``C``, stops
     there too: its round tries some of them, the round after resets ``C``).
+    ``U``: the set itself, when the caller has it (``gain`` is then not read).
     """
     if last is None or not same_indices(start, support):
         return False
     kept, adds, decreases, screened = last
     p = loss.n_features
     U_size = min(p, k + important_search)
-    if U_size < p:
+    if U is not None:  # (the set that the gains below would rank first)
+        in_U = np.zeros(p, dtype=bool)
+        in_U[U] = True
+    elif U_size < p:
         g = gain.copy()
         g[support] = np.inf  # (as _important_search builds U)
         in_U = np.zeros(p, dtype=bool)
@@ -134,10 +138,8 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
             """Whether the first search's last round settles the search at ``U[local]`` (see ``settled``)."""
             if not (settled is not None and local.shape == settled[0].shape and (U[local] == settled[0]).all()):
                 return False
-            in_U = np.full(p, -np.inf)  # (U as the gains that _abess_search_stays ranks: its own features first)
-            in_U[U] = np.inf
-            return _abess_search_stays(loss, k, settled[0], settled[0], settled[1], in_U, usable, max_exchange,
-                                       important_search, every_size=True)
+            return _abess_search_stays(loss, k, settled[0], settled[0], settled[1], None, usable, max_exchange,
+                                       important_search, every_size=True, U=U)
 
         if getattr(sub, "gram_search", False):  # (least squares at small n: the same rounds on U's Gram matrix)
             local, coef, b, f, changed, stuck, done = _gram_rounds(
@@ -235,7 +237,7 @@ def _gram_rounds(sub, local, coef, b, f, objective, h_U, usable_U, C, tau, max_i
         coef, f = sub.refit_support(local)
         objective.append(f)
     scale = np.where(usable_U, h_U, 1.0)
-    unusable = ~usable_U
+    unusable = np.flatnonzero(~usable_U)  # (indices: usually none, cheaper to assign than a mask over U)
 
     def rank(local, coef):  # _ranked's orders, from the gradient G W - C on U
         backward = 0.5 * h_U[local] * np.einsum("ij,ij->i", coef, coef)
