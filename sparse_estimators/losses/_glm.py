@@ -83,6 +83,8 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
 
     _solve_newton = staticmethod(cholesky_newton_solve)
     screens_candidates = True  # (the splicing search's candidates screened by their quadratic model)
+    #: I-OBS's dense Hessian from a centred copy of X (solvers/_iobs_curvature.py, _GLMCache.centred_columns)
+    iobs_centred_hessian = True
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):
         Y = _check_target(y, sample_weight, positive=self._positive_target, family=self._family)

@@ -33,7 +33,6 @@ import scipy.sparse as sp
 
 from .. import _policy
 from ..losses import LinearDesign
-from ..losses._glm import _LogLinkLoss
 from ._cox_newton import CoxWoodbury
 from ._iobs_linalg import _damping_scale, _exactly_symmetric, _factored, _inverse_diag, _pcg, _SPDSolver
 
@@ -205,7 +204,8 @@ class _GLMCache:
         if self._Xc is None:
             loss = self.loss
             design = loss.design
-            usable = (isinstance(loss, _LogLinkLoss) and loss.n_outputs == 1 and not getattr(loss, "blockwise", False)
+            usable = (getattr(loss, "iobs_centred_hessian", False) and loss.n_outputs == 1
+                      and not getattr(loss, "blockwise", False)
                       and isinstance(design, LinearDesign) and not design.is_sparse
                       and design.shape[0] * design.shape[1] <= _policy.IOBS_CENTRED_COPY_MAX)
             if not usable:
