@@ -1,4 +1,6 @@
-"""Shared test problems."""
+"""Shared test problems and helpers."""
+
+import functools
 
 import numpy as np
 
@@ -24,3 +26,17 @@ def one_large_group(seed=0, n=20):
     y = 2 * X[:, 50] + 0.5 * rng.standard_normal(2 * n)
     groups = np.r_[np.zeros(50, dtype=int), np.arange(1, 11)]
     return X[:n], y[:n], X[n:], y[n:], groups
+
+
+def recording_solver(cls, monkeypatch):
+    """Replace the estimator class ``cls``'s solver by one that records its calls; returns the list of their ``W0``."""
+    solver = cls._solver
+    calls = []
+
+    @functools.wraps(solver)
+    def recording(*args, **kwargs):
+        calls.append(kwargs.get("W0"))
+        return solver(*args, **kwargs)
+
+    monkeypatch.setattr(cls, "_solver", staticmethod(recording))
+    return calls

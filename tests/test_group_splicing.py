@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _problems import one_large_group
+from _problems import one_large_group, recording_solver
 
 from sparse_estimators import AcceleratedIHTRegressor, IHTClassifier, IHTRegressor
 from sparse_estimators.losses import SquaredLoss
@@ -378,28 +378,12 @@ def test_group_fits_jump_to_the_support_refit_after_two_unchanged_supports(cls, 
 
 # -- a cold group fit runs the group search alone (_policy.GROUP_SEARCH_FROM_ZERO) --------------------------
 
-def _recording_solver(cls, monkeypatch):
-    """Replace ``cls``'s solver by one that records its calls; returns the list of calls."""
-    import functools
-
-    solver = cls._solver
-    calls = []
-
-    @functools.wraps(solver)
-    def recording(*args, **kwargs):
-        calls.append(kwargs.get("W0"))
-        return solver(*args, **kwargs)
-
-    monkeypatch.setattr(cls, "_solver", staticmethod(recording))
-    return calls
-
-
 @pytest.mark.parametrize("cls", [IHTRegressor, AcceleratedIHTRegressor, IHTClassifier])
 def test_cold_group_fit_runs_the_search_alone(cls, monkeypatch):
     """No solver from zero with the group search; the solver runs from a warm start, without the search or off."""
     from sparse_estimators import _policy
 
-    calls = _recording_solver(cls, monkeypatch)
+    calls = recording_solver(cls, monkeypatch)
     X, signal, labels = _decoy(0)
     y = (signal > np.median(signal)).astype(int) if cls is IHTClassifier else signal
     splicing = {"splicing": True} if cls is IHTClassifier else {}

@@ -5,30 +5,16 @@ and the searches start from abess's start (the ``k`` features of largest
 marginal gain at zero); elsewhere the solver runs first, as before.
 """
 
-import functools
 import itertools
 
 import numpy as np
 import pytest
+from _problems import recording_solver
 from sklearn.linear_model import LinearRegression
 
 from sparse_estimators import AcceleratedIHTRegressor, IHTRegressor, _policy
 from sparse_estimators.losses import SquaredLoss
 from sparse_estimators.solvers import splice
-
-
-def _recording(cls, monkeypatch):
-    """Replace ``cls``'s solver by one that records its calls; returns the list of calls."""
-    solver = cls._solver
-    calls = []
-
-    @functools.wraps(solver)
-    def recording(*args, **kwargs):
-        calls.append(kwargs.get("W0"))
-        return solver(*args, **kwargs)
-
-    monkeypatch.setattr(cls, "_solver", staticmethod(recording))
-    return calls
 
 
 def _problem(n, p=100, seed=0):
@@ -60,7 +46,7 @@ def test_cold_fit_skips_the_solver():
     X, y = _problem(500)
     calls = []
     with pytest.MonkeyPatch.context() as mp:
-        calls = _recording(IHTRegressor, mp)
+        calls = recording_solver(IHTRegressor, mp)
         model = IHTRegressor(k=5).fit(X, y)
     assert calls == [] and model.n_iter_ == 0 and model.loss_curve_.size == 0
     np.testing.assert_array_equal(model.support_, [3, 17, 40, 41, 90])
@@ -88,7 +74,7 @@ def test_the_search_from_zero_leaves_abess_start():
 
 def test_the_solver_runs_elsewhere(monkeypatch):
     """Few observations per selection, warm starts, other settings and estimators: the solver first, as before."""
-    calls = _recording(IHTRegressor, monkeypatch)
+    calls = recording_solver(IHTRegressor, monkeypatch)
     X, y = _problem(500)
     small, y_small = _problem(60)  # (60 / (5 log 95) = 2.6 observations per selection)
     IHTRegressor(k=5).fit(small, y_small)
@@ -105,7 +91,7 @@ def test_the_solver_runs_elsewhere(monkeypatch):
     assert len(calls) == 11 and calls[-1].any()
     monkeypatch.setattr(_policy, "SEARCH_FROM_ZERO_MIN_SAMPLES", np.inf)
     assert IHTRegressor(k=5).fit(X, y).n_iter_ > 0 and len(calls) == 12
-    accelerated = _recording(AcceleratedIHTRegressor, monkeypatch)
+    accelerated = recording_solver(AcceleratedIHTRegressor, monkeypatch)
     monkeypatch.setattr(_policy, "SEARCH_FROM_ZERO_MIN_SAMPLES", 0.0)
     AcceleratedIHTRegressor(k=5).fit(X, y)  # (another solver: not measured)
     assert len(accelerated) == 1
@@ -113,7 +99,7 @@ def test_the_solver_runs_elsewhere(monkeypatch):
 
 def test_gate_counts_observations_per_selection(monkeypatch):
     """The route starts at SEARCH_FROM_ZERO_MIN_SAMPLES observations per k log(p - k), and follows the constant."""
-    calls = _recording(IHTRegressor, monkeypatch)
+    calls = recording_solver(IHTRegressor, monkeypatch)
     X, y = _problem(500)
     ratio = 500 / (5 * np.log(95))
     monkeypatch.setattr(_policy, "SEARCH_FROM_ZERO_MIN_SAMPLES", ratio * 1.01)
