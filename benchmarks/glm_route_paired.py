@@ -15,7 +15,14 @@ reads it):
 * ``no-first-search``: IHT's refitted support competes with abess's search
   directly (our search from IHT's support accepts nothing);
 * ``patience-1``, ``patience-2``: IHT's support jump after 1 or 2
-  unchanged supports instead of 3.
+  unchanged supports instead of 3;
+* ``screen-second-X`` (X a number, e.g. ``screen-second-0.25``): abess's
+  search refits (Newton) only the candidates whose quadratic model (the
+  weighted least-squares surrogate at the current fit, see
+  ``losses/_pointwise_newton.py``) predicts a decrease of at least ``X``
+  times abess's threshold; the current rule refits every candidate whose
+  model does not raise the loss by more than ``SCREEN_MARGIN`` (0.5) times
+  that threshold. The first search is unchanged.
 
 On fresh data sets of :source:`benchmarks/compare_glm.py`'s designs (rho 0
 / 0.7, weak / strong signal cycling; Poisson, Gamma with the log link,
@@ -48,7 +55,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from compare_glm import simulate  # noqa: E402
 
 import sparse_estimators.solvers._splice as splice_module  # noqa: E402
-from sparse_estimators import IHTRegressor  # noqa: E402
+import sparse_estimators.solvers._splice_abess as abess_module  # noqa: E402
+from sparse_estimators import IHTRegressor, _policy  # noqa: E402
 from sparse_estimators.linear_model._regressor import SparseRegressorBase  # noqa: E402
 from sparse_estimators.solvers._base import SolverResult  # noqa: E402
 
@@ -73,8 +81,20 @@ def variant(name):
     saved = {attr: SparseRegressorBase.__dict__.get(attr) for attr in ("_splice_kwargs", "_refit_patience",
                                                                         "_sparse_solver")}
     exchange = splice_module._exchange
+    important = abess_module._important_search
     kwargs = saved["_splice_kwargs"]
     try:
+        if name.startswith("screen-second-"):
+            margin = -float(name.rsplit("-", 1)[1])  # (screened: a model change above -X tau)
+
+            def screened_search(*args, **kw):
+                saved_margin = _policy.SCREEN_MARGIN
+                _policy.SCREEN_MARGIN = margin
+                try:
+                    return important(*args, **kw)
+                finally:
+                    _policy.SCREEN_MARGIN = saved_margin
+            abess_module._important_search = screened_search
         if name in ("from-zero", "from-zero-ours"):
             SparseRegressorBase._sparse_solver = lambda self: _abess_start
         if name in ("from-zero-ours", "no-second-search"):
@@ -98,6 +118,7 @@ def variant(name):
             else:
                 setattr(SparseRegressorBase, attr, value)
         splice_module._exchange = exchange
+        abess_module._important_search = important
 
 
 def f1(support, truth):
@@ -107,12 +128,16 @@ def f1(support, truth):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", required=True, choices=("from-zero", "from-zero-ours", "no-second-search",
-                                                             "no-first-search", "patience-1", "patience-2"))
+    parser.add_argument("--variant", required=True,
+                        help="from-zero, from-zero-ours, no-second-search, no-first-search, patience-1, patience-2 "
+                             "or screen-second-X (see the module docstring)")
     parser.add_argument("--size", action="append", default=[], help="n,p,k (repeatable; default 200,100,5)")
     parser.add_argument("--datasets", type=int, default=200, help="data sets per family and size")
     parser.add_argument("--seed", type=int, default=10_000, help="first data set's seed")
     args = parser.parse_args(argv)
+    names = ("from-zero", "from-zero-ours", "no-second-search", "no-first-search", "patience-1", "patience-2")
+    if args.variant not in names and not args.variant.startswith("screen-second-"):
+        parser.error(f"unknown --variant {args.variant!r}")
     warnings.simplefilter("ignore")
     sizes = [tuple(int(v) for v in size.split(",")) for size in (args.size or ["200,100,5"])]
     print(f"variant {args.variant}; {args.datasets} data sets per row, seeds from {args.seed}")
