@@ -15,7 +15,20 @@ reads it):
 * ``no-first-search``: IHT's refitted support competes with abess's search
   directly (our search from IHT's support accepts nothing);
 * ``patience-1``, ``patience-2``: IHT's support jump after 1 or 2
-  unchanged supports instead of 3.
+  unchanged supports instead of 3;
+* ``screen-second-X`` (X a number, e.g. ``screen-second-0.25``): abess's
+  search refits (Newton) only the candidates whose quadratic model (the
+  weighted least-squares surrogate at the current fit, see
+  ``losses/_pointwise_newton.py``) predicts a decrease of at least ``X``
+  times abess's threshold; the current rule refits every candidate whose
+  model does not raise the loss by more than ``SCREEN_MARGIN`` (0.5) times
+  that threshold. The first search is unchanged;
+* ``surrogate-gate``: before abess's search, the same search runs on the
+  weighted least-squares surrogate of the loss at the first search's fit
+  (working response ``z - l'/l''``, weights ``l''``, scaled so that its
+  decreases are the quadratic model's); when it ends at the first search's
+  support, abess's search is skipped (it could switch only to another
+  support), else it runs as now.
 
 On fresh data sets of :source:`benchmarks/compare_glm.py`'s designs (rho 0
 / 0.7, weak / strong signal cycling; Poisson, Gamma with the log link,
@@ -48,8 +61,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from compare_glm import simulate  # noqa: E402
 
 import sparse_estimators.solvers._splice as splice_module  # noqa: E402
-from sparse_estimators import IHTRegressor  # noqa: E402
+import sparse_estimators.solvers._splice_abess as abess_module  # noqa: E402
+from sparse_estimators import IHTRegressor, _policy  # noqa: E402
 from sparse_estimators.linear_model._regressor import SparseRegressorBase  # noqa: E402
+from sparse_estimators.losses._squared import SquaredLoss  # noqa: E402
 from sparse_estimators.solvers._base import SolverResult  # noqa: E402
 
 FAMILIES = ("poisson", "gamma-log", "gamma-inverse")
@@ -67,14 +82,60 @@ def _abess_start(loss, operator, k, *, W0, b0, **_):
 
 
 
+def _surrogate_gated(important):
+    """abess's search ``important``, skipped when its run on the loss's quadratic surrogate ends where ours did."""
+    def search(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, important_search=128, gain=None,
+               settled=None):
+        design = loss.design
+        if settled is None or not loss.fit_intercept or not isinstance(getattr(design, "X", None), np.ndarray):
+            return important(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, important_search,
+                             gain=gain, settled=settled)
+        ours = settled[0]
+        entry = loss.__dict__.get("_candidate_cache", {}).get(ours.tobytes())
+        if entry is not None and entry[0] is not None:
+            z = entry[3][:, 0]
+        else:  # (our search's result is its start: refitted by the solver, not among the candidates)
+            W, b = loss.refit(ours, W0, b0, precise=False)
+            z = loss.linear_predictor(W, b)[:, 0]
+        _, d, curvature = loss._parts(z)
+        weight = loss._sample_share[:, 0] * curvature
+        response = (z - d / curvature) * np.sqrt(weight.sum())
+        surrogate = SquaredLoss(design.X, response, sample_weight=weight, fit_intercept=loss.fit_intercept)
+        W_s, b_s = surrogate.zeros()
+        h_s = surrogate.coordinate_curvatures()
+        # (a set U of one feature fewer than all when U would hold every feature: the search then runs on
+        # U's Gram columns, _gram_rounds, instead of refitting the candidates on their columns)
+        size = min(important_search, loss.n_features - k - 1)
+        result = important(surrogate, k, start, W_s, b_s, h_s, usable & (h_s > 0), max_exchange, max_rounds, size)
+        if np.array_equal(np.sort(result.support), np.sort(ours)):
+            return None
+        return important(loss, k, start, W0, b0, h, usable, max_exchange, max_rounds, important_search, gain=gain,
+                         settled=settled)
+    return search
+
+
 @contextlib.contextmanager
 def variant(name):
     """The library patched for ``name`` (see the module docstring) inside the block."""
     saved = {attr: SparseRegressorBase.__dict__.get(attr) for attr in ("_splice_kwargs", "_refit_patience",
                                                                         "_sparse_solver")}
     exchange = splice_module._exchange
+    important = abess_module._important_search
     kwargs = saved["_splice_kwargs"]
     try:
+        if name == "surrogate-gate":
+            abess_module._important_search = _surrogate_gated(important)
+        if name.startswith("screen-second-"):
+            margin = -float(name.rsplit("-", 1)[1])  # (screened: a model change above -X tau)
+
+            def screened_search(*args, **kw):
+                saved_margin = _policy.SCREEN_MARGIN
+                _policy.SCREEN_MARGIN = margin
+                try:
+                    return important(*args, **kw)
+                finally:
+                    _policy.SCREEN_MARGIN = saved_margin
+            abess_module._important_search = screened_search
         if name in ("from-zero", "from-zero-ours"):
             SparseRegressorBase._sparse_solver = lambda self: _abess_start
         if name in ("from-zero-ours", "no-second-search"):
@@ -98,6 +159,7 @@ def variant(name):
             else:
                 setattr(SparseRegressorBase, attr, value)
         splice_module._exchange = exchange
+        abess_module._important_search = important
 
 
 def f1(support, truth):
@@ -107,12 +169,17 @@ def f1(support, truth):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", required=True, choices=("from-zero", "from-zero-ours", "no-second-search",
-                                                             "no-first-search", "patience-1", "patience-2"))
+    parser.add_argument("--variant", required=True,
+                        help="from-zero, from-zero-ours, no-second-search, no-first-search, patience-1, patience-2, "
+                             "surrogate-gate or screen-second-X (see the module docstring)")
     parser.add_argument("--size", action="append", default=[], help="n,p,k (repeatable; default 200,100,5)")
     parser.add_argument("--datasets", type=int, default=200, help="data sets per family and size")
     parser.add_argument("--seed", type=int, default=10_000, help="first data set's seed")
     args = parser.parse_args(argv)
+    names = ("from-zero", "from-zero-ours", "no-second-search", "no-first-search", "patience-1", "patience-2",
+             "surrogate-gate")
+    if args.variant not in names and not args.variant.startswith("screen-second-"):
+        parser.error(f"unknown --variant {args.variant!r}")
     warnings.simplefilter("ignore")
     sizes = [tuple(int(v) for v in size.split(",")) for size in (args.size or ["200,100,5"])]
     print(f"variant {args.variant}; {args.datasets} data sets per row, seeds from {args.seed}")
