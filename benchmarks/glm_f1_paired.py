@@ -93,6 +93,8 @@ def _methods(family, k, n, p):
         out["IOBS screened fisher mixed"] = lambda: _variant(IOBSRegressor(k=k, loss=family, hessian="screened"),
                                                              curvature=_screened_fisher_curvature())
         out["IOBS fisher"] = lambda: IOBSRegressor(k=k, loss=family, hessian="fisher")
+        out["IOBS fisher full start"] = lambda: _variant(IOBSRegressor(k=k, loss=family),
+                                                         policy={"IOBS_FISHER_SCREENED_START": False})
     return out
 
 
