@@ -126,15 +126,17 @@ def test_wide_gamma_fit_builds_one_curvature_and_recovers_the_support(sparse, mo
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_wide_gamma_fit_from_zero_forms_no_kernel_where_the_screened_jump_is_a_fixed_point(sparse, monkeypatch):
-    """High signal, n < p, from zero: the first step and the check of its support jump use the screened block
-    of the expected Hessian; the support found is the truth and a fixed point, so the fit stops there (2
-    iterations) at the minimiser on the truth without forming the n x n kernel of the full expected Hessian."""
+    """High signal, n < p, from zero (n = 300 >= IOBS_FISHER_SCREENED_MIN_SAMPLES): the first step and the
+    check of its support jump use the screened block of the expected Hessian; the support found is the truth
+    and a fixed point, so the fit stops there (2 iterations) at the minimiser on the truth without forming the
+    n x n kernel of the full expected Hessian."""
     import scipy.sparse as sp
 
+    assert _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES <= 300
     built = _count_curvatures(monkeypatch)
-    X, y, truth = _gamma_problem(150, 400, seed=6)
+    X, y, truth = _gamma_problem(300, 600, seed=6)
     loss = GammaLoss(X, y)
-    W, _ = loss.refit(truth, np.zeros((400, 1)), loss.initial_intercept())
+    W, _ = loss.refit(truth, np.zeros((600, 1)), loss.initial_intercept())
     model = IOBSRegressor(k=4, loss="gamma", splicing=False).fit(sp.csr_matrix(X) if sparse else X, y)
     assert built == ["screened_fisher", "screened_fisher"]
     assert model.n_iter_ == 2
@@ -143,13 +145,26 @@ def test_wide_gamma_fit_from_zero_forms_no_kernel_where_the_screened_jump_is_a_f
 
 
 def test_wide_gamma_fit_forms_the_kernel_once_the_screened_jump_is_no_fixed_point(monkeypatch):
-    """Lower signal (shape 2): the first support's minimiser is no fixed point of the screened step, so the fit
+    """Lower signal (shape 1): the first support's minimiser is no fixed point of the screened step, so the fit
     goes on with the full expected Hessian, built once, and still reaches the truth."""
     built = _count_curvatures(monkeypatch)
-    X, y, truth = _gamma_problem(150, 400, seed=0, shape=2.0)
+    X, y, truth = _gamma_problem(300, 600, seed=0, shape=1.0)
     model = IOBSRegressor(k=4, loss="gamma", splicing=False).fit(X, y)
     assert built == ["screened_fisher", "screened_fisher", "fisher"]
     np.testing.assert_array_equal(model.support_, truth)
+
+
+def test_no_screened_start_below_its_sample_size(monkeypatch):
+    """n = 150 < IOBS_FISHER_SCREENED_MIN_SAMPLES: the full expected Hessian from the first step, once per fit
+    (the screened start lost held-out deviance there), and the same fit with the policy off."""
+    assert _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES > 150
+    built = _count_curvatures(monkeypatch)
+    X, y, truth = _gamma_problem(150, 400, seed=6)
+    model = IOBSRegressor(k=4, loss="gamma", splicing=False).fit(X, y)
+    assert built == ["fisher"]
+    np.testing.assert_array_equal(model.support_, truth)
+    monkeypatch.setattr(_policy, "IOBS_FISHER_SCREENED_START", False)
+    np.testing.assert_array_equal(IOBSRegressor(k=4, loss="gamma", splicing=False).fit(X, y).coef_, model.coef_)
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])

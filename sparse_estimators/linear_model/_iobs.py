@@ -55,7 +55,8 @@ _HESSIAN_REG = """'dense': Cholesky of the ``p x p`` Hessian,
         'screened_fisher' (the expected Hessian exact on the support and the
         ``4 k`` screened features, diagonal elsewhere), and factors the full
         expected Hessian only when that support is no fixed point
-        (``sparse_estimators._policy.IOBS_FISHER_SCREENED_START``). 'fisher'
+        (``sparse_estimators._policy.IOBS_FISHER_SCREENED_START``; from 256
+        samples, ``IOBS_FISHER_SCREENED_MIN_SAMPLES``). 'fisher'
         and 'screened_fisher' can be asked for at any size, with
         ``loss='gamma'`` only (else a ValueError)."""
 

@@ -58,7 +58,8 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           its support jump with 'screened_fisher' (the screened block of the
           expected Hessian, no ``n x n`` kernel) and forms the full expected
           Hessian only when that support is no fixed point
-          (``_policy.IOBS_FISHER_SCREENED_START``); else as logistic;
+          (``_policy.IOBS_FISHER_SCREENED_START``, with ``n`` at least
+          ``_policy.IOBS_FISHER_SCREENED_MIN_SAMPLES``); else as logistic;
 
         * Poisson (``loss.iobs_screened``):
           'screened', the block-diagonal Newton step (exact on the current
@@ -292,7 +293,8 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     # 'fisher' from zero: the first step and the check of its jump by the expected Hessian's screened block
     # (no n x n kernel); the kernel only once that support is no fixed point (doc/changelog.rst,
     # "I-OBS Gamma on wide data")
-    screened_start = route == "fisher" and cold and _policy.IOBS_FISHER_SCREENED_START
+    screened_start = (route == "fisher" and cold and _policy.IOBS_FISHER_SCREENED_START
+                      and loss.n_positive >= _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES)
     it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         GW, gb = loss.gradient_from_z(Z, W)
