@@ -33,6 +33,14 @@ reference's, with its standard error.
   Hessian from ``weighted_gram`` (``IOBS_CENTRED_COPY_MAX`` 0): I-OBS as
   before both (``--methods IOBS 'IOBS previous jump' --reference 'IOBS
   previous jump'``);
+* Gamma at n < p + 1 (doc/changelog.rst, "I-OBS Gamma on wide data"):
+  ``IOBS fisher full start`` (``_policy.IOBS_FISHER_SCREENED_START`` False:
+  the full expected Hessian from the first step, the route before the
+  screened start), ``IOBS fisher`` (``hessian='fisher'``), ``IOBS screened``
+  (the observed Hessian's screened step) and ``IOBS screened fisher mixed``
+  (the screened step of the expected Hessian with the observed Hessian in
+  the correction's right-hand side): ``--methods IOBS 'IOBS fisher full
+  start' --reference 'IOBS fisher full start'``;
 * ``IHT patience 1``, ``IHT loose candidates``, ``IOBS loose candidates``:
   the estimator with a support-jump patience of 1 (I-OBS's is 1), or with candidate refits
   stopped at a Newton decrement of ``1e-2`` (``_policy.CANDIDATE_DECREMENT``
