@@ -33,6 +33,14 @@ reference's, with its standard error.
   Hessian from ``weighted_gram`` (``IOBS_CENTRED_COPY_MAX`` 0): I-OBS as
   before both (``--methods IOBS 'IOBS previous jump' --reference 'IOBS
   previous jump'``);
+* Gamma at n < p + 1 (doc/changelog.rst, "I-OBS Gamma on wide data"):
+  ``IOBS fisher full start`` (``_policy.IOBS_FISHER_SCREENED_START`` False:
+  the full expected Hessian from the first step, the route before the
+  screened start), ``IOBS fisher`` (``hessian='fisher'``), ``IOBS screened``
+  (the observed Hessian's screened step) and ``IOBS screened fisher mixed``
+  (the screened step of the expected Hessian with the observed Hessian in
+  the correction's right-hand side): ``--methods IOBS 'IOBS fisher full
+  start' --reference 'IOBS fisher full start'``;
 * ``IHT patience 1``, ``IHT loose candidates``, ``IOBS loose candidates``:
   the estimator with a support-jump patience of 1 (I-OBS's is 1), or with candidate refits
   stopped at a Newton decrement of ``1e-2`` (``_policy.CANDIDATE_DECREMENT``
@@ -87,15 +95,44 @@ def _methods(family, k, n, p):
         out["IOBS previous jump"] = lambda: _variant(IOBSRegressor(k=k, loss=family),
                                                      policy={"IOBS_GLM_REFIT_FIRST": False,
                                                              "IOBS_CENTRED_COPY_MAX": 0})
+        # Gamma's cheaper routes at n < p + 1 (doc/changelog.rst, "I-OBS Gamma routes"): the screened block
+        # Newton step at the iterate, or with the expected Hessian (the sample shares) on that block
+        out["IOBS screened"] = lambda: IOBSRegressor(k=k, loss=family, hessian="screened")
+        out["IOBS screened fisher mixed"] = lambda: _variant(IOBSRegressor(k=k, loss=family, hessian="screened"),
+                                                             curvature=_screened_fisher_curvature())
+        out["IOBS fisher"] = lambda: IOBSRegressor(k=k, loss=family, hessian="fisher")
+        out["IOBS fisher full start"] = lambda: _variant(IOBSRegressor(k=k, loss=family),
+                                                         policy={"IOBS_FISHER_SCREENED_START": False})
     return out
+
+
+def _screened_fisher_curvature():
+    """``_GLMCurvature`` whose 'screened' route uses the expected Hessian (pointwise weights: the sample
+    shares) instead of the Hessian at the iterate: the 'fisher' route restricted to the screened block."""
+    from sparse_estimators.solvers._iobs_curvature import _GLMCurvature
+    from sparse_estimators.solvers._iobs_linalg import _damping_scale
+
+    class _ScreenedFisher(_GLMCurvature):
+        def __init__(self, loss, route, damping, W, b, Z, cache, screen_rows=0):
+            super().__init__(loss, route, damping, W, b, Z, cache, screen_rows)
+            if route == "screened":
+                p, m = self.p, self.m
+                self.Hw = (loss.sample_weight / loss.sw_sum)[:, None, None] * np.eye(m)
+                Hd = np.einsum("iaa->ia", self.Hw)
+                dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
+                self.diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
+                self.lam = damping * _damping_scale(float(self.diag[: p * m].mean()) if p else 0.0)
+
+    return _ScreenedFisher
 
 
 class _variant:
     """``model`` fitted with another support-jump patience or candidate-refit decrement (the studies of
     doc/changelog.rst, "Poisson and Gamma fit time"): ``fit`` returns the fitted ``model``."""
 
-    def __init__(self, model, patience=None, decrement=None, policy=None):
+    def __init__(self, model, patience=None, decrement=None, policy=None, curvature=None):
         self.model, self.patience, self.decrement = model, patience, decrement
+        self.curvature = curvature
         self.policy = dict(policy or {})
         if decrement is not None:
             self.policy["CANDIDATE_DECREMENT"] = decrement
@@ -108,9 +145,15 @@ class _variant:
         kept = {name: getattr(_policy, name) for name in self.policy}
         for name, value in self.policy.items():
             setattr(_policy, name, value)
+        from sparse_estimators.solvers import _iobs
+
+        kept_curvature = _iobs._GLMCurvature
+        if self.curvature is not None:
+            _iobs._GLMCurvature = self.curvature
         try:
             return self.model.fit(X, y)
         finally:
+            _iobs._GLMCurvature = kept_curvature
             for name, value in kept.items():
                 setattr(_policy, name, value)
 

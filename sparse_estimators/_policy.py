@@ -126,6 +126,14 @@ KERNEL_STRIP = 64
 #: the 'screened' route's exact block: the current support and SCREEN_FACTOR * k other rows (see
 #: _GLMCurvature._screened_newton; chosen by paired F1, doc/changelog.rst, "Changed results", hessian='screened')
 SCREEN_FACTOR = 4
+
+#: I-OBS's 'fisher' route from zero takes its first step, and checks that step's support jump, with the
+#: screened block of the expected Hessian ('screened_fisher'), forming the n x n kernel only when that support
+#: is no fixed point (paired F1 and timing: doc/changelog.rst, "I-OBS Gamma on wide data")
+IOBS_FISHER_SCREENED_START = True
+#: ... with at least this many samples of positive weight: below, the kernel is cheap and the screened start
+#: lost held-out deviance on inverse-link data at n = 150, p = 400 (not at n = 500, p = 1000; same entry)
+IOBS_FISHER_SCREENED_MIN_SAMPLES = 256
 #: I-OBS's Poisson and Gamma fits from zero jump to the refit on the first iteration's support at once (then
 #: check it is a fixed point) instead of after a second iteration keeping it (paired F1, doc/changelog.rst,
 #: "I-OBS Poisson and Gamma: the support jump after the first iteration")

@@ -1,9 +1,10 @@
-"""I-OBS's 'fisher' Hessian route (the Gamma loss's default at n < p + 1): the expected Hessian, once per fit."""
+"""I-OBS's 'fisher' Hessian route (the Gamma loss's default at n < p + 1): the expected Hessian, once per fit,
+after a start on its screened block ('screened_fisher')."""
 
 import numpy as np
 import pytest
 
-from sparse_estimators import IOBSClassifier, IOBSRegressor
+from sparse_estimators import IOBSClassifier, IOBSRegressor, _policy
 from sparse_estimators.losses import GammaLoss, PoissonLoss
 from sparse_estimators.solvers import _iobs_curvature
 from sparse_estimators.solvers._iobs import select_hessian_route
@@ -92,12 +93,8 @@ def test_fisher_newton_step_and_correction_are_those_of_the_expected_hessian(sha
             np.testing.assert_allclose(c.correction_rhs(W, b, GW, gb), H @ theta - g, rtol=1e-9, atol=1e-10)
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-def test_wide_gamma_fit_builds_one_curvature_and_recovers_the_support(sparse, monkeypatch):
-    """n < p: 'auto' ('fisher') builds the curvature once per fit, where the observed Hessian's route builds
-    one per iteration, and both recover the support."""
-    import scipy.sparse as sp
-
+def _count_curvatures(monkeypatch):
+    """The routes of the curvatures built, in order (``_GLMCurvature`` counted)."""
     built = []
     original = _GLMCurvature.__init__
 
@@ -106,6 +103,17 @@ def test_wide_gamma_fit_builds_one_curvature_and_recovers_the_support(sparse, mo
         original(self, loss, route, *args, **kwargs)
 
     monkeypatch.setattr(_iobs_curvature._GLMCurvature, "__init__", counting)
+    return built
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_wide_gamma_fit_builds_one_curvature_and_recovers_the_support(sparse, monkeypatch):
+    """n < p, without the screened start: 'auto' ('fisher') builds the curvature once per fit, where the
+    observed Hessian's route builds one per iteration, and both recover the support."""
+    import scipy.sparse as sp
+
+    built = _count_curvatures(monkeypatch)
+    monkeypatch.setattr(_policy, "IOBS_FISHER_SCREENED_START", False)
     X, y, truth = _gamma_problem(150, 400, seed=6)
     X = sp.csr_matrix(X) if sparse else X
     for hessian in ("auto", "woodbury"):
@@ -116,12 +124,98 @@ def test_wide_gamma_fit_builds_one_curvature_and_recovers_the_support(sparse, mo
         assert built == (["fisher"] if hessian == "auto" else ["woodbury"] * model.n_iter_)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_wide_gamma_fit_from_zero_forms_no_kernel_where_the_screened_jump_is_a_fixed_point(sparse, monkeypatch):
+    """High signal, n < p, from zero (n = 300 >= IOBS_FISHER_SCREENED_MIN_SAMPLES): the first step and the
+    check of its support jump use the screened block of the expected Hessian; the support found is the truth
+    and a fixed point, so the fit stops there (2 iterations) at the minimiser on the truth without forming the
+    n x n kernel of the full expected Hessian."""
+    import scipy.sparse as sp
+
+    assert _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES <= 300
+    built = _count_curvatures(monkeypatch)
+    X, y, truth = _gamma_problem(300, 600, seed=6)
+    loss = GammaLoss(X, y)
+    W, _ = loss.refit(truth, np.zeros((600, 1)), loss.initial_intercept())
+    model = IOBSRegressor(k=4, loss="gamma", splicing=False).fit(sp.csr_matrix(X) if sparse else X, y)
+    assert built == ["screened_fisher", "screened_fisher"]
+    assert model.n_iter_ == 2
+    np.testing.assert_array_equal(model.support_, truth)
+    np.testing.assert_allclose(model.coef_[truth], W[truth, 0], rtol=1e-6)
+
+
+def test_wide_gamma_fit_forms_the_kernel_once_the_screened_jump_is_no_fixed_point(monkeypatch):
+    """Lower signal (shape 1): the first support's minimiser is no fixed point of the screened step, so the fit
+    goes on with the full expected Hessian, built once, and still reaches the truth."""
+    built = _count_curvatures(monkeypatch)
+    X, y, truth = _gamma_problem(300, 600, seed=0, shape=1.0)
+    model = IOBSRegressor(k=4, loss="gamma", splicing=False).fit(X, y)
+    assert built == ["screened_fisher", "screened_fisher", "fisher"]
+    np.testing.assert_array_equal(model.support_, truth)
+
+
+def test_no_screened_start_below_its_sample_size(monkeypatch):
+    """n = 150 < IOBS_FISHER_SCREENED_MIN_SAMPLES: the full expected Hessian from the first step, once per fit
+    (the screened start lost held-out deviance there), and the same fit with the policy off."""
+    assert _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES > 150
+    built = _count_curvatures(monkeypatch)
+    X, y, truth = _gamma_problem(150, 400, seed=6)
+    model = IOBSRegressor(k=4, loss="gamma", splicing=False).fit(X, y)
+    assert built == ["fisher"]
+    np.testing.assert_array_equal(model.support_, truth)
+    monkeypatch.setattr(_policy, "IOBS_FISHER_SCREENED_START", False)
+    np.testing.assert_array_equal(IOBSRegressor(k=4, loss="gamma", splicing=False).fit(X, y).coef_, model.coef_)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_screened_fisher_step_is_the_expected_hessian_solve_on_its_block(fit_intercept):
+    """'screened_fisher': with a block covering every row its Newton step is the damped expected Hessian's
+    (by hand); with a block of 2 extra rows, the rows outside the block take the diagonal step
+    ``g / (diag H + lambda)`` and the block (support, the 2 rows of largest diagonal Newton point, the
+    intercept) the solve of the expected Hessian restricted to it."""
+    n, p = 60, 150
+    X, y, _ = _gamma_problem(n, p, seed=4, offset=1.0)
+    w = 0.5 + np.random.RandomState(5).rand(n)
+    loss = GammaLoss(X, y, w, fit_intercept, 1e-3)
+    damping = 0.05
+    H = _expected_hessian(X, w, 1e-3, fit_intercept)
+    lam = damping * np.mean(np.diag(H)[:p])
+    H[np.diag_indices_from(H)] += lam
+    W = np.zeros((p, 1))
+    W[[3, 11], 0] = [0.3, -0.2]
+    b = loss.initial_intercept() + (0.1 if fit_intercept else 0.0)
+    Z = loss.linear_predictor(W, b)
+    GW, gb = loss.gradient_from_z(Z, W)
+    g = np.r_[GW[:, 0], gb] if fit_intercept else GW[:, 0]
+    dW, db = _GLMCurvature(loss, "screened_fisher", damping, W, b, Z, _GLMCache(loss), screen_rows=p).newton(GW, gb)
+    exact = np.linalg.solve(H, g)
+    np.testing.assert_allclose(dW[:, 0], exact[:p], rtol=1e-7, atol=1e-10)
+    if fit_intercept:
+        np.testing.assert_allclose(db, exact[p:], rtol=1e-7, atol=1e-10)
+    dW, db = _GLMCurvature(loss, "screened_fisher", damping, W, b, Z, _GLMCache(loss), screen_rows=2).newton(GW, gb)
+    diagonal = GW[:, 0] / np.diag(H)[:p]
+    score = np.abs(W[:, 0] - diagonal)
+    score[[3, 11]] = -np.inf
+    block = np.sort(np.r_[[3, 11], np.argsort(score)[-2:]])
+    idx = np.r_[block, p] if fit_intercept else block
+    restricted = np.linalg.solve(H[np.ix_(idx, idx)], g[idx])
+    np.testing.assert_allclose(dW[block, 0], restricted[:4], rtol=1e-7, atol=1e-10)
+    rest = np.setdiff1d(np.arange(p), block)
+    np.testing.assert_allclose(dW[rest, 0], diagonal[rest], rtol=1e-7, atol=1e-12)
+    if fit_intercept:
+        np.testing.assert_allclose(db, restricted[4:], rtol=1e-7, atol=1e-10)
+
+
 def test_fisher_route_on_request_at_any_size_and_for_the_gamma_loss_only():
     X, y, truth = _gamma_problem(300, 40, seed=7)
     model = IOBSRegressor(k=4, loss="gamma", hessian="fisher").fit(X, y)
     np.testing.assert_array_equal(model.support_, truth)
     with pytest.raises(ValueError, match="fisher"):
         IOBSRegressor(k=4, loss="poisson", hessian="fisher").fit(X, np.round(y))
+    np.testing.assert_array_equal(IOBSRegressor(k=4, loss="gamma", hessian="screened_fisher").fit(X, y).support_,
+                                  truth)
+    with pytest.raises(ValueError, match="screened_fisher"):
+        IOBSRegressor(k=4, loss="poisson", hessian="screened_fisher").fit(X, np.round(y))
     with pytest.raises(ValueError, match="fisher"):
         IOBSRegressor(k=4, hessian="fisher").fit(X, y)
     with pytest.raises(ValueError, match="hessian"):

@@ -27,11 +27,12 @@ def _loss(family, X, y, w=None, fit_intercept=True, alpha=0.0):
 
 @pytest.mark.parametrize("family", ["poisson", "gamma"])
 @pytest.mark.parametrize("shape", [(200, 40), (120, 300)])  # (dense / screened, fisher / screened)
-def test_cold_start_jumps_after_the_first_iteration(family, shape):
+def test_cold_start_jumps_after_the_first_iteration(family, shape, monkeypatch):
     """High signal from zero: one iteration fewer than when the jump waited for a second iteration to keep the
     support, at the same minimiser on the truth. At n = 200, p = 40 the first Newton point selects the truth:
     2 iterations (the jump, then the fixed-point check). At n = 120, p = 300 it does not: the check after the
     jump leaves that support, and the fit goes on to the truth."""
+    monkeypatch.setattr(_policy, "IOBS_FISHER_SCREENED_START", False)  # (the fisher route's own steps)
     X, y, truth = _problem(family, *shape, seed=1)
     model = IOBSRegressor(k=4, loss=family, splicing=False).fit(X, y)
     np.testing.assert_array_equal(model.support_, truth)
@@ -67,10 +68,11 @@ def test_refit_first_only_from_a_cold_start():
     np.testing.assert_array_equal(np.flatnonzero(cold[1].coef[:, 0]), truth)
 
 
-def test_refit_first_a_support_that_is_no_fixed_point_is_left():
+def test_refit_first_a_support_that_is_no_fixed_point_is_left(monkeypatch):
     """A first support that the Newton point at its minimiser leaves (Gamma, n = 120, p = 300, the 'fisher'
-    route): the check after the jump goes on from the minimiser, to the fixed point the iteration without the
-    early jump reaches, one iteration sooner."""
+    route without its screened start): the check after the jump goes on from the minimiser, to the fixed point
+    the iteration without the early jump reaches, one iteration sooner."""
+    monkeypatch.setattr(_policy, "IOBS_FISHER_SCREENED_START", False)
     X, y, truth = _problem("gamma", 120, 300, seed=1)
     loss = _loss("gamma", X, y)
 

@@ -50,8 +50,15 @@ _HESSIAN_REG = """'dense': Cholesky of the ``p x p`` Hessian,
         which for the log-link Gamma loss does not depend on the iterate, so
         it is factored once per fit rather than at every iteration
         (Woodbury when ``n_samples <= 2048`` and ``damping > 0``; else the
-        dense Hessian, or CG above 1023 features). 'fisher' can be asked for
-        at any size, with ``loss='gamma'`` only (else a ValueError)."""
+        dense Hessian, or CG above 1023 features); the fit from zero takes
+        its first step, and checks the support it jumps to, with
+        'screened_fisher' (the expected Hessian exact on the support and the
+        ``4 k`` screened features, diagonal elsewhere), and factors the full
+        expected Hessian only when that support is no fixed point
+        (``sparse_estimators._policy.IOBS_FISHER_SCREENED_START``; from 256
+        samples, ``IOBS_FISHER_SCREENED_MIN_SAMPLES``). 'fisher'
+        and 'screened_fisher' can be asked for at any size, with
+        ``loss='gamma'`` only (else a ValueError)."""
 
 _HESSIAN_CLF = """The Hessian depends on the iterate and is
         re-formed at every iteration: 'dense' forms it over the packed
@@ -128,7 +135,8 @@ class _IOBSMixin:
                              f"got {self.hessian!r}.")
 
 
-@fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened', 'fisher'}",
+@fill_doc(params=_PARAMS.format(hessian_values="{'auto', 'dense', 'woodbury', 'cg', 'screened', 'fisher', "
+                                               "'screened_fisher'}",
                                 hessian_text=_HESSIAN_REG),
           step_size=_STEP_SIZE, thresholding=_THRESHOLDING, description=_DESCRIPTION, references=_REFERENCES,
           attrs=attributes("(n_features,) or (n_targets, n_features)", "float or ndarray of shape (n_targets,)"))
@@ -190,7 +198,8 @@ class IOBSRegressor(_SupportMixin, _IOBSMixin, SparseRegressorBase):
         self.correction = correction
         self.hessian = hessian
 
-    _hessian_routes = _IOBSMixin._hessian_routes + ("fisher",)  # (Gamma's expected Hessian; not for classifiers)
+    # (Gamma's expected Hessian, in full or screened; not for classifiers)
+    _hessian_routes = _IOBSMixin._hessian_routes + ("fisher", "screened_fisher")
 
     def _solver_options(self):
         options = super()._solver_options()

@@ -23,7 +23,7 @@ from ._iobs_curvature import (
 
 __all__ = ["iobs", "select_hessian_route"]
 
-HESSIAN_ROUTES = ("auto", "dense", "woodbury", "cg", "screened", "fisher")
+HESSIAN_ROUTES = ("auto", "dense", "woodbury", "cg", "screened", "fisher", "screened_fisher")
 
 
 def select_hessian_route(loss, hessian="auto", damping=1e-2):
@@ -33,7 +33,7 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     ----------
     loss : BaseLoss
         The loss to minimise.
-    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened', 'fisher'}, default='auto'
+    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened', 'fisher', 'screened_fisher'}, default='auto'
         'auto' picks, with ``n`` the number of samples of positive weight,
         ``p`` features and ``m`` outputs:
 
@@ -53,8 +53,13 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           for the log-link Gamma loss its pointwise weights are the sample
           shares, whatever the iterate, so it is built and factored once per
           fit (Woodbury under the conditions of logistic's 'woodbury', else
-          dense or CG as logistic) instead of at every iteration; else as
-          logistic;
+          dense or CG as logistic) instead of at every iteration; from zero
+          (with ``refit_first``), :func:`iobs` takes the first step and checks
+          its support jump with 'screened_fisher' (the screened block of the
+          expected Hessian, no ``n x n`` kernel) and forms the full expected
+          Hessian only when that support is no fixed point
+          (``_policy.IOBS_FISHER_SCREENED_START``, with ``n`` at least
+          ``_policy.IOBS_FISHER_SCREENED_MIN_SAMPLES``); else as logistic;
 
         * Poisson (``loss.iobs_screened``):
           'screened', the block-diagonal Newton step (exact on the current
@@ -82,9 +87,11 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
     Returns
     -------
     str
-        One of 'dense', 'woodbury', 'cg', 'screened', 'fisher' ('screened'
-        only for a loss with pointwise curvature, 'fisher' only for a loss
-        whose expected Hessian is constant).
+        One of 'dense', 'woodbury', 'cg', 'screened', 'fisher',
+        'screened_fisher' ('screened' only for a loss with pointwise
+        curvature, 'fisher' and 'screened_fisher' (the screened step of the
+        expected Hessian) only for a loss whose expected Hessian is
+        constant).
 
     Raises
     ------
@@ -225,7 +232,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
         At 0 a singular Hessian is handled by its pseudo-inverse.
     correction : bool, default=True
         Apply the OBS correction (restricted Newton solve on the support).
-    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened', 'fisher'}, default='auto'
+    hessian : {'auto', 'dense', 'woodbury', 'cg', 'screened', 'fisher', 'screened_fisher'}, default='auto'
         Linear-algebra route, see :func:`select_hessian_route` (with
         ``damping=0`` a logistic / multinomial "woodbury" falls back to CG).
     support_refit : int, default=0
@@ -260,8 +267,8 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     if route == "screened" and (least_squares or not getattr(loss, "pointwise", True)):
         raise ValueError("The 'screened' Hessian route needs a loss whose curvature is pointwise and changes "
                          "with the iterate (not least squares, not Cox): use hessian='auto'.")
-    if route == "fisher" and not getattr(loss, "iobs_fisher", False):
-        raise ValueError("The 'fisher' Hessian route needs a loss whose expected Hessian is constant "
+    if route in ("fisher", "screened_fisher") and not getattr(loss, "iobs_fisher", False):
+        raise ValueError(f"The {route!r} Hessian route needs a loss whose expected Hessian is constant "
                          "(loss='gamma'): use hessian='auto'.")
     s0 = 1.0 if (isinstance(step_size, str) and step_size == "auto") else float(step_size)
     if verbose >= 2:
@@ -283,12 +290,22 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     settled, at_minimiser, gradient = 0, False, None
     # (a cold start's support is top-k of zeros: the first iteration's support has nothing to be kept against)
     cold = bool(refit_first and patience and not np.any(W))
+    # 'fisher' from zero: the first step and the check of its jump by the expected Hessian's screened block
+    # (no n x n kernel); the kernel only once that support is no fixed point (doc/changelog.rst,
+    # "I-OBS Gamma on wide data")
+    screened_start = (route == "fisher" and cold and _policy.IOBS_FISHER_SCREENED_START
+                      and loss.n_positive >= _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES)
     it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         GW, gb = loss.gradient_from_z(Z, W)
         if it == 1:
             start_gradient = GW
-        if not least_squares and (curvature is None or route != "fisher"):  # ('fisher': constant, once per fit)
+        screened_start = screened_start and (it == 1 or at_minimiser)
+        if screened_start:
+            curvature = _GLMCurvature(loss, "screened_fisher", damping, W, b, Z, cache,
+                                      screen_rows=_policy.SCREEN_FACTOR * k)
+        elif not least_squares and (curvature is None or route != "fisher" or curvature.route != route):
+            # ('fisher': constant, once per fit)
             curvature = _GLMCurvature(loss, route, damping, W, b, Z, cache, screen_rows=_policy.SCREEN_FACTOR * k)
         dW, db = curvature.newton(GW, gb)
         if at_minimiser:
@@ -298,6 +315,10 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                 monitor.converged = monitor.refitted = True
                 gradient = GW
                 break
+            if screened_start:  # (no fixed point of the screened step: the full expected Hessian from here)
+                screened_start = False
+                curvature = _GLMCurvature(loss, route, damping, W, b, Z, cache)
+                dW, db = curvature.newton(GW, gb)
         R = curvature.correction_rhs(W, b, GW, gb) if correction else None
         current = np.flatnonzero(np.any(W != 0, axis=1)) if support.ndim == 1 else W != 0
         slack = 1e-12 * abs(f)

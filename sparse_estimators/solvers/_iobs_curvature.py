@@ -16,6 +16,8 @@ Linear algebra (``hessian`` option; ``H`` is never inverted explicitly):
   default when ``n < p + 1``): ``'fisher'``, the Newton steps and the
   correction with that Hessian (Fisher scoring), built and factored once per
   fit (Woodbury, dense or CG as logistic's) instead of at every iterate;
+  ``'screened_fisher'``, that Hessian's block-diagonal Newton step as
+  ``'screened'`` (the solver's start on the 'fisher' route);
 * pointwise losses (Poisson by default when ``n < p + 1``):
   ``'screened'``, the Newton step of a block-diagonal Hessian, exact on the
   current support and the rows the top-k selection could take (ranked by
@@ -342,6 +344,8 @@ class _GLMCurvature:
 
     ``route='fisher'``: the expected Hessian, the same at every iterate (the
     solver builds it once per fit); ``W``, ``b``, ``Z`` are then unused.
+    ``route='screened_fisher'``: the expected Hessian's screened step (as
+    ``'screened'``: exact on the rows of ``W`` and ``screen_rows`` others).
     """
 
     def __init__(self, loss, route, damping, W, b, Z, cache, screen_rows=0):
@@ -353,10 +357,11 @@ class _GLMCurvature:
         self.has_b = bool(loss.fit_intercept)
         self.H = self.Hw = None
         self.Z = Z
-        if route == "fisher":
+        if route in ("fisher", "screened_fisher"):
             # the expected Hessian: constant pointwise weights (the sample shares), one curvature per fit
+            # ('screened_fisher': its block-diagonal Newton step as 'screened', no n x n kernel)
             self.Hw = (loss.sample_weight / loss.sw_sum)[:, None, None] * np.eye(m)
-            self.algebra = _fisher_algebra(loss, damping)
+            self.algebra = _fisher_algebra(loss, damping) if route == "fisher" else route
             if self.algebra == "dense":
                 H = _fisher_hessian(loss)
                 diag = np.diag(H).copy()
@@ -430,7 +435,7 @@ class _GLMCurvature:
         if self.H is not None:
             return self.H @ theta
         V, c = self.unpack(theta, np.zeros(self.m))
-        if self.route == "fisher":  # (the loss's hessp is the observed Hessian at the iterate)
+        if self.route in ("fisher", "screened_fisher"):  # (the loss's hessp is the observed Hessian at the iterate)
             Zv = self.loss.design.matvec(V) + (c if self.has_b else 0.0)
             U = np.einsum("iab,ib->ia", self.Hw, Zv)
             HV = self.loss.design.rmatvec(U) + self.loss.alpha * V
@@ -467,7 +472,7 @@ class _GLMCurvature:
         return dW, (x[rows.size * m:].copy() if self.has_b else None)
 
     def newton(self, GW, gb):
-        if self.route == "screened":
+        if self.route in ("screened", "screened_fisher"):
             return self._screened_newton(GW, gb)
         g = self.pack(GW, gb)
         if self.H is not None:
