@@ -220,3 +220,24 @@ def test_fisher_route_on_request_at_any_size_and_for_the_gamma_loss_only():
         IOBSRegressor(k=4, hessian="fisher").fit(X, y)
     with pytest.raises(ValueError, match="hessian"):
         IOBSClassifier(k=4, hessian="fisher").fit(X, y > np.median(y))
+
+
+def test_screened_start_and_full_fisher_curvature_share_one_diagonal():
+    """The expected Hessian does not change with the iterate: the screened start's curvatures and the full
+    one of a fit (Woodbury algebra at n = 60, p = 150) read one diagonal, formed once per fit, equal to the
+    hand-built expected Hessian's (damping excluded)."""
+    n, p = 60, 150
+    X, y, _ = _gamma_problem(n, p, seed=6)
+    w = 0.5 + np.random.RandomState(7).rand(n)
+    loss = GammaLoss(X, y, w, True, 1e-3)
+    cache = _GLMCache(loss)
+    W = np.zeros((p, 1))
+    W[[3, 11], 0] = [0.3, -0.2]
+    b = loss.initial_intercept()
+    Z = loss.linear_predictor(W, b)
+    start = _GLMCurvature(loss, "screened_fisher", 0.05, W, b, Z, cache, screen_rows=8)
+    again = _GLMCurvature(loss, "screened_fisher", 0.05, 2 * W, b, Z, cache, screen_rows=8)
+    full = _GLMCurvature(loss, "fisher", 0.05, W, b, Z, cache)
+    assert full.algebra == "woodbury"
+    assert start.diag is again.diag is full.diag and start.Hw is full.Hw
+    np.testing.assert_allclose(full.diag, np.diag(_expected_hessian(X, w, 1e-3)), rtol=1e-12, atol=1e-15)

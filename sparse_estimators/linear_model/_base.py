@@ -353,20 +353,17 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             # the fit ends with a refit on the support: jump there once the support settles (at
             # once on the screening path, whose levels start refitted on the previous support)
             options["support_refit"] = 1 if screening else self._refit_patience(loss, operator, k)
-        # a cold one-output group fit that the group search ends: the search starts from the k groups of largest
-        # gain at zero alone, without the solver's support (_policy.GROUP_SEARCH_FROM_ZERO; measured on one output)
-        from_zero = (self._group_search_alone and _policy.GROUP_SEARCH_FROM_ZERO and debias and not screening
-                     and isinstance(operator, Groups) and loss.n_outputs == 1
-                     and getattr(loss, "group_search_from_zero", False)
-                     and operator.is_hard and k < operator.n_units(loss.n_features) and self._splices(loss, k)
+        # a cold hard-thresholding fit that the splicing search ends may skip the solver: the search starts from
+        # abess's start alone (the k features or groups of largest gain at zero)
+        from_zero = (debias and not screening and operator.is_hard and self._splices(loss, k)
                      and not W0.any() and np.array_equal(b0, loss.initial_intercept()))
-        # the same without groups where the estimator says so (one-output least squares with many observations
-        # per selection: _policy.SEARCH_FROM_ZERO_MIN_SAMPLES)
-        from_zero = from_zero or (
-            debias and not screening and second_search and type(operator) is Rows and operator.forced is None
-            and operator.excluded is None and operator.is_hard and k < loss.n_features
-            and self._search_from_zero(loss, k) and self._splices(loss, k)
-            and not W0.any() and np.array_equal(b0, loss.initial_intercept()))
+        if from_zero and isinstance(operator, Groups):  # (one output; _policy.GROUP_SEARCH_FROM_ZERO)
+            from_zero = (self._group_search_alone and _policy.GROUP_SEARCH_FROM_ZERO and loss.n_outputs == 1
+                         and getattr(loss, "group_search_from_zero", False)
+                         and k < operator.n_units(loss.n_features))
+        elif from_zero:  # (where the estimator says so: _policy.SEARCH_FROM_ZERO_MIN_SAMPLES)
+            from_zero = (second_search and type(operator) is Rows and operator.forced is None
+                         and operator.excluded is None and k < loss.n_features and self._search_from_zero(loss, k))
         if from_zero:
             result = SolverResult(W0, b0, np.empty(0, dtype=np.intp), 0, converged=True)
         else:

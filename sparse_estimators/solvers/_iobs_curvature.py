@@ -182,7 +182,7 @@ class _GLMCache:
         self.loss = loss
         w = loss.sample_weight / loss.sw_sum
         self.keep = w > 0
-        self._G = self._Xk = self._kernel = self._Xc = None
+        self._G = self._Xk = self._kernel = self._Xc = self._fisher_weights = self._fisher_diagonal = None
 
     def kernel(self):
         """An ``n x n`` float64 array reused by every iteration's Woodbury kernel (see :class:`_GLMWoodbury`).
@@ -194,6 +194,25 @@ class _GLMCache:
             #: whether G equals its transpose exactly (a one-output kernel built from it then does too)
             self.G_symmetric = _exactly_symmetric(self.G)
         return self._kernel
+
+    def fisher_weights(self, m):
+        """The expected Hessian's pointwise weights (the sample shares), the same at every iterate: formed once."""
+        if self._fisher_weights is None:
+            loss = self.loss
+            self._fisher_weights = (loss.sample_weight / loss.sw_sum)[:, None, None] * np.eye(m)
+        return self._fisher_weights
+
+    def fisher_diagonal(self, p, m):
+        """The expected Hessian's diagonal (features, then intercepts), from :meth:`fisher_weights`: formed once.
+
+        The screened start of the 'fisher' route and its full curvature share it (one pass over ``X``).
+        """
+        if self._fisher_diagonal is None:
+            loss = self.loss
+            Hd = np.einsum("iaa->ia", self.fisher_weights(m))
+            dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
+            self._fisher_diagonal = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if loss.fit_intercept else dW.ravel()
+        return self._fisher_diagonal
 
     def centred_columns(self):
         """``X`` centred as the loss's design, dense float64, constant columns 0; None where not used.
@@ -360,15 +379,13 @@ class _GLMCurvature:
         if route in ("fisher", "screened_fisher"):
             # the expected Hessian: constant pointwise weights (the sample shares), one curvature per fit
             # ('screened_fisher': its block-diagonal Newton step as 'screened', no n x n kernel)
-            self.Hw = (loss.sample_weight / loss.sw_sum)[:, None, None] * np.eye(m)
+            self.Hw = cache.fisher_weights(m)
             self.algebra = _fisher_algebra(loss, damping) if route == "fisher" else route
             if self.algebra == "dense":
                 H = _fisher_hessian(loss)
                 diag = np.diag(H).copy()
             else:
-                Hd = np.einsum("iaa->ia", self.Hw)
-                dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
-                diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
+                diag = cache.fisher_diagonal(p, m)
         elif route == "dense" and cache is not None and cache.centred_columns() is not None:
             H = self._log_link_hessian(cache.centred_columns(), Z)
             diag = np.diag(H).copy()
