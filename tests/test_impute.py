@@ -368,6 +368,25 @@ def test_imputer_clone_pickle_and_determinism():
         clone(a).transform(X_missing)
 
 
+@pytest.mark.parametrize("add_indicator", [False, True])
+def test_imputer_keeps_float32_and_fits_as_float64(add_indicator):
+    # float32 in, float32 out (as scikit-learn's imputers); the model is fitted on the float64 values of the
+    # same entries, so each output is the float64 imputation rounded to float32
+    X64 = _missing(low_rank(80, 12, 3, seed=21), 0.3, 21)[0].astype(np.float32).astype(np.float64)
+    X32 = X64.astype(np.float32)
+    a = LowRankImputer(rank=3, add_indicator=add_indicator).fit(X32)
+    b = LowRankImputer(rank=3, add_indicator=add_indicator).fit(X64)
+    assert a.components_.tobytes() == b.components_.tobytes()
+    out32, out64 = a.transform(X32), b.transform(X64)
+    assert out32.dtype == np.float32 and out64.dtype == np.float64
+    assert np.array_equal(out32, out64.astype(np.float32))
+    assert a.fit_transform(X32).dtype == np.float32
+    # copy=False fills a float32 array in place, as it does a float64 one
+    Y = X32.copy()
+    filled = LowRankImputer(rank=3, copy=False).fit(X32).transform(Y)
+    assert filled is Y and not np.isnan(Y).any()
+
+
 def test_imputer_missing_values_placeholder():
     X = low_rank(60, 8, 2, seed=18) + 10.0  # positive: -1 cannot be a value
     X_missing, mask = _missing(X, 0.2, 18)

@@ -93,8 +93,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         output of ``transform`` (as ``SimpleImputer``, ``KNNImputer`` and
         ``IterativeImputer`` do); with True it is kept and imputed with 0.
     copy : bool, default=True
-        If False, ``transform`` fills ``X`` in place when it is a float64
-        NumPy array (and no feature is dropped; with ``add_indicator``, the
+        If False, ``transform`` fills ``X`` in place when it is a float64 or
+        float32 NumPy array (and no feature is dropped; with ``add_indicator``, the
         output is a new array of ``X`` filled and the indicator columns, as in
         ``SimpleImputer``); otherwise a copy is filled.
     alpha : float >= 0, default=0.0
@@ -276,6 +276,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = is_scalar_nan(self.missing_values)
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # (float32 in, float32 out; fit in float64)
         return tags
 
     def set_output(self, *, transform=None):
@@ -357,7 +358,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             ``X`` with its missing entries filled (observed entries
             unchanged), without the features dropped by
             ``keep_empty_features=False``, with the indicator columns of
-            ``add_indicator=True``.
+            ``add_indicator=True``. Float32 when ``X`` is float32
+            (the model is fitted in float64), float64 otherwise.
         """
         with all_or_nothing(self):
             X = self._fit(X)
@@ -492,7 +494,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             ``X`` with its missing entries filled (observed entries
             unchanged), without the features dropped by
             ``keep_empty_features=False``, with the indicator columns of
-            ``add_indicator=True``.
+            ``add_indicator=True``. Float32 when ``X`` is float32
+            (the model is fitted in float64), float64 otherwise.
         """
         check_is_fitted(self, "components_")
         return self._impute(X, warn_empty_rows=True)
@@ -507,7 +510,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         if not validated:
             X = validate_X(self, X, reset=False, copy=False)
         n_keep = X.shape[1] if isinstance(keep, slice) else int(valid.sum())
-        out = X if in_place and features.size == 0 else np.empty((X.shape[0], n_keep + features.size))
+        out = X if in_place and features.size == 0 else np.empty((X.shape[0], n_keep + features.size), X.dtype)
         for start, block in row_blocks(X, start=True):
             if features.size:  # (before the fill: the indicator marks the entries missing in X)
                 out[start:start + block.shape[0], n_keep:] = self._is_missing(block[:, features])

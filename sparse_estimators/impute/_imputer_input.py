@@ -83,7 +83,7 @@ def check_params(imputer):
 
 
 def validate_X(imputer, X, *, reset, copy):
-    """``X`` as float64 (never copied unless ``copy``), checked for infinity (and NaN) row block by row block.
+    """``X`` as float64, or float32 kept (never copied unless ``copy``), checked for infinity (and NaN) by row blocks.
 
     No ``n_samples x n_features`` temporary: the imputer finds the missing entries per block.
     """
@@ -93,7 +93,7 @@ def validate_X(imputer, X, *, reset, copy):
                         "observed ones, use sparse_estimators.impute.complete_matrix (it never forms the dense "
                         "matrix).")
     try:
-        X = validate_data(imputer, X, reset=reset, dtype=np.float64, copy=copy, ensure_all_finite=False)
+        X = validate_data(imputer, X, reset=reset, dtype=[np.float64, np.float32], copy=copy, ensure_all_finite=False)
     except ValueError as exc:
         if "could not convert" in str(exc):
             raise ValueError(f"{type(imputer).__name__} needs numeric data (non-numeric entry or column): "

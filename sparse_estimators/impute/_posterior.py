@@ -52,7 +52,7 @@ def fill_missing(X, is_missing, mean, scale, components, penalty):
     Parameters
     ----------
     X : ndarray of shape (n_rows, n)
-        Float64 data (a view is fine); its missing entries are overwritten.
+        Float64 or float32 data (a view is fine); its missing entries are overwritten (computed in float64).
     is_missing : callable
         ``is_missing(block)``: where a block of rows of ``X`` is missing (a
         boolean array of its shape). Called per block of rows: no mask of the
