@@ -129,8 +129,12 @@ def ar1_design(rng, n, p, rho):
     return X
 
 
-def simulate(family, n, p, k, rho, signal, n_test, seed):
-    """``(X, y, X_test, y_test, truth)`` for one synthetic data set (see the module docstring)."""
+def simulate(family, n, p, k, rho, signal, n_test, seed, outliers=False):
+    """``(X, y, X_test, y_test, truth)`` for one synthetic data set (see the module docstring).
+
+    ``outliers`` (``huber`` only): also the training ``y`` before the shift
+    and the shifted rows' indices (``benchmarks/huber_ceiling.py``).
+    """
     rng = np.random.RandomState(seed)
     X = ar1_design(rng, n + n_test, p, rho)
     truth = np.sort(rng.choice(p, k, replace=False))
@@ -148,7 +152,10 @@ def simulate(family, n, p, k, rho, signal, n_test, seed):
     else:
         y = eta + rng.standard_normal(n + n_test)
         bad = rng.choice(n, int(round(OUTLIER_FRACTION * n)), replace=False)
+        clean = y[:n].copy()
         y[bad] += rng.uniform(*OUTLIER_SHIFT, bad.size)
+        if outliers:
+            return X[:n], y[:n], X[n:], y[n:], truth, clean, np.sort(bad)
     return X[:n], y[:n], X[n:], y[n:], truth
 
 
