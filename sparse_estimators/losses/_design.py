@@ -181,7 +181,7 @@ class LinearDesign:
         W_rows = W.take(rows, axis=0)  # (W[rows]'s copy in a third of the time)
         Z = np.asarray(self._copy(rows, None) @ self._cast(W_rows), dtype=float)
         if self.offset is not None:
-            Z = Z - self.offset[rows] @ W_rows
+            Z -= self.offset[rows] @ W_rows  # (Z is the product's own array)
         return Z
 
     def rmatvec(self, R):

@@ -51,7 +51,7 @@ def select_top_k(magnitudes, k):
     # only then (the magnitudes are >= 0): one BLAS call, half the time of a ufunc reduction)
     if math.isnan(top.dot(top)) and np.isnan(top).any():
         raise ValueError(_NAN_MESSAGE)
-    below, kth = magnitudes[order[p - k - 1]], magnitudes[order[p - k]]
+    below, kth = top[0], top[1]  # (magnitudes[order[p - k - 1]] and magnitudes[order[p - k]])
     if below < kth:  # no tie at the k-th value: the support is the last k positions (sorted)
         support = order[p - k:]
         support.sort()
