@@ -120,6 +120,10 @@ class LinearDesign:
         #: the last copy of a few columns, ``(key, array)``: the iterations of a fit whose support has settled,
         #: its refit and the splicing search's final refit ask for the same columns (see :meth:`_copy`)
         self._last_copy = None
+        # (what the products of every iteration would otherwise look up or recompute: see matvec, rmatvec)
+        self._restricts = X.shape[1] >= 8 and not (self.is_sparse and X.format == "csr")
+        self._offset_column = None if offset is None else offset[:, None]
+        self._dtype_str = self.dtype.str
 
     def _copy(self, support, dtype):
         """``X[:, support]`` in ``dtype`` (None: X's), shared with the last request for the same columns.
@@ -132,12 +136,11 @@ class LinearDesign:
             support = np.asarray(support)
         if support.dtype == bool:
             support = np.flatnonzero(support)
-        dtype = self.dtype if dtype is None else np.dtype(dtype)
-        key = (support.tobytes(), dtype.str)
+        key = (support.tobytes(), self._dtype_str if dtype is None else np.dtype(dtype).str)
         if self._last_copy is not None and self._last_copy[0] == key:
             return self._last_copy[1]
         Xs = self.X[:, support]  # (Fortran-ordered: np.take's C-ordered copy changes the products' rounding)
-        if Xs.dtype != dtype:
+        if dtype is not None and Xs.dtype != dtype:
             Xs = Xs.astype(dtype)
         if not self.is_sparse and support.size <= self.shape[1] // 4:
             self._last_copy = (key, Xs)
@@ -161,7 +164,7 @@ class LinearDesign:
             Indices that include every non-zero row of ``W`` (a thresholding
             operator's support), when the caller knows them: saves searching.
         """
-        if self.shape[1] >= 8 and not (self.is_sparse and self.X.format == "csr"):
+        if self._restricts:
             if rows is None:
                 rows = np.flatnonzero(W[:, 0] if W.shape[1] == 1 else np.any(W != 0, axis=1))
             if rows.size > self.shape[1] // 4:
@@ -175,17 +178,25 @@ class LinearDesign:
             return Z
         if not rows.size:
             return np.zeros((self.shape[0], W.shape[1]))
-        W_rows = W[rows]
+        W_rows = W.take(rows, axis=0)  # (W[rows]'s copy in a third of the time)
         Z = np.asarray(self._copy(rows, None) @ self._cast(W_rows), dtype=float)
         if self.offset is not None:
-            Z = Z - self.offset[rows] @ W_rows
+            Z -= self.offset[rows] @ W_rows  # (Z is the product's own array)
         return Z
 
     def rmatvec(self, R):
         """``(X - 1 offset^T)^T @ R`` for ``R`` of shape (n, m)."""
+        return self._rmatvec(R, None if self.offset is None else np.add.reduce(R, axis=0))
+
+    def rmatvec_and_sums(self, R):
+        """:meth:`rmatvec` and ``R.sum(axis=0)`` (the GLM losses' intercept gradient), the sums computed once."""
+        sums = np.add.reduce(R, axis=0)  # (R.sum(axis=0) without its Python wrapper)
+        return self._rmatvec(R, sums), sums
+
+    def _rmatvec(self, R, sums):
         G = np.asarray(self.X.T @ self._cast(R), dtype=float)
         if self.offset is not None:
-            G -= self.offset[:, None] * np.add.reduce(R, axis=0)  # (R.sum(axis=0) without its Python wrapper)
+            G -= self._offset_column * sums
         if self.constant is not None:
             G[self.constant] = 0.0
         return G

@@ -68,10 +68,13 @@ class _GLMLoss(BaseLoss):
 
     def _backprop(self, D, W):
         D = D * self._sample_share
-        gW = self.design.rmatvec(D)
+        if self.fit_intercept and type(self.design) is LinearDesign:  # (D's column sums, also the centring's, once)
+            gW, gb = self.design.rmatvec_and_sums(D)
+        else:
+            gW = self.design.rmatvec(D)
+            gb = np.add.reduce(D, axis=0) if self.fit_intercept else np.zeros(self.n_outputs)
         if self.alpha:  # (adding 0 * W would only turn -0.0 entries into 0.0)
             gW = gW + self.alpha * W
-        gb = np.add.reduce(D, axis=0) if self.fit_intercept else np.zeros(self.n_outputs)
         return gW, gb
 
     def gradient_from_z(self, Z, W):  # noqa: D102

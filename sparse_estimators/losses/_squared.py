@@ -103,6 +103,9 @@ class SquaredLoss(BaseLoss):
 
     def value_from_z(self, Z, W):  # noqa: D102
         R = self.Y - Z
+        if R.shape[1] == 1:  # (one output: each row's sum of squares is its one square, as einsum forms it)
+            r = R[:, 0]
+            return 0.5 * float(self.sample_weight @ (r * r)) / self.sw_sum
         return 0.5 * float(self.sample_weight @ np.einsum("ij,ij->i", R, R)) / self.sw_sum
 
     def gradient_from_z(self, Z, W):  # noqa: D102

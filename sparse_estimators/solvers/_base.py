@@ -79,6 +79,7 @@ def same_indices(a, b):
 
 #: ``ndarray.all`` and ``ndarray.any`` without their Python wrappers (the solvers call them every iteration)
 _all, _any = np.logical_and.reduce, np.logical_or.reduce
+_TINY = float(np.finfo(float).tiny)
 
 
 def nonzero_rows(W):
@@ -125,12 +126,19 @@ class IterationMonitor:
         self.scale = abs(f0)
         self._support = None
 
-    def update(self, it, W_old, b_old, W, b, f, support):
-        """Record iteration ``it``; return True when the solver should stop."""
+    def update(self, it, W_old, b_old, W, b, f, support, moved=None):
+        """Record iteration ``it``; return True when the solver should stop.
+
+        ``moved``, when the caller has it: ``||W - W_old||^2 + ||b - b_old||^2``
+        computed as here (the accepted trial's, see :func:`backtracking_step`).
+        """
         if not self.objective:
             # objective scale: start and first iterate (objectives may be <= 0)
             self.scale = max(abs(self.f0), abs(f))
-        if (not math.isfinite(f) or not _all(np.isfinite(W), axis=None)
+        # (||W||^2 is finite only if every entry is: one C call where the elementwise test takes two,
+        # and the stopping test's scale below reuses it)
+        squared = np.vdot(W, W)
+        if (not math.isfinite(f) or not (math.isfinite(squared) or _all(np.isfinite(W), axis=None))
                 or f - self.best[0] > self.blowup * self.scale):
             self.diverged = True
             self.objective.append(float(f) if np.isfinite(f) else np.inf)
@@ -147,13 +155,14 @@ class IterationMonitor:
         self._support = support
         if not (same_support or it == 1 or self.verbose >= 2):
             return False  # (the stopping test below needs an unchanged support or the first iteration)
-        dW = W - W_old
-        change = np.vdot(dW, dW)
-        if b is not b_old:  # (an intercept that is no variable is passed on unchanged: its change is 0)
-            db = b - b_old
-            change = change + np.vdot(db, db)
-        change = math.sqrt(change)
-        scale = math.sqrt(np.vdot(W, W) + np.vdot(b, b))
+        if moved is None:
+            dW = W - W_old
+            moved = np.vdot(dW, dW)
+            if b is not b_old:  # (an intercept that is no variable is passed on unchanged: its change is 0)
+                db = b - b_old
+                moved = moved + np.vdot(db, db)
+        change = math.sqrt(moved)
+        scale = math.sqrt(squared + np.vdot(b, b))
         if self.verbose >= 2:
             print(f"[{self.name}] iter {it:4d}  objective {f:.6e}  rel. change {change / max(scale, 1e-300):.2e}")
         if (same_support or it == 1 and change == 0) and change <= self.tol * scale:
@@ -215,7 +224,7 @@ def initial_step(loss, step_size):
     """
     if isinstance(step_size, str) and step_size == "auto":
         Lc = loss.coordinate_lipschitz() if hasattr(loss, "coordinate_lipschitz") else loss.lipschitz()
-        return 1.0 / max(Lc, np.finfo(float).tiny), None
+        return 1.0 / max(Lc, _TINY), None
     L = loss.lipschitz()
     if L <= 0:
         L = 1.0
@@ -260,6 +269,11 @@ def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0, Z_st
     -------
     float
     """
+    return _ratio_and_move(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty, Z_start)[0]
+
+
+def _ratio_and_move(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0, Z_start=None):
+    """:func:`curvature_ratio`, and the squared length of the step ``||Wn - W||^2 + ||bn - b||^2`` (its ``moved``)."""
     dW = Wn - W
     if bn is b:  # (an intercept that is no variable takes no step: its term is 0)
         db, moved = None, np.vdot(dW, dW)
@@ -268,15 +282,15 @@ def curvature_ratio(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0, Z_st
         moved = np.vdot(dW, dW) + np.vdot(db, db)
     allowance = moved / (2.0 * eta) - penalty
     if allowance <= 0.0:
-        return 0.0
+        return 0.0, moved
     excess = None if Z_start is None else loss.divergence_from_z(Z_start, Z)
     if excess is not None:
-        return float(excess / allowance)
+        return float(excess / allowance), moved
     excess = fn - f - np.vdot(gW, dW) - (0.0 if gb is None or db is None else np.vdot(gb, db))
     if abs(excess) <= 1e-8 * abs(f):
         gWn, gbn = loss.gradient_from_z(Z, Wn)
         excess = 0.5 * (np.vdot(gWn - gW, dW) + (0.0 if gb is None or db is None else np.vdot(gbn - gb, db)))
-    return float(excess / allowance)
+    return float(excess / allowance), moved
 
 
 def next_step(operator, W, support, eta, ratio, grow_on_stable=False):
@@ -329,7 +343,7 @@ class StepGrowthLatch:
         self._support = support
 
 
-def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None, grow_on_stable=False):
+def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None, grow_on_stable=False, moved=None):
     """One thresholded gradient step with an adaptive step size (Liu & Barber, eq. 6).
 
     Tries ``eta`` and halves it until the quadratic upper model holds at the
@@ -349,7 +363,9 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None, grow_o
     (their fixed points depend on the step). ``Z``, the linear predictor at
     ``(W, b)``, lets least squares test the model exactly (see
     :func:`curvature_ratio`). ``grow_on_stable``: see :func:`next_step`
-    (ignored after a rejected trial).
+    (ignored after a rejected trial). ``moved``, a list or None: its first
+    entry is set to the accepted step's ``||W_new - W||^2 + ||b_new - b||^2``
+    (what :meth:`IterationMonitor.update` would compute again).
 
     Returns
     -------
@@ -360,10 +376,12 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None, grow_o
     eta = max(eta, floor)
     for halvings in range(61):
         Wn, bn, Zn, fn, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
-        ratio = curvature_ratio(loss, f, fn, Zn, W, b, Wn, bn, gW, gb, eta, Z_start=Z)
+        ratio, squared = _ratio_and_move(loss, f, fn, Zn, W, b, Wn, bn, gW, gb, eta, 0.0, Z)
         if eta <= floor or ratio <= 1.0 or halvings == 60:
             break
         eta = max(0.5 * eta, floor)
+    if moved is not None:
+        moved[0] = squared
     return Wn, bn, Zn, fn, support, eta, next_step(operator, W, support, eta, ratio,
                                                    grow_on_stable and halvings == 0)
 

@@ -77,26 +77,29 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     start_support, f_start = support, f
     latch = StepGrowthLatch()
     it, start_gradient = 0, None
+    # (per solve, not per iteration: the loop's tests and look-ups)
+    auto, hard, gradient_from_z = step_size == "auto", operator.is_hard, loss.gradient_from_z
+    check_start = refitted_start and hard and start_support.size == k
+    measured = [None]  # (the accepted step's squared length, from the backtracking: the monitor's change)
     for it in range(1, max_iter + 1):
-        gW, gb = loss.gradient_from_z(Z, W)
+        gW, gb = gradient_from_z(Z, W)
         if it == 1:
             start_gradient = gW
-        if step_size == "auto":
+        if auto:
             tried = eta_next
             Wn, bn, Z, f, support, eta, eta_next = backtracking_step(
-                loss, operator, k, W, b, f, gW, gb, eta_next, L, Z, grow_on_stable=latch.open)
-            if not operator.is_hard:  # (hard thresholding's next step never reads the latch: see next_step)
+                loss, operator, k, W, b, f, gW, gb, eta_next, L, Z, grow_on_stable=latch.open, moved=measured)
+            if not hard:  # (hard thresholding's next step never reads the latch: see next_step)
                 latch.update(support, tried, eta)
         else:
             Wn, bn, Z, f, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
-        if (it == 1 and refitted_start and operator.is_hard and start_support.size == k
-                and same_indices(support, start_support)):
+        if it == 1 and check_start and same_indices(support, start_support):
             monitor.stay(f_start)  # the start is the minimiser on the support the step keeps
             monitor.converged = monitor.refitted = True
             result = monitor.result(W, b, start_support, it, eta)
             result.gradient = result.start_gradient = gW
             return result
-        stop = monitor.update(it, W, b, Wn, bn, f, support)
+        stop = monitor.update(it, W, b, Wn, bn, f, support, measured[0])
         if monitor.diverged:
             break
         W, b = Wn, bn

@@ -94,7 +94,10 @@ class ThresholdingOperator:
         support, tau = select_top_k(mags, k)
         out = np.zeros(z.shape, z.dtype) if z.flags.c_contiguous else np.zeros_like(z)
         if self.is_hard:
-            out[support] = z[support]
+            if z.ndim == 2 and z.shape[1] == 1:  # (one column: its 1-D view's indexing, a third of the 2-D rows')
+                out[:, 0][support] = z[:, 0][support]
+            else:
+                out[support] = z[support]
             return (out, support) if return_support else out
         kept = mags[support]
         if z.ndim == 1:
