@@ -10,6 +10,7 @@ from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns
 
 _all = np.logical_and.reduce  # (ndarray.all without its Python wrapper)
+_min = np.minimum.reduce
 
 
 def _one_size(supports):
@@ -30,12 +31,15 @@ def _cholesky_solve(G, rhs, rtol, scale=None):
     explained by the columns before it, as in
     :func:`~sparse_estimators.losses._base.well_conditioned_cholesky`).
     """
-    L, x, info = _posv(G, rhs, lower=1)
+    L, x, info = _posv(G, rhs, 1)  # (lower=1 by position: f2py's keyword parsing costs a microsecond)
     if info:
         return None
     pivots = L.diagonal()
+    if scale is not None and pivots.size:  # (positive pivots, info being 0: the least square is the least one's)
+        least = _min(pivots)
+        return x if least * least > rtol * scale else None
     # (logical_and.reduce: np.all's dispatch cost a third of this function at k = 10, ndarray.all's wrapper a tenth)
-    return x if _all(pivots * pivots > rtol * (G.diagonal() if scale is None else scale)) else None
+    return x if _all(pivots * pivots > rtol * G.diagonal()) else None
 
 
 def _batched_normal_equations(G, rhs):
@@ -51,7 +55,7 @@ def _batched_normal_equations(G, rhs):
     out = np.empty(rhs.shape)
     pivots = np.empty(G.shape[:2])  # (each factor's diagonal, tested together after the solves)
     for c in range(G.shape[0]):
-        L, x, info = _posv(G[c], rhs[c], lower=1)
+        L, x, info = _posv(G[c], rhs[c], 1)
         if info:
             return None
         pivots[c] = L.diagonal()
