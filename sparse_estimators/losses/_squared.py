@@ -265,7 +265,7 @@ class SquaredLoss(BaseLoss):
         C = len(supports)
         on_union = np.zeros((C, union.size, rhs.shape[1]))  # each candidate's coefficients on the union
         if batched:
-            pos = np.searchsorted(union, np.array(supports))  # (C, k) columns of each candidate in A
+            pos = union.searchsorted(np.array(supports))  # (C, k) columns of each candidate in A
             coef = _batched_normal_equations(gram[pos[:, :, None], pos[:, None, :]], rhs[pos])  # (C, k, m)
             if coef is None:
                 return super().refit_candidates(supports, W, b)

@@ -149,14 +149,13 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
             local, coef, b, f, changed, stuck, done = _gram_rounds(
                 sub, local, W[support] if objective else None, b, f, objective, h_U, usable_U, C, tau,
                 max_rounds * k, stays)
-            W_U = np.zeros((U_size,) + W0.shape[1:])
-            W_U[local] = coef
         else:
             local, W_U, b, f, changed, stuck, done = _rounds(
                 sub, local, W[U], b, f, objective, h_U, usable_U, C, tau, max_rounds * k, stays)
+            coef = W_U[local]
         support = U[local]
         W = np.zeros(W0.shape, W0.dtype)
-        W[support] = W_U[local]
+        W[support] = coef
         if done or not changed:
             break
         if U_size < p:  # (U = every feature otherwise: the gains would not be read)
