@@ -229,7 +229,8 @@ class _PointwiseNewtonRefit:
             f_now = None
             if limits is not None:  # (the decreases the candidates need)
                 f_now = float(sw @ v) + (0.5 * self.alpha * float(theta_u[:u] @ theta_u[:u]) if self.alpha else 0.0)
-            shared.append((union, A_union, theta_u, g, H, union.searchsorted(current), f_now))
+            # (the current support's positions in the union, as Python ints: see removed below)
+            shared.append((union, A_union, theta_u, g, H, union.searchsorted(current).tolist(), f_now))
             return shared[0]
 
         stops = self.rejects_candidates and limits is not None
@@ -244,7 +245,7 @@ class _PointwiseNewtonRefit:
                 W_c = np.zeros(W.shape, W.dtype)
                 W_c[support, 0] = coef
                 return W_c, intercept.copy(), f, z.copy()
-            union, A_union, theta_u, g, H, position, f_now = model()
+            union, A_union, theta_u, g, H, current, f_now = model()
             u = union.size
             k = support.size
             if has_b:  # (the intercept's column last: one array, no concatenation)
@@ -258,9 +259,9 @@ class _PointwiseNewtonRefit:
                                            limit=limit if stops else None, state=entry[1])
                 return candidate(support, key, theta, z, f)
             need = None if limit is None or not self.screens_candidates else f_now - limit
-            kept = np.zeros(u, dtype=bool)
-            kept[cols[:k]] = True
-            removed = position[~kept[position]]
+            # the current support's positions outside the candidate, in order (Python sets: k is small)
+            kept = set(cols[:k].tolist())
+            removed = np.array([j for j in current if j not in kept], dtype=np.intp)
             plain = theta_u.take(cols)  # (the warm start of BaseLoss.refit_candidates)
             gone = theta_u.take(removed)
             H_c = H.take(cols, 0)

@@ -53,16 +53,17 @@ def _batched_normal_equations(G, rhs):
     and ``solve`` (4 systems of 10).
     """
     out = np.empty(rhs.shape)
-    pivots = np.empty(G.shape[:2])  # (each factor's diagonal, tested together after the solves)
-    for c in range(G.shape[0]):
+    # (_cholesky_solve's test of every pivot, with each system's largest diagonal entry as its scale)
+    limits = (1e-8 * np.maximum.reduce(np.einsum("cii->ci", G), axis=1)).tolist()
+    for c, limit in enumerate(limits):
         L, x, info = _posv(G[c], rhs[c], 1)
         if info:
             return None
-        pivots[c] = L.diagonal()
+        least = _min(L.diagonal())  # (positive pivots, info being 0: the least square is the least one's)
+        if not least * least > limit:
+            return None
         out[c] = x
-    largest = np.maximum.reduce(np.einsum("cii->ci", G), axis=1)  # (.max(axis=1) without its Python wrapper)
-    # (_cholesky_solve's test of every pivot, with each system's largest diagonal entry as its scale)
-    return out if _all(pivots * pivots > 1e-8 * largest[:, None], axis=None) else None
+    return out
 
 
 class SquaredLoss(BaseLoss):
