@@ -10,6 +10,7 @@ from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns
 
 _all = np.logical_and.reduce  # (ndarray.all without its Python wrapper)
+_min = np.minimum.reduce
 
 
 def _one_size(supports):
@@ -30,12 +31,15 @@ def _cholesky_solve(G, rhs, rtol, scale=None):
     explained by the columns before it, as in
     :func:`~sparse_estimators.losses._base.well_conditioned_cholesky`).
     """
-    L, x, info = _posv(G, rhs, lower=1)
+    L, x, info = _posv(G, rhs, 1)  # (lower=1 by position: f2py's keyword parsing costs a microsecond)
     if info:
         return None
     pivots = L.diagonal()
+    if scale is not None and pivots.size:  # (positive pivots, info being 0: the least square is the least one's)
+        least = _min(pivots)
+        return x if least * least > rtol * scale else None
     # (logical_and.reduce: np.all's dispatch cost a third of this function at k = 10, ndarray.all's wrapper a tenth)
-    return x if _all(pivots * pivots > rtol * (G.diagonal() if scale is None else scale)) else None
+    return x if _all(pivots * pivots > rtol * G.diagonal()) else None
 
 
 def _batched_normal_equations(G, rhs):
@@ -49,16 +53,17 @@ def _batched_normal_equations(G, rhs):
     and ``solve`` (4 systems of 10).
     """
     out = np.empty(rhs.shape)
-    pivots = np.empty(G.shape[:2])  # (each factor's diagonal, tested together after the solves)
-    for c in range(G.shape[0]):
-        L, x, info = _posv(G[c], rhs[c], lower=1)
+    # (_cholesky_solve's test of every pivot, with each system's largest diagonal entry as its scale)
+    limits = (1e-8 * np.maximum.reduce(np.einsum("cii->ci", G), axis=1)).tolist()
+    for c, limit in enumerate(limits):
+        L, x, info = _posv(G[c], rhs[c], 1)
         if info:
             return None
-        pivots[c] = L.diagonal()
+        least = _min(L.diagonal())  # (positive pivots, info being 0: the least square is the least one's)
+        if not least * least > limit:
+            return None
         out[c] = x
-    largest = np.maximum.reduce(np.einsum("cii->ci", G), axis=1)  # (.max(axis=1) without its Python wrapper)
-    # (_cholesky_solve's test of every pivot, with each system's largest diagonal entry as its scale)
-    return out if _all(pivots * pivots > 1e-8 * largest[:, None], axis=None) else None
+    return out
 
 
 class SquaredLoss(BaseLoss):
@@ -264,7 +269,7 @@ class SquaredLoss(BaseLoss):
         C = len(supports)
         on_union = np.zeros((C, union.size, rhs.shape[1]))  # each candidate's coefficients on the union
         if batched:
-            pos = np.searchsorted(union, np.array(supports))  # (C, k) columns of each candidate in A
+            pos = union.searchsorted(np.array(supports))  # (C, k) columns of each candidate in A
             coef = _batched_normal_equations(gram[pos[:, :, None], pos[:, None, :]], rhs[pos])  # (C, k, m)
             if coef is None:
                 return super().refit_candidates(supports, W, b)

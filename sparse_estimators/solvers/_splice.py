@@ -277,17 +277,25 @@ def _ranked(loss, support, W, Z, h, usable, protected=None, gW=None):
     alone, ``h_j ||w_j||^2 / 2``; the gain of an unselected one is
     :func:`_forward_gain` (``gW``: the gradient at ``Z``, when known). ``protected`` features (a mask) come last.
     """
-    backward = 0.5 * h[support] * np.einsum("ij,ij->i", W[support], W[support])
+    rows = W[support]  # (gathered once)
+    backward = 0.5 * h[support] * np.einsum("ij,ij->i", rows, rows)
     if protected is not None:
         backward[protected[support]] = np.inf
     forward = _forward_gain(loss, Z, W, h, usable, gW)
     forward[support] = -np.inf
-    return support[np.argsort(backward, kind="stable")], forward  # ties: lower index
+    return support[backward.argsort(kind="stable")], forward  # ties: lower index
 
 
 def _swaps(kept, adds, sizes):
     """The supports exchanging the ``c`` first of ``kept`` for the ``c`` first of ``adds``, for ``c`` in ``sizes``."""
-    return [np.sort(np.concatenate([kept[c:], adds[:c]])) for c in sizes]
+    return [_sorted_union(kept[c:], adds[:c]) for c in sizes]
+
+
+def _sorted_union(a, b):
+    """The indices of ``a`` and ``b`` (disjoint) sorted: ``np.sort(np.concatenate(...))``, sorted in place."""
+    out = np.concatenate((a, b))
+    out.sort()
+    return out
 
 
 def _least_cost(loss, added, W, Z):
@@ -387,7 +395,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         # (c, the added features) of each candidate: c = 1 ... n_out, then the other single exchanges
         added = [(c, adds[:c]) for c in range(1, n_out + 1)]
         added += [(1, adds[i:i + 1]) for i in range(1, min(swap_candidates, adds.size))]
-        candidates += [np.sort(np.concatenate([kept[1:], a])) for _, a in added[n_out:]]
+        candidates += [_sorted_union(kept[1:], a) for _, a in added[n_out:]]
         best, H = None, None  # H: the current fit's Hessian, formed when first needed in this round
         # the sizes 1 ... n_out are screened for at least need_floor; the other single exchanges for the gate
         needs = [max(c * threshold, need_floor) if i < n_out else c * threshold for i, (c, _) in enumerate(added)]

@@ -17,7 +17,7 @@ import functools
 import numpy as np
 
 from ._base import SolverResult, _all, same_indices
-from ._splice import _forward_gain, _ranked, _screened, _swaps, _top, _top_set
+from ._splice import _forward_gain, _ranked, _screened, _sorted_union, _swaps, _top, _top_set
 
 
 def _abess_threshold(loss, k):
@@ -131,28 +131,31 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
         sub = None
         sub = loss if U_size == p else loss.search_restriction(U, previous=previous)
         previous = None
-        local, h_U, usable_U = np.searchsorted(U, support), h[U], usable[U]
+        local, h_U, usable_U = U.searchsorted(support), h[U], usable[U]
         C = int(min(max_exchange, k, U_size - k))
 
-        def stays(local, U=U):
+        verdict = []  # (of _abess_search_stays below, a function of U and settled alone: computed once)
+
+        def stays(local, U=U, verdict=verdict):
             """Whether the first search's last round settles the search at ``U[local]`` (see ``settled``)."""
-            if not (settled is not None and local.shape == settled[0].shape and (U[local] == settled[0]).all()):
+            if settled is None or not same_indices(U[local], settled[0]):
                 return False
-            return _abess_search_stays(loss, k, settled[0], settled[0], settled[1], None, usable, max_exchange,
-                                       important_search, every_size=True, U=U)
+            if not verdict:
+                verdict.append(_abess_search_stays(loss, k, settled[0], settled[0], settled[1], None, usable,
+                                                   max_exchange, important_search, every_size=True, U=U))
+            return verdict[0]
 
         if getattr(sub, "gram_search", False):  # (least squares at small n: the same rounds on U's Gram matrix)
             local, coef, b, f, changed, stuck, done = _gram_rounds(
                 sub, local, W[support] if objective else None, b, f, objective, h_U, usable_U, C, tau,
                 max_rounds * k, stays)
-            W_U = np.zeros((U_size,) + W0.shape[1:])
-            W_U[local] = coef
         else:
             local, W_U, b, f, changed, stuck, done = _rounds(
                 sub, local, W[U], b, f, objective, h_U, usable_U, C, tau, max_rounds * k, stays)
+            coef = W_U[local]
         support = U[local]
         W = np.zeros(W0.shape, W0.dtype)
-        W[support] = W_U[local]
+        W[support] = coef
         if done or not changed:
             break
         if U_size < p:  # (U = every feature otherwise: the gains would not be read)
@@ -243,13 +246,14 @@ def _gram_rounds(sub, local, coef, b, f, objective, h_U, usable_U, C, tau, max_i
         backward = 0.5 * h_U[local] * np.einsum("ij,ij->i", coef, coef)
         g = sub.gradient_on(local, coef)
         forward = 0.5 * np.einsum("ij,ij->i", g, g) / scale
-        forward[unusable] = -np.inf
+        if unusable.size:
+            forward[unusable] = -np.inf
         forward[local] = -np.inf
-        return local[np.argsort(backward, kind="stable")], forward
+        return local[backward.argsort(kind="stable")], forward
 
     def first_accepted(kept, adds, sizes, coef, f):
         for c in sizes:
-            candidate = np.sort(np.concatenate([kept[c:], adds[:c]]))
+            candidate = _sorted_union(kept[c:], adds[:c])
             coef_c, f_c = sub.refit_support(candidate)
             if f - f_c > tau:
                 return c, candidate, coef_c, f_c
