@@ -215,10 +215,11 @@ class _PointwiseNewtonRefit:
             current = W[:, 0].nonzero()[0]  # (np.flatnonzero without its Python wrapper)
             mask = np.zeros(W.shape[0], dtype=bool)  # (np.unique's sorted union, without its sort)
             mask[np.concatenate([current, *supports])] = True
-            union = np.flatnonzero(mask)
+            union = mask.nonzero()[0]
             u = union.size
             A_union = self._refit_columns(union)
-            theta_u = np.concatenate([W[union, 0], b]) if has_b else W[union, 0].astype(float)
+            # (W[union, 0] by np.take: the same values, without a two-index gather)
+            theta_u = np.concatenate((W[:, 0].take(union), b)) if has_b else W[union, 0].astype(float)
             sw = self._sample_share[:, 0]
             v, d, h = self._parts(A_union @ theta_u)
             g = A_union.T @ (sw * d)
