@@ -47,9 +47,8 @@ def select_top_k(magnitudes, k):
     # is the largest magnitude left out whether or not the k-th one is tied
     order = magnitudes.argpartition((p - k - 1, p - k))
     top = magnitudes[order[p - k - 1:]]
-    # (NaN sorts last: it would be in the top k or left out; the sum of squares is NaN when an entry is, and
-    # only then (the magnitudes are >= 0): one BLAS call, half the time of a ufunc reduction)
-    if math.isnan(top.dot(top)) and np.isnan(top).any():
+    # (NaN sorts last: it would be in the top k or left out; a sum is NaN when an entry is, one C call)
+    if math.isnan(np.add.reduce(top)) and np.isnan(top).any():
         raise ValueError(_NAN_MESSAGE)
     below, kth = top[0], top[1]  # (magnitudes[order[p - k - 1]] and magnitudes[order[p - k]])
     if below < kth:  # no tie at the k-th value: the support is the last k positions (sorted)
