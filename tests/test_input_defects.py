@@ -253,11 +253,13 @@ def test_classifiers_are_shift_invariant(cls, n_classes):
     y = (z > 0).astype(int) if n_classes == 2 else np.digitize(z, [-1, 1])
     if cls == "ReducedRankClassifier":
         # (its iteration converges linearly and stops at tol: a 1e-8 change of the data moves the stopping
-        # point by more than that, so coefficients to 1e-4 of their largest)
-        est, coef_tol = ReducedRankClassifier(rank=1), 1e-4
+        # point by more than that, and at X + 1e8 its gradients keep about 8 digits, so where it stops depends
+        # on the CPU's rounding: coefficients to 1e-4 to 3e-4 of their largest, probabilities to 1e-5 to 1e-4
+        # on two CPUs; a collapse to chance, the defect this guards, moves them by 0.1 or more)
+        est, coef_tol, proba_tol = ReducedRankClassifier(rank=1), 2e-3, 1e-3
         X = X[:, :20]
     else:
-        est, coef_tol = cls(k=3), 1e-5
+        est, coef_tol, proba_tol = cls(k=3), 1e-5, 1e-5
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # (ReducedRankClassifier on two classes: a void rank)
         ref = clone(est).fit(X, y)
@@ -266,6 +268,6 @@ def test_classifiers_are_shift_invariant(cls, n_classes):
             if hasattr(ref, "support_"):  # (the rank models have none)
                 np.testing.assert_array_equal(fit.support_, ref.support_)
             # X + 1e8 keeps X to about 1e-8: the probabilities to about that
-            np.testing.assert_allclose(fit.predict_proba(X + shift), ref.predict_proba(X), rtol=0, atol=1e-5)
+            np.testing.assert_allclose(fit.predict_proba(X + shift), ref.predict_proba(X), rtol=0, atol=proba_tol)
             np.testing.assert_allclose(fit.coef_, ref.coef_, rtol=0, atol=coef_tol * np.abs(ref.coef_).max())
     assert ref.score(X, y) > 0.85
