@@ -63,10 +63,10 @@ def record_run(probe, stop_gap, budget):
     start = [time.perf_counter()]
     original = IterationMonitor.update
 
-    def update(self, it, W_old, b_old, W, b, f, support):
+    def update(self, it, W_old, b_old, W, b, f, support, *more):  # (more: the solver's optional arguments)
         elapsed = time.perf_counter() - start[0]
         records.append((elapsed, float(f), probe(W)))
-        stop = original(self, it, W_old, b_old, W, b, f, support)
+        stop = original(self, it, W_old, b_old, W, b, f, support, *more)
         return stop or f <= stop_gap or elapsed > budget
 
     IterationMonitor.update = update

@@ -62,9 +62,9 @@ def record_iterates(probe, stalled=STALLED):
     records = []
     original = IterationMonitor.update
 
-    def update(self, it, W_old, b_old, W, b, f, support):
+    def update(self, it, W_old, b_old, W, b, f, support, *more):  # (more: the solver's optional arguments)
         records.append((float(f), probe(W)))
-        stop = original(self, it, W_old, b_old, W, b, f, support)
+        stop = original(self, it, W_old, b_old, W, b, f, support, *more)
         return stop or bool(np.linalg.norm(W - W_old) <= stalled * np.linalg.norm(W))
 
     IterationMonitor.update = update
