@@ -208,6 +208,28 @@ def test_equivariance_in_y(Est, loss):
 
 
 @pytest.mark.parametrize("Est", [IHTRegressor, IOBSRegressor])
+@pytest.mark.parametrize("seed", [0, 2])
+def test_huber_k_none_keeps_features_far_above_the_noise(Est, seed):
+    """5 features of 4 to 7 noise standard deviations each, 10 % gross outliers: k=None takes all 5.
+
+    (Judged at the pilot scale, the MAD of ``y``, which holds the signal, the criterion took 1 to 4 of them.)
+    """
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((100, 200))
+    support = np.sort(rng.choice(200, 5, replace=False))
+    beta = np.zeros(200)
+    beta[support] = rng.choice([-1.0, 1.0], 5) * rng.uniform(0.4, 0.7, 5)
+    y = X @ beta + 1.0 + 0.1 * rng.standard_normal(100)
+    y[:10] += rng.uniform(20.0, 40.0, 10)
+    model = Est(loss="huber").fit(X, y)
+    assert model.k_ == 5
+    assert_array_equal(model.support_, support)
+    scaled = Est(loss="huber").fit(X, 10.0 * y + 4.0)
+    assert scaled.k_ == 5
+    assert_allclose(scaled.criterion_path_, model.criterion_path_, rtol=1e-6)  # (equivariant, as the pilot)
+
+
+@pytest.mark.parametrize("Est", [IHTRegressor, IOBSRegressor])
 @pytest.mark.parametrize("loss, power", [("poisson", 1), ("gamma", 2)])
 def test_log_link_predicts_positive_means_scored_by_weighted_d2(Est, loss, power):
     X, y, _, _ = _data(loss)
