@@ -59,10 +59,10 @@ _SHARED = {
         quasi-likelihood of Huber's least favourable distribution, the path
         fitted at the pilot scale and judged at the residual scale of the
         level it chooses (again until that level stays: at the pilot, which
-        holds the signal too, features far above the noise were missed)
-        (Huber's loss has no likelihood:
+        holds the signal too, features far above the noise were missed).
+        Huber's loss has no likelihood:
         :class:`~sparse_estimators.model_selection.SparsityIC` refuses it,
-        use :class:`~sparse_estimators.model_selection.SparsityCV`).""",
+        use :class:`~sparse_estimators.model_selection.SparsityCV`.""",
     "epsilon": """epsilon : float, default=1.35
         Huber's threshold in units of the residuals' scale, as
         :class:`~sklearn.linear_model.HuberRegressor`'s (1.35: 95 % efficiency
