@@ -102,6 +102,10 @@ PAIR_CLASSES = 5
 #: Huber's residual scale is reweighted over the residuals within this many scales of their median
 #: (losses/_robust.py, inlier_scale; a conventional cut, not tuned)
 INLIER_CUT = 2.5
+#: k=None with the Huber loss judges its path again at the chosen level's residual scale until the level stays,
+#: at most this many times (a bound: on compare_glm.py's huber designs, 240 fits, 4 rounds at most were needed;
+#: the support F1 there: doc/changelog.rst, "Huber's k=None")
+K_REJUDGE_ROUNDS = 5
 #: the Cox loss's curvature computations form dense blocks of n x this many columns (a memory bound)
 COX_BLOCK = 256
 

@@ -511,11 +511,28 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         levels = np.array(sorted(values))
         curve = np.array([values[k] for k in levels])
         best = int(levels[np.flatnonzero(curve <= curve.min() + self._k_margin)[0]])
+        for _ in range(_policy.K_REJUDGE_ROUNDS):  # (until the level stays: see _rejudging_loss)
+            judge = self._rejudging_loss(loss, path[best])
+            if judge is None:
+                break
+            curve = np.array([information_criterion(judge, path[k].coef, path[k].b, criterion, structure=operator)
+                              for k in levels])
+            level = int(levels[np.flatnonzero(curve <= curve.min() + self._k_margin)[0]])
+            if level == best:
+                break
+            best = level
         cheap = path[best]
         fit = self._solve(loss, operator, best, cheap.coef, cheap.b)
         if n_features(fit) > bound:  # (the estimator's own search took larger groups): the judged model
             fit = cheap
         return best, fit, {"k_path_": levels, "criterion_path_": curve, "k_criterion_": criterion}
+
+    def _rejudging_loss(self, loss, fit):
+        """The loss whose criterion judges ``k=None``'s path again after it chose ``fit``'s level; None: no second look.
+
+        (The regressors' Huber loss: the path's scale is a pilot, the one at the chosen level estimates the noise.)
+        """
+        return None
 
     def _store(self, fit, info):
         self.n_iter_ = fit.n_iter

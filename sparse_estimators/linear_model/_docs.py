@@ -56,10 +56,13 @@ _SHARED = {
         intercept (never thresholded), refit by Newton's method, and ignore
         ``precompute``; ``k=None`` compares levels with the Poisson or Gamma
         likelihood (Gamma's shape estimated), and for 'huber' with the
-        quasi-likelihood of Huber's least favourable distribution at the
-        pilot scale (Huber's loss has no likelihood:
+        quasi-likelihood of Huber's least favourable distribution, the path
+        fitted at the pilot scale and judged at the residual scale of the
+        level it chooses (again until that level stays: at the pilot, which
+        holds the signal too, features far above the noise were missed).
+        Huber's loss has no likelihood:
         :class:`~sparse_estimators.model_selection.SparsityIC` refuses it,
-        use :class:`~sparse_estimators.model_selection.SparsityCV`).""",
+        use :class:`~sparse_estimators.model_selection.SparsityCV`.""",
     "epsilon": """epsilon : float, default=1.35
         Huber's threshold in units of the residuals' scale, as
         :class:`~sklearn.linear_model.HuberRegressor`'s (1.35: 95 % efficiency

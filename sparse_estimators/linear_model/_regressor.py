@@ -273,6 +273,19 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
             return fit
         return super()._solve(loss.with_residual_scale(fit.coef, fit.b), operator, k, fit.coef, fit.b, **kwargs)
 
+    def _rejudging_loss(self, loss, fit):
+        """Huber: the loss at the residual scale of the level ``k=None`` chose (the path ran at the pilot scale).
+
+        The pilot (the MAD of ``y``) holds the signal too: a feature's gain in
+        the quasi-likelihood shrinks by ``(noise / pilot)^2``, and at the
+        pilot the criterion missed features that stand far above the noise
+        (mean support F1 0.49 against 0.90 at ``n=150, p=400, k=5``, see
+        ``_policy.K_REJUDGE_ROUNDS``). At the chosen level's residual scale
+        (:meth:`HuberLoss.with_residual_scale`, the noise's) the path's fits
+        are judged again; equivariant, as the pilot.
+        """
+        return loss.with_residual_scale(fit.coef, fit.b) if isinstance(loss, HuberLoss) else None
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
