@@ -11,7 +11,8 @@ counts the data sets where a method's support has a lower loss than the
 reference's and than the true support's: a method that reaches a lower loss
 than the truth is limited by the data, not by its search. The last column is
 the mean difference of the held-out mean deviance (1000 test rows) to the
-reference's, with its standard error.
+reference's, with its standard error, then the total CPU time of the fits
+over the reference's (the methods run one after the other on each data set).
 
 * ``--family poisson``: ``IHTRegressor`` and ``IOBSRegressor``
   (``loss='poisson'``), the same without the splicing search
@@ -41,6 +42,12 @@ reference's, with its standard error.
   (the screened step of the expected Hessian with the observed Hessian in
   the correction's right-hand side): ``--methods IOBS 'IOBS fisher full
   start' --reference 'IOBS fisher full start'``;
+* ``IHT switch 0``, ``IHT switch 0.05``: ``IHTRegressor`` keeping the second
+  splicing search's support when its loss is lower by more than
+  ``switch_gate`` 0 (any lower loss) or 0.05 instead of 0.1 (``splice``'s
+  ``switch_gate``; ``--methods IHT 'IHT switch 0' --reference IHT``);
+  ``IHT gate 0.1``: the first search's exchange gate (``splice``'s ``gate``)
+  at 0.1 instead of 0.25, the switch gate left at 0.1;
 * ``IHT patience 1``, ``IHT loose candidates``, ``IOBS loose candidates``:
   the estimator with a support-jump patience of 1 (I-OBS's is 1), or with candidate refits
   stopped at a Newton decrement of ``1e-2`` (``_policy.CANDIDATE_DECREMENT``
@@ -64,6 +71,7 @@ reference's, with its standard error.
 
 import argparse
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -89,6 +97,13 @@ def _methods(family, k, n, p):
         out["IOBS previous route"] = lambda: IOBSRegressor(k=k, loss=family, hessian=previous)
         out["abess"] = lambda: peer(support_size=[k], thread=1)
         out["IHT patience 1"] = lambda: _variant(IHTRegressor(k=k, loss=family), patience=1)  # (I-OBS's is 1)
+        # the second search's support kept when its loss is lower by more than switch_gate (0: any lower loss)
+        # instead of the regressors' 0.1 (doc/changelog.rst, "Poisson and Gamma switch gate")
+        for gate in (0.0, 0.05):
+            out[f"IHT switch {gate:g}"] = lambda gate=gate: _variant(IHTRegressor(k=k, loss=family),
+                                                                    splice={"switch_gate": gate})
+        # the exchange gate (both searches' first rules: 0.25) at 0.1, the switch gate left at 0.1
+        out["IHT gate 0.1"] = lambda: _variant(IHTRegressor(k=k, loss=family), splice={"gate": 0.1})
         for name, Est in (("IHT", IHTRegressor), ("IOBS", IOBSRegressor)):
             out[name + " loose candidates"] = lambda Est=Est: _variant(Est(k=k, loss=family), decrement=1e-2)
         # I-OBS as before the cold start's early support jump and the dense Hessian from a centred copy of X
@@ -127,11 +142,13 @@ def _screened_fisher_curvature():
 
 
 class _variant:
-    """``model`` fitted with another support-jump patience or candidate-refit decrement (the studies of
-    doc/changelog.rst, "Poisson and Gamma fit time"): ``fit`` returns the fitted ``model``."""
+    """``model`` fitted with another support-jump patience, candidate-refit decrement, policy values or
+    splicing options (the studies of doc/changelog.rst, "Poisson and Gamma fit time"): ``fit`` returns the
+    fitted ``model``."""
 
-    def __init__(self, model, patience=None, decrement=None, policy=None, curvature=None):
+    def __init__(self, model, patience=None, decrement=None, policy=None, curvature=None, splice=None):
         self.model, self.patience, self.decrement = model, patience, decrement
+        self.splice = dict(splice or {})
         self.curvature = curvature
         self.policy = dict(policy or {})
         if decrement is not None:
@@ -142,6 +159,9 @@ class _variant:
 
         if self.patience is not None:
             self.model._support_refit_patience = self.patience
+        if self.splice:  # (the instance's splicing options, updated: the class keeps its own)
+            options = type(self.model)._splice_kwargs
+            self.model._splice_kwargs = lambda loss, k: options(self.model, loss, k) | self.splice
         kept = {name: getattr(_policy, name) for name in self.policy}
         for name, value in self.policy.items():
             setattr(_policy, name, value)
@@ -182,17 +202,19 @@ def run_setting(family, n, p, k, rho, signal, repeats, methods=None, first_seed=
                 fits["skglm " + penalty] = PenaltyAtK("huber", penalty, k, 1.35).tune(X, y)()
         row = {}
         for name, model in fits.items():
+            start = time.process_time()
             fitted = model.fit(X, y)
+            cpu = time.process_time() - start
             coef = getattr(fitted, "model", fitted).coef_
             support = np.flatnonzero(np.ravel(coef))
             W, b = loss.refit(support, np.zeros((p, 1)), loss.initial_intercept())
-            row[name] = (f1(support, truth), float(loss.value(W, b)), _test_deviance(family, fitted, Xt, yt))
+            row[name] = (f1(support, truth), float(loss.value(W, b)), _test_deviance(family, fitted, Xt, yt), cpu)
         W, b = loss.refit(truth, np.zeros((p, 1)), loss.initial_intercept())
-        row["truth"] = (1.0, float(loss.value(W, b)), np.nan)
+        row["truth"] = (1.0, float(loss.value(W, b)), np.nan, np.nan)
         if family == "huber" and methods is None:
             for name, kind in (("clean squared_error", "squared_error"), ("clean huber", "huber")):
                 support = np.flatnonzero(IHTRegressor(k=k, loss=kind).fit(Xt[:n], yt[:n]).coef_)
-                row[name] = (f1(support, truth), np.nan, np.nan)
+                row[name] = (f1(support, truth), np.nan, np.nan, np.nan)
         rows.append(row)
     return rows
 
@@ -215,9 +237,10 @@ def report(rows, reference):
     f1s = {m: np.array([r[m][0] for r in rows]) for m in names}
     obj = {m: np.array([r[m][1] for r in rows]) for m in names}
     dev = {m: np.array([r[m][2] for r in rows]) for m in names}
+    cpu = {m: np.array([r[m][3] for r in rows]) for m in names}
     print(f"  data sets: {len(rows)}; reference: {reference}")
     print("  method | mean F1 | F1 - reference (+- SE) | loss < reference's | loss > reference's | loss < truth's | "
-          "test deviance - reference's (+- SE)")
+          "test deviance - reference's (+- SE) | CPU time / reference's")
     for m in names:
         if m == "truth":
             continue
@@ -229,7 +252,7 @@ def report(rows, reference):
         dd = (dev[m] - dev[reference])[np.isfinite(dev[m] - dev[reference])]
         ddev = f"{dd.mean():+.5f} +- {dd.std(ddof=1) / np.sqrt(dd.size):.5f}" if dd.size > 1 else "n/a"
         print(f"  {m} | {f1s[m].mean():.4f} | {d.mean():+.4f} +- {se:.4f} | {lower} | {higher} | {below_truth} | "
-              f"{ddev}")
+              f"{ddev} | {np.nansum(cpu[m]) / np.nansum(cpu[reference]) if np.isfinite(cpu[m]).any() else np.nan:.3f}")
 
 
 def main(argv=None):
