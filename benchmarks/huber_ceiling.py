@@ -41,10 +41,10 @@ from sparse_estimators.losses import HuberLoss  # noqa: E402
 from sparse_estimators.losses._robust import inlier_scale  # noqa: E402
 
 
-def loss_prefers_found(X, y, found, truth):
-    """Whether the Huber loss (at the found fit's residual scale) is lower on ``found`` than on ``truth``."""
+def loss_prefers_found(X, y, model, truth):
+    """Whether the Huber loss (at the fitted ``model``'s residual scale) is lower on its support than on ``truth``."""
     n, p = X.shape
-    model = IHTRegressor(k=found.size, loss="huber", always_select=found).fit(X, y)
+    found = model.support_
     loss = HuberLoss(X, y, scale=inlier_scale(y - model.predict(X), np.full(n, 1.0 / n)))
     values = []
     for support in (found, truth):
@@ -72,14 +72,15 @@ def main():
             for seed in range(args.repeats):
                 X, y, _, _, truth, clean, bad = simulate("huber", n, p, k, rho, signal, 1, seed, outliers=True)
                 good = np.setdiff1d(np.arange(n), bad)
-                huber = IHTRegressor(k=k, loss="huber").fit(X, y).support_
+                model = IHTRegressor(k=k, loss="huber").fit(X, y)
+                huber = model.support_
                 peer = abess.linear.LinearRegression(support_size=[k], thread=1).fit(X, clean)
                 scores.append((f1(huber, truth), f1(IHTRegressor(k=k).fit(X, clean).support_, truth),
                                f1(IHTRegressor(k=k).fit(X[good], y[good]).support_, truth),
                                f1(np.flatnonzero(peer.coef_), truth)))
                 if scores[-1][0] < 1:
                     misses += 1
-                    lossy += loss_prefers_found(X, y, huber, truth)
+                    lossy += loss_prefers_found(X, y, model, truth)
             m = np.mean(scores, axis=0)
             print(f"{rho:<4} {signal:<7} {m[0]:.3f}  {m[1]:.3f}           {m[2]:.3f}              {m[3]:.3f}"
                   f"          {misses:<7} {lossy}")
