@@ -18,8 +18,13 @@ of another checkout's package (``DIR/sparse_estimators``, e.g. a ``git
 archive`` of main, imported beside this one as ``_baseline_sparse_estimators``)
 in the same alternation, with ``new / baseline`` (the median of the per-data-set
 ratios) and the number of data sets where both found the same support.
+As ``small_fits.py``, the script runs itself again in glibc malloc's
+"fast-malloc" state (``benchmarks/_malloc.py``), in which abess's small fits
+run inside ``compare_peers.py``; ``--malloc-default`` keeps the environment as
+it is. The first line says which state ran.
 
     PYTHONPATH=. python benchmarks/iobs_glm_time.py [--repeats 5] [--fits 7] [--previous-route] [--baseline DIR]
+        [--malloc-default]
 """
 
 import argparse
@@ -33,6 +38,8 @@ from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _malloc import ensure_fast_malloc, malloc_state  # noqa: E402
 
 SETTINGS = [(200, 100, 5, 0.0), (200, 100, 5, 0.5), (500, 1000, 10, 0.0), (500, 1000, 10, 0.5)]
 
@@ -90,7 +97,12 @@ def main(argv=None):
                         help="also time I-OBS on the route 'auto' chose before the screened and fisher routes")
     parser.add_argument("--baseline", default=None,
                         help="a checkout whose IOBSRegressor is timed beside this one's ('IOBS baseline')")
+    parser.add_argument("--malloc-default", action="store_true",
+                        help="keep the environment's malloc settings (default: re-run in the fast-malloc state)")
     args = parser.parse_args(argv)
+    if not args.malloc_default:
+        ensure_fast_malloc(__file__, sys.argv[1:] if argv is None else list(argv))
+    print(f"malloc state: {malloc_state()}")
     warnings.simplefilter("ignore")
     prev = args.previous_route
     baseline = None if args.baseline is None else baseline_package(args.baseline)

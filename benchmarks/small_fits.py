@@ -34,7 +34,6 @@ Run: ``python benchmarks/small_fits.py [--datasets 5 --rounds 15]``;
 
 import argparse
 import cProfile
-import os
 import pstats
 import sys
 import time
@@ -49,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _malloc import ensure_fast_malloc, malloc_state  # noqa: E402
 from compare_glm import simulate as simulate_glm  # noqa: E402
 from compare_groups import simulate_groups  # noqa: E402
 from compare_peers import simulate  # noqa: E402
@@ -101,31 +101,6 @@ def factories(name, labels):
     extra = {"groups": labels} if grouped else {}
     peer_extra = {"group": labels} if grouped else {}
     return (lambda: ours(k=k, **extra)), (lambda: peer(support_size=[k], thread=1, **peer_extra))
-
-
-#: glibc malloc's state after large frees (raised mmap and trim thresholds), in which abess runs inside
-#: compare_peers.py; set for the run unless --malloc-default (see the module's description)
-FAST_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "2000000000",
-               "MALLOC_TOP_PAD_": "268435456"}
-
-
-def malloc_state():
-    """``'fast-malloc'`` when the environment sets FAST_MALLOC's values, ``'default'`` when it sets none of them."""
-    values = [os.environ.get(name) for name in FAST_MALLOC]
-    if values == list(FAST_MALLOC.values()):
-        return "fast-malloc"
-    if not any(values):
-        return "default"
-    return "custom (" + ", ".join(f"{name}={os.environ.get(name)}" for name in FAST_MALLOC) + ")"
-
-
-def ensure_fast_malloc(argv):
-    """Run this script again in the fast-malloc state unless the three variables are set (then never returns)."""
-    if all(name in os.environ for name in FAST_MALLOC):
-        return
-    env = dict(os.environ, **{name: value for name, value in FAST_MALLOC.items() if name not in os.environ})
-    sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *argv], env)
 
 
 #: each one's statistic over the rounds of a data set (--stat)
@@ -184,7 +159,7 @@ def main(argv=None):
                         help="keep the environment's malloc settings (default: re-run in the fast-malloc state)")
     args = parser.parse_args(argv)
     if not args.malloc_default:
-        ensure_fast_malloc(sys.argv[1:] if argv is None else list(argv))
+        ensure_fast_malloc(__file__, sys.argv[1:] if argv is None else list(argv))
     global STAT
     STAT = np.min if args.stat == "min" else np.median
     warnings.simplefilter("ignore")
