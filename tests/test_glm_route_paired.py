@@ -22,8 +22,8 @@ def _data(bench, family):
     return X, y, truth
 
 
-@pytest.mark.parametrize("name", ["from-zero", "from-zero-ours", "no-second-search", "no-first-search",
-                                  "patience-1", "patience-2"])
+@pytest.mark.parametrize("name", ["from-zero", "from-zero-ours", "iht-from-start", "no-second-search",
+                                  "no-first-search", "patience-1", "patience-2"])
 def test_variant_is_undone_after_its_block(bench, name):
     X, y, _ = _data(bench, "poisson")
     before = IHTRegressor(k=4, loss="poisson").fit(X, y)
@@ -43,6 +43,17 @@ def test_from_zero_runs_no_solver_and_starts_at_the_largest_marginal_gains(bench
     with bench.variant("from-zero"):
         model = IHTRegressor(k=4, loss="gamma").fit(X, y)
     assert model.n_iter_ == 0
+    assert np.array_equal(model.support_, truth)
+
+
+def test_iht_from_start_stops_at_a_start_that_is_a_fixed_point(bench):
+    # on a strong-signal design the k features of largest gain at zero are the true ones and, refitted, a fixed
+    # point of the thresholded step: IHT started there stops after its first step (from zero it needs several)
+    X, y, truth = _data(bench, "gamma-log")
+    current = IHTRegressor(k=4, loss="gamma").fit(X, y)
+    with bench.variant("iht-from-start"):
+        model = IHTRegressor(k=4, loss="gamma").fit(X, y)
+    assert model.n_iter_ == 1 < current.n_iter_
     assert np.array_equal(model.support_, truth)
 
 
