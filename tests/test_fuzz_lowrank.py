@@ -158,11 +158,14 @@ def test_rrc_relabelled_classes_and_permuted_samples_permute_the_fit():
 def test_rrc_at_full_rank_is_l2_logistic_regression_and_weights_are_repeated_rows():
     X, y = _classes(seed=3)
     n = X.shape[0]
-    full = ReducedRankClassifier(rank=5, alpha=1e-3, tol=1e-10, max_iter=5000).fit(X, y)
     # (the package's penalty alpha/2 ||W||^2 on the mean loss is scikit-learn's C = 1 / (alpha n) on the summed one)
     reference = LogisticRegression(C=1 / (1e-3 * n), tol=1e-12, max_iter=10000).fit(X, y)
-    np.testing.assert_allclose(full.predict_proba(X), reference.predict_proba(X), atol=1e-5)
-    _close(full.coef_, reference.coef_, reference.coef_, rel=1e-4)
+    # rank K - 1 is unconstrained too: the l2-regularized coefficients' rows sum to zero
+    for rank in (4, 5):
+        full = ReducedRankClassifier(rank=rank, alpha=1e-3, tol=1e-10, max_iter=5000).fit(X, y)
+        assert full.rank_ == 4
+        np.testing.assert_allclose(full.predict_proba(X), reference.predict_proba(X), atol=1e-5)
+        _close(full.coef_, reference.coef_, reference.coef_, rel=1e-4)
     binary = ReducedRankClassifier(rank=1, alpha=1e-3, tol=1e-10, max_iter=5000)
     with pytest.warns(UserWarning, match="two classes"):
         binary.fit(X, y > 2)
