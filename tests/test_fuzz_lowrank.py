@@ -73,6 +73,20 @@ def test_rrr_permutations_scalings_and_shifts_transform_the_fit(solver):
     _close(shifted.intercept_, intercept - coef @ shift, intercept, rel=1e-7)
 
 
+def test_rrr_latent_directions_follow_the_documented_sign_convention():
+    X, Y = _rrr_data(seed=7, m=5, r=3)
+    model = ReducedRankRegressor(3, **TIGHT).fit(X, Y)
+    U = model.y_loadings_
+    # orthonormal loadings whose largest entry (in absolute value) is positive; x_rotations_ U^T is coef_^T
+    np.testing.assert_allclose(U.T @ U, np.eye(3), atol=1e-12)
+    assert np.all(U[np.abs(U).argmax(axis=0), np.arange(3)] > 0)
+    _close(model.x_rotations_ @ U.T, model.coef_.T, model.coef_, rel=1e-12)
+    # -Y: the same loadings (signs fixed by the matrix, not by the SVD kernel), the rotations negated
+    flipped = ReducedRankRegressor(3, **TIGHT).fit(X, -Y)
+    _close(flipped.y_loadings_, U, U)
+    _close(flipped.x_rotations_, -model.x_rotations_, model.x_rotations_)
+
+
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_rrr_at_full_rank_is_multioutput_linear_regression(fit_intercept):
     X, Y = _rrr_data(seed=2, noise=1.0)
