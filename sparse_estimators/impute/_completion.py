@@ -136,7 +136,11 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         weights and then solves the ``rank^2`` normal equations of the fully
         corrective step by conjugate gradients (``O(nnz rank)`` per CG
         iteration, up to 200): much slower per iteration than the others,
-        and at least ``rank`` iterations to reach the rank. It needs
+        and at least ``rank`` iterations to reach the rank. The search ends
+        at a local minimum of its exchanges: it is finished by alternating
+        least squares at its rank (``'als'`` with ``alpha=0``) started from
+        its factors, kept when not worse (``n_iter`` and ``loss_curve``
+        include those sweeps; ``converged`` is the search's). It needs
         ``thresholding='hard'``; ``step_size`` and ``momentum`` are not used,
         and ``tol`` is the relative decrease a swap must bring. ``'als'``:
         the factored problem with a ridge ``alpha`` on the factors,

@@ -8,6 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .. import _policy
 from ..solvers import LowRankProblem, regularized_local_search
+from ._als import _solve_als
 from ._factored import (
     CompletionResult,
     _add_gathered,
@@ -85,26 +86,43 @@ class _CompletionProblem(LowRankProblem):
 
 
 def _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale, offsets):
-    """``solver='regularized'``: the regularized local search on the observed entries (see :func:`complete_matrix`)."""
+    """``solver='regularized'``: the regularized local search on the observed entries (see :func:`complete_matrix`).
+
+    The search ends at a local minimum of its exchanges (on noiseless rank-3 50 x 30 matrices, half observed: up to
+    19 % relative error on the missing entries, reported converged); it is finished by alternating least squares
+    at its rank (``solver='als'`` with ``alpha=0``) started from its factors, kept when not worse, as
+    ``ReducedRankRegressor(solver='regularized')`` finishes with the closed form.
+    """
     problem = _CompletionProblem(obs, offsets, rng, max(n_power_iter, 1))
     out = regularized_local_search(problem, r, max_iter=max_iter, tol=tol, verbose=2 * verbose,
                                    name="complete_matrix")
-    if not out["converged"]:
-        warnings.warn(_not_converged_message(max_iter, tol, obs.shape, obs.values.size, r, offsets),
-                      ConvergenceWarning, stacklevel=4)
     U, s, Vt = out["U"], out["s"], out["Vt"]
     m, n = obs.shape
+    if s.size < r:  # (pad so the shapes are always (m, r), (r,), (r, n))
+        U = np.hstack([U, np.zeros((m, r - s.size))])
+        Vt = np.vstack([Vt, np.zeros((r - s.size, n))])
+        s = np.concatenate([s, np.zeros(r - s.size)])
     if offsets:  # the profiled offsets: each column's mean residual of the low-rank part
         resid = obs.values - _entries(U, s, Vt, obs.rows, obs.cols)
         mu = _column_sums(obs.cols, n, resid) / problem.counts
     else:
         mu = np.zeros(n)
-    if s.size < r:  # (pad so the shapes are always (m, r), (r,), (r, n))
-        U = np.hstack([U, np.zeros((m, r - s.size))])
-        Vt = np.vstack([Vt, np.zeros((r - s.size, n))])
-        s = np.concatenate([s, np.zeros(r - s.size)])
+    losses, times, converged = list(out["objective"]), list(out["time_curve"]), out["converged"]
+    n_iter = out["n_iter"]
+    # the finish: hard-rank ALS from the search's factors (scaled units), kept when its objective is not higher
+    root = np.sqrt(s)
+    polish, _ = _solve_als(obs, r, 0.0, max_iter, tol, rng, verbose, 1.0, offsets,
+                           init=(U * root, Vt.T * root), warn=False)
+    if polish.loss_curve.size and polish.loss_curve[-1] <= problem.value(U, s, Vt):
+        U, s, Vt, mu = polish.U, polish.s, polish.Vt, polish.column_offsets
+        losses += list(polish.loss_curve)
+        times += list((times[-1] if times else 0.0) + polish.time_curve)
+        n_iter += polish.n_iter  # (converged stays the search's: the finish only lowers the objective)
+    if not converged:
+        warnings.warn(_not_converged_message(max_iter, tol, obs.shape, obs.values.size, r, offsets),
+                      ConvergenceWarning, stacklevel=4)
     with np.errstate(over="ignore", under="ignore"):
-        losses = np.asarray(out["objective"]) / scale / scale
-    return CompletionResult(U=U, s=s / scale, Vt=Vt, n_iter=out["n_iter"], loss_curve=losses,
-                            converged=out["converged"], step_sizes=np.ones(out["n_iter"]),
-                            time_curve=out["time_curve"], rank=r, n_restarts=0, column_offsets=mu / scale)
+        losses = np.asarray(losses) / scale / scale
+    return CompletionResult(U=U, s=s / scale, Vt=Vt, n_iter=n_iter, loss_curve=losses,
+                            converged=converged, step_sizes=np.ones(n_iter),
+                            time_curve=np.asarray(times), rank=r, n_restarts=0, column_offsets=mu / scale)

@@ -227,7 +227,8 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     ValueError
         On a ``sparsity`` outside [0, 1), an unknown ``method``, a
         ``pattern`` whose ``M`` does not divide ``n_in``, ``X`` whose
-        width is not ``n_in``, or, for 'obs' and 'iobs', ``damping=0``
+        width is not ``n_in``, a ``blocksize`` below 1, a negative
+        ``max_iter`` or ``tol``, or, for 'obs' and 'iobs', ``damping=0``
         with a singular ``H`` (linearly dependent inputs; inputs that are
         always 0 are handled).
 
@@ -267,6 +268,12 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
         raise ValueError(f"The 'method' parameter must be one of {METHODS}, got {method!r}.")
     if not (isinstance(damping, numbers.Real) and np.isfinite(damping) and damping >= 0):
         raise ValueError(f"The 'damping' parameter must be a finite number >= 0, got {damping!r}.")
+    # (a blocksize <= 0 made the sweep skip every column: W came back unpruned, silently)
+    for name, value, low in (("blocksize", blocksize, 1), ("max_iter", max_iter, 0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ValueError(f"The '{name}' parameter must be an integer >= {low}, got {value!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"The 'tol' parameter must be a finite number >= 0, got {tol!r}.")
     n_in = W.shape[1]
     structure, k = _structure(n_in, sparsity, pattern)
     if k >= n_in:

@@ -4,7 +4,7 @@ import copy
 import numbers
 
 import numpy as np
-from scipy.special import expit, softmax
+from scipy.special import expit, softmax, xlogy
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted
@@ -23,6 +23,8 @@ def _activate(name, Z):
         return expit(Z)
     if name == "softmax":
         return softmax(Z, axis=1)
+    if name == "exp":  # (MLPRegressor(loss='poisson')'s output)
+        return np.exp(Z)
     return Z  # identity
 
 
@@ -54,7 +56,7 @@ def _targets(mlp, y):
 
 
 def _loss(mlp, X, Y, penalty=True):
-    """The network's training loss (scikit-learn's: squared error / 2 or log loss, plus its l2 term)."""
+    """The network's training loss (scikit-learn's: squared error / 2, Poisson deviance / 2 or log loss, plus l2)."""
     out = _forward(mlp, X)[-1]
     n = X.shape[0]
     if isinstance(mlp, MLPClassifier):
@@ -62,6 +64,8 @@ def _loss(mlp, X, Y, penalty=True):
         value = -np.sum(Y * np.log(P)) / n
         if mlp.out_activation_ == "logistic":  # (binary and multilabel: both classes of every output)
             value -= np.sum((1 - Y) * np.log(1 - P)) / n
+    elif getattr(mlp, "loss", "squared_error") == "poisson":  # (sklearn's poisson_loss, summed over the outputs)
+        value = np.sum(xlogy(Y, Y / out) - Y + out) / n
     else:
         value = 0.5 * np.sum((out - Y) ** 2) / n
     if not penalty:  # (a validation loss: the data term alone)
@@ -72,9 +76,10 @@ def _loss(mlp, X, Y, penalty=True):
 def _gradient(mlp, X, Y):
     """Gradients of the network's own training loss (with its l2 term) in ``coefs_`` and ``intercepts_``.
 
-    Squared error (``MLPRegressor``: ``sum ||out - y||^2 / (2 n)``) and log
+    Squared error (``MLPRegressor``: ``sum ||out - y||^2 / (2 n)``), the
+    Poisson deviance (``MLPRegressor(loss='poisson')``, exp outputs) and log
     loss (``MLPClassifier``, softmax or logistic outputs) share the output
-    delta ``(out - y) / n``; the l2 term is ``alpha ||W||^2 / (2 n)``, as in
+    delta ``(out - y) / n`` (canonical links); the l2 term is ``alpha ||W||^2 / (2 n)``, as in
     scikit-learn.
     """
     n = X.shape[0]
