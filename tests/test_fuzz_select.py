@@ -558,3 +558,28 @@ def test_cox_functions_do_not_depend_on_where_the_features_are_centred(Est, offs
     times = model.unique_times_[::10]
     assert_allclose([f(times) for f in shifted.predict_survival_function(X[:3] + shift)],
                     [f(times) for f in model.predict_survival_function(X[:3])], atol=1e-3)
+
+
+@pytest.mark.parametrize("Est", [IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis])
+@pytest.mark.parametrize("alpha, scale", [(0.0, 1.0), (1e-4, 100.0)])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (the underflow itself)
+def test_cox_monotone_likelihood_fails_clearly(Est, alpha, scale):
+    """A feature that orders the event times exactly: the coefficient grows without bound.
+
+    Without the l2 term, or with the default one on a feature of scale 100 (the term is not
+    scale-free), ``X coef_`` came to span more than about 700 and the Newton solve failed with
+    LAPACK's "illegal value in 4-th argument of internal gelsd" (scikit-survival's
+    ``CoxPHSurvivalAnalysis`` also raises there). Standardised, the default ``alpha`` keeps it finite.
+    """
+    from sksurv.util import Surv
+
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((30, 5))
+    y = Surv.from_arrays(np.ones(30, bool), np.exp(-X[:, 0]))
+    model = Est(k=1, alpha=alpha)
+    with pytest.raises(ValueError, match="monotone likelihood.*Standardise the features"):
+        model.fit(X * scale, y)
+    assert not hasattr(model, "coef_")
+    finite = Est(k=1).fit(X, y)
+    assert_array_equal(finite.support_, [0]) and np.all(np.isfinite(finite.coef_))
+    assert finite.score(X, y) == 1.0
