@@ -526,6 +526,14 @@ def test_cox_in_scikit_learn_searches_and_selectors():
     assert search.k_ == [1, 2, 3, 5][search.best_index_]
     assert_array_equal(search.best_estimator_.support_,
                        IHTCoxPHSurvivalAnalysis(k=search.k_).fit(X, y).support_)
+    # weights (some 0): to the fits, and to the concordance of the test rows, as GridSearchCV passes them
+    weights = np.random.RandomState(10).randint(0, 3, X.shape[0]).astype(float)
+    weighted = SparsityCV(IHTCoxPHSurvivalAnalysis(), k_grid=[2, 3], cv=cv, return_train_score=True).fit(
+        X, y, sample_weight=weights)
+    by_grid = GridSearchCV(IHTCoxPHSurvivalAnalysis(), {"k": [2, 3]}, cv=cv, return_train_score=True).fit(
+        X, y, sample_weight=weights)
+    assert_allclose(weighted.cv_results_["mean_test_score"][1], by_grid.cv_results_["mean_test_score"][1], rtol=1e-6)
+    assert_allclose(weighted.cv_results_["mean_train_score"][1], by_grid.cv_results_["mean_train_score"][1], rtol=1e-6)
     times = search.best_estimator_.unique_times_[[5, 40, 90]]
     assert_allclose([f(times) for f in search.predict_survival_function(X[:5])],
                     [f(times) for f in search.best_estimator_.predict_survival_function(X[:5])], rtol=1e-12)
