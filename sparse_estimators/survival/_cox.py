@@ -225,12 +225,13 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
         check_is_fitted(self)
         risk = np.exp(np.asarray(self.predict(X), dtype=float))
         hazard = self.cum_baseline_hazard_.y
-        base = self.baseline_survival_.y
+        # S = exp(-risk H0), not S0 ** risk: far from X coef_ = 0 (uncentred features), S0 = exp(-H0)
+        # underflows to 0 or rounds to 1 where risk H0 is of order 1
         if return_array:
-            return np.power(base[None, :], risk[:, None]) if survival else risk[:, None] * hazard[None, :]
+            return np.exp(-risk[:, None] * hazard[None, :]) if survival else risk[:, None] * hazard[None, :]
         out = np.empty(risk.size, dtype=object)
         for i, r in enumerate(risk):
-            out[i] = (StepFunction(self.unique_times_, np.power(base, r)) if survival
+            out[i] = (StepFunction(self.unique_times_, np.exp(-r * hazard)) if survival
                       else StepFunction(self.unique_times_, hazard, a=r))
         return out
 
