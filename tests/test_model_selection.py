@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 from _search_problems import _classification, _regression, _separated
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.feature_selection import SelectFromModel
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
@@ -314,6 +314,26 @@ def test_sparsity_cv_ranks_nan_scores_last_as_gridsearchcv():
     np.testing.assert_array_equal(rank, ref.cv_results_["rank_test_score"])
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"])
     assert ours.k_ == ref.best_params_["k"] == 4
+
+
+def test_sparsity_cv_names_failed_folds_when_they_make_every_score_nan():
+    # one of three training folds holds a single class: its path fails, error_score=nan enters every mean,
+    # and the error says so (not the one-sample-fold advice); a finite error_score scores that fold with it
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((30, 6))
+    y = np.r_[np.zeros(5, int), np.ones(25, int)]
+    X[y == 0, 0] += 3.0
+    cv = KFold(3)  # (unshuffled: the first test fold holds the five zeros, its training fold none)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitFailedWarning)
+        with pytest.raises(ValueError, match=r"1 fold fit\(s\) failed .*error_score='raise'"):
+            SparsityCV(IHTClassifier(), k_grid=[1, 2], cv=cv).fit(X, y)
+        ours = SparsityCV(IHTClassifier(), k_grid=[1, 2], cv=cv, error_score=-1.0).fit(X, y)
+    results = ours.cv_results_
+    np.testing.assert_array_equal(results["split0_test_score"], [-1.0, -1.0])  # (the failed fold)
+    for i in (1, 2):  # (accuracies of the other folds)
+        assert np.all((results[f"split{i}_test_score"] >= 0) & (results[f"split{i}_test_score"] <= 1))
+    assert ours.k_ in (1, 2) and np.isfinite(ours.best_score_)
 
 
 def test_sparsity_cv_raises_when_every_score_is_nan():

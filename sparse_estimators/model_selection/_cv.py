@@ -346,9 +346,10 @@ class SparsityCV(_SparsitySearchBase):
                 self._store_scores(test_scores, train_scores, i, slice(None), o[0], o[1])
         times = np.mean([o[2] for o in out if o[0] is not None])
         full = np.zeros(grid.size, dtype=bool)
+        n_failed = len(failed)  # (fold paths, then full fits, that scored error_score: see _select's message)
         while True:  # full fits at the chosen and the best levels, until the chosen one is a full fit
             results = self._results(grid, test_scores, train_scores, times, full, len(out))
-            best = self._select(results, metric, names)
+            best = self._select(results, metric, names, n_failed)
             if full[best]:
                 break
             order = np.argsort(-np.round(results[f"mean_test_{ranking}"], 12), kind="stable")
@@ -358,6 +359,7 @@ class SparsityCV(_SparsitySearchBase):
             rescored = rescore(todo)
             for i, r in zip([i for i, o in enumerate(out) if o[0] is not None], rescored, strict=True):
                 if r[0] is None:
+                    n_failed += 1
                     warnings.warn(f"A full fit on fold {i} failed and scores error_score={self.error_score!r}:"
                                   f"\n{r[1]}", FitFailedWarning, stacklevel=4)
                     for scores in (test_scores, train_scores):
@@ -403,15 +405,26 @@ class SparsityCV(_SparsitySearchBase):
         results.update(mean_path_time=np.full(grid.size, times), full_search=full.copy())
         return results
 
-    def _select(self, results, metric, names):
-        """The index ``refit`` chooses; a ValueError when every score it reads is NaN."""
+    def _select(self, results, metric, names, n_failed=0):
+        """The index ``refit`` chooses; a ValueError when every score it reads is NaN.
+
+        ``n_failed``: the fits that failed and scored ``error_score`` (a NaN
+        one makes every mean it enters NaN): the message names them as the
+        cause, not the scoring.
+        """
         for name in ([metric] if metric else names):
             if not np.all(np.isnan(results[f"mean_test_{name}"])):
                 break
         else:
-            raise ValueError(f"Every cross-validated score is NaN (k_grid {[p['k'] for p in results['params']]}), "
-                             "so no k can be chosen; with one-sample test folds (e.g. cv=n_samples) R^2 is "
-                             "undefined: use fewer folds or another scoring.")
+            grid = [p["k"] for p in results["params"]]
+            if n_failed and self.error_score != "raise" and np.isnan(self.error_score):
+                raise ValueError(f"Every cross-validated score is NaN (k_grid {grid}), so no k can be chosen: "
+                                 f"{n_failed} fold fit(s) failed (see the FitFailedWarning) and error_score=nan "
+                                 "makes every mean they enter NaN. Pass error_score='raise' to see the error, "
+                                 "or a finite error_score to choose k without those folds' levels.")
+            raise ValueError(f"Every cross-validated score is NaN (k_grid {grid}), so no k can be chosen; with "
+                             "one-sample test folds (e.g. cv=n_samples) R^2 is undefined: use fewer folds or "
+                             "another scoring.")
         if metric is not None:
             return int(np.argmin(results[f"rank_test_{metric}"]))
         best = self.refit(results)
