@@ -108,6 +108,10 @@ INLIER_CUT = 2.5
 K_REJUDGE_ROUNDS = 5
 #: the Cox loss's curvature computations form dense blocks of n x this many columns (a memory bound)
 COX_BLOCK = 256
+#: the Cox models keep the baseline of their predictions at the largest training risk score instead of 0 when
+#: some |X coef_| exceeds this (exp overflows near 709; a range bound with room for sums of n terms, not tuned):
+#: below it the baseline is computed as before, bit for bit (survival/_cox.py, _store)
+COX_BASELINE_SHIFT_ABOVE = 300.0
 
 # -- I-OBS: hessian routes and Newton safeguards (solvers/_iobs.py, _iobs_curvature.py) ----------------------
 

@@ -338,24 +338,30 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
         return W_full, np.zeros(1)
 
 
-def breslow_cumulative_hazard(eta, event, time, sample_weight=None):
+def breslow_cumulative_hazard(eta, event, time, sample_weight=None, shift=0.0):
     """Breslow's estimate of the baseline cumulative hazard, at every distinct time of ``time``.
 
     ``H0(t) = sum_{t_g <= t} s(D_g) / sum_{j : time_j >= t_g} s_j exp(eta_j)``
     over the distinct event times ``t_g`` (scikit-survival's
     ``BreslowEstimator``, weighted).
 
+    ``shift``: the estimate for the risk scores ``eta - shift`` instead,
+    ``exp(shift) H0``, whose exponentials stay in range where ``eta`` does
+    not (``shift = max(eta)`` for ``X coef_`` beyond about 709, where
+    ``exp(eta)`` overflows: uncentred features); the cumulative hazard of a
+    sample is ``exp(eta_x - shift)`` times it.
+
     Returns
     -------
     times : ndarray
         The distinct times (events and censorings), ascending.
     cumulative_hazard : ndarray
-        ``H0`` at each of them.
+        ``exp(shift) H0`` at each of them.
     """
     sw = np.ones(time.size) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     order = np.argsort(time, kind="stable")
     times = np.unique(time)
-    risk = _reverse_cumsum((sw * np.exp(eta))[order])
+    risk = _reverse_cumsum((sw * np.exp(eta - shift if shift else eta))[order])
     start = np.searchsorted(time[order], times, side="left")
     at = np.searchsorted(times, time)
     deaths = np.bincount(at, weights=sw * event, minlength=times.size)

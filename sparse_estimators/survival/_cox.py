@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import _policy
 from .._selection import _SupportMixin
 from ..linear_model._accelerated import _MomentumMixin
 from ..linear_model._base import _SparseLinearBase
@@ -174,10 +175,16 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
         self.intercept_ = 0.0
         X, event, time, sample_weight = info["survival"]
         eta = np.asarray(X @ np.asarray(self.coef_, dtype=float), dtype=float).ravel()
-        times, hazard = breslow_cumulative_hazard(eta, event, time, sample_weight)
+        # the predictions' baseline at the risk score `shift` (not 0) where exp(X coef_) leaves float range
+        # (|X coef_| beyond about 700: uncentred features); the public baseline is its value at 0
+        shift = float(eta.max()) if eta.size and np.abs(eta).max() > _policy.COX_BASELINE_SHIFT_ABOVE else 0.0
+        times, hazard = breslow_cumulative_hazard(eta, event, time, sample_weight, shift)
+        self._hazard_shift = (shift, hazard)
+        with np.errstate(over="ignore", under="ignore"):
+            baseline = hazard * np.exp(-shift) if shift else hazard
         self.unique_times_ = times
-        self.cum_baseline_hazard_ = StepFunction(times, hazard)
-        self.baseline_survival_ = StepFunction(times, np.exp(-hazard))
+        self.cum_baseline_hazard_ = StepFunction(times, baseline)
+        self.baseline_survival_ = StepFunction(times, np.exp(-baseline))
 
     def predict(self, X):
         """The risk score ``X coef_`` (the log relative hazard; higher: earlier event).
@@ -223,8 +230,9 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
     def _functions(self, X, survival, return_array):
         """The cumulative hazard (or, with ``survival``, the survival) functions of the samples of ``X``."""
         check_is_fitted(self)
-        risk = np.exp(np.asarray(self.predict(X), dtype=float))
-        hazard = self.cum_baseline_hazard_.y
+        shift, hazard = self._hazard_shift  # (the baseline at the risk score `shift`: see _store)
+        with np.errstate(over="ignore"):
+            risk = np.exp(np.asarray(self.predict(X), dtype=float) - shift)
         # S = exp(-risk H0), not S0 ** risk: far from X coef_ = 0 (uncentred features), S0 = exp(-H0)
         # underflows to 0 or rounds to 1 where risk H0 is of order 1
         if return_array:
@@ -255,7 +263,7 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
         return self._functions(X, False, return_array)
 
     def predict_survival_function(self, X, return_array=False):
-        """The survival function ``S(t | x) = S0(t) ** exp(x coef_)``, ``S0`` from Breslow's baseline.
+        """The survival function ``S(t | x) = exp(-exp(x coef_) H0(t))``, ``H0`` Breslow's baseline.
 
         As scikit-survival's ``CoxPHSurvivalAnalysis``.
 
