@@ -281,9 +281,11 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         p, m = W.shape
         if coef_init is not None:
             C = np.asarray(coef_init, dtype=float)
-            if C.size != p * m:
-                raise ValueError(f"coef_init has {C.size} entries; expected {p * m} "
-                                 f"(shape {self._coef_shape(p, m)}).")
+            # the documented shapes only: a (n_features, n_targets) array or a flat one has the right size
+            # but would be read in an order the caller did not mean (transposed)
+            if C.shape != (m, p) and not (m == 1 and C.shape == (p,)):
+                raise ValueError(f"coef_init has shape {C.shape}; expected {self._coef_shape(p, m)}"
+                                 + (f" or {(1, p)}." if m == 1 else " (n_targets or n_classes, n_features)."))
             W = C.reshape(m, p).T.copy()
         elif self.warm_start and hasattr(self, "coef_"):
             C = np.asarray(self.coef_, dtype=float)

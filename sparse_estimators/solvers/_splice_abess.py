@@ -182,8 +182,8 @@ def _exchange_rounds(local, state, f, objective, C, tau, max_iter, stays, rank, 
             done = True
             break
         kept, forward = rank(local, state)
-        n_finite = np.count_nonzero(np.isfinite(forward))
-        C = min(C, n_finite)
+        n_finite = int(np.count_nonzero(np.isfinite(forward)))  # (a Python int: numpy 2's count is np.int64,
+        C = min(C, n_finite)  # which has no bit_length below)
         if C < 1:
             break
         adds = _top(forward, C)

@@ -164,7 +164,9 @@ class Reciprocal(ThresholdingOperator):
 
     def shrink(self, a, tau):  # noqa: D102
         b = tau * np.sqrt(1.0 - self.c**2)
-        if a.size and a.max() > 1e150:  # (a - b)(a + b) would overflow: the same root, relative to a
+        # (a - b)(a + b) would overflow, or underflow to 0 below 1e-154 (half of a, not the root): the same
+        # root, relative to a
+        if a.size and (a.max() > 1e150 or a.min() < 1e-150):
             r = b / a
             return 0.5 * a * (1.0 + np.sqrt(np.maximum((1.0 - r) * (1.0 + r), 0.0)))
         return 0.5 * (a + np.sqrt(np.maximum((a - b) * (a + b), 0.0)))
