@@ -387,10 +387,22 @@ def test_invalid_values_are_named(cls, name, value):
 
 @pytest.mark.parametrize("make, name", [(lambda: Reciprocal(c=-0.1), "c"), (lambda: Reciprocal(c=1.5), "c"),
                                         (lambda: Reciprocal(c=np.nan), "c"), (lambda: Lq(q=0.0), "q"),
-                                        (lambda: Lq(q=1.0), "q"), (lambda: Lq(q=np.nan), "q")])
+                                        (lambda: Lq(q=1.0), "q"), (lambda: Lq(q=np.nan), "q"),
+                                        (lambda: Reciprocal(c="0.5"), "c"), (lambda: Lq(q="0.5"), "q")])
 def test_invalid_operator_parameters_are_named(make, name):
     with pytest.raises(ValueError, match=f"{name}="):
         make()
+
+
+def test_iobs_correction_takes_numpy_booleans_as_the_other_flags():
+    X, Y = _regression(seed=6)
+    y = Y[:, 0]
+    for flag in (np.True_, np.False_):
+        ours = IOBSRegressor(k=3, correction=flag).fit(X, y)
+        plain = IOBSRegressor(k=3, correction=bool(flag)).fit(X, y)
+        assert_array_equal(ours.coef_, plain.coef_)
+    with pytest.raises(ValueError, match="correction"):
+        IOBSRegressor(k=3, correction=1).fit(X, y)
 
 
 def test_solver_parameters_with_operators_are_validated():

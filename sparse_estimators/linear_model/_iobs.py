@@ -2,6 +2,7 @@
 
 from numbers import Real
 
+import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from .. import _policy
@@ -128,7 +129,7 @@ class _IOBSMixin:
 
     def _validate_extra_params(self):
         _check_real("damping", self.damping, low_open=False)
-        if not isinstance(self.correction, bool):
+        if not isinstance(self.correction, (bool, np.bool_)):  # (as the other boolean parameters)
             raise ValueError(f"The 'correction' parameter must be a bool, got {self.correction!r}.")
         if not (isinstance(self.hessian, str) and self.hessian in self._hessian_routes):
             raise ValueError(f"The 'hessian' parameter must be one of {self._hessian_routes}, "

@@ -15,6 +15,7 @@ so no threshold needs rescaling with the step size.
 """
 
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
@@ -159,7 +160,7 @@ class Reciprocal(ThresholdingOperator):
     c: float = 0.0
 
     def __post_init__(self):
-        if not (0.0 <= self.c <= 1.0):
+        if not (isinstance(self.c, Real) and 0.0 <= self.c <= 1.0):  # (a string: ValueError, not TypeError)
             raise ValueError(f"Reciprocal thresholding needs 0 <= c <= 1, got c={self.c!r}.")
 
     def shrink(self, a, tau):  # noqa: D102
@@ -191,7 +192,7 @@ class Lq(ThresholdingOperator):
     q: float = 2.0 / 3.0
 
     def __post_init__(self):
-        if not (0.0 < self.q < 1.0):
+        if not (isinstance(self.q, Real) and 0.0 < self.q < 1.0):
             raise ValueError(f"Lq thresholding needs 0 < q < 1, got q={self.q!r}.")
 
     @property
