@@ -167,6 +167,55 @@ def test_bad_targets_and_X_on_dask_raise_naming_them(loss):
             IHTRegressor(k=3, loss=loss).fit(da.from_array(X_bad, chunks=(chunks, 10)), y)
 
 
+@pytest.mark.parametrize("chunks", [(0, 70, 0, 90), (160, 0)], ids=["leading_and_middle", "trailing"])
+@pytest.mark.parametrize("family", ["squared_error", "poisson", "huber", "binary"])
+def test_blocks_without_rows_are_fitted_predicted_and_scored(family, chunks):
+    # Blocks of 0 rows (a filtered DataFrame's partitions) failed: reshape or concatenate errors in the fits of
+    # the losses read at every step, check_array's "0 sample(s)" in predict and score.
+    da, dask = _dask()
+    X, targets, sw = _problem()
+    y = targets[family]
+    est = IHTClassifier(k=3) if family == "binary" else IHTRegressor(k=3, loss=family)
+    expected = type(est)(**est.get_params()).fit(X, y, sample_weight=sw)
+    Xd = da.from_array(X, chunks=(chunks, 10))
+    with dask.config.set(scheduler="sync"):
+        got = type(est)(**est.get_params()).fit(Xd, da.from_array(y, chunks=(chunks,)),
+                                                 sample_weight=da.from_array(sw, chunks=(chunks,)))
+        pred = got.predict(Xd)
+        assert pred.chunks[0] == chunks  # (in X's row chunks, as documented)
+        pred = pred.compute()
+        score = got.score(Xd, y, sample_weight=sw)
+        if family == "binary":
+            np.testing.assert_allclose(got.predict_proba(Xd).compute(), expected.predict_proba(X), rtol=1e-9)
+    _same_model(expected, got)
+    if family == "binary":
+        np.testing.assert_array_equal(pred, expected.predict(X))
+    else:
+        np.testing.assert_allclose(pred, expected.predict(X), rtol=1e-9)
+    assert score == pytest.approx(expected.score(X, y, sample_weight=sw), rel=1e-9)
+
+
+def test_filtered_dask_dataframe_with_an_empty_partition():
+    da, dask = _dask()
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, targets, _ = _problem()
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(10)]).assign(y=targets["poisson"])
+    keep = np.arange(len(frame)) >= 60  # (the first of 3 partitions of about 54 rows: all dropped)
+    frame["keep"] = keep
+    lazy = dd.from_pandas(frame, npartitions=3)
+    lazy = lazy[lazy["keep"]]
+    features = lazy[[f"f{j}" for j in range(10)]]
+    with dask.config.set(scheduler="sync"):
+        assert 0 in features.to_dask_array(lengths=True).chunks[0]
+        got = IHTRegressor(k=3, loss="poisson").fit(features, lazy["y"])
+        pred = got.predict(features).compute()
+    subset = frame[keep]
+    expected = IHTRegressor(k=3, loss="poisson").fit(subset[[f"f{j}" for j in range(10)]], subset["y"])
+    _same_model(expected, got)
+    np.testing.assert_allclose(pred, expected.predict(subset[[f"f{j}" for j in range(10)]]), rtol=1e-9)
+
+
 def test_empty_X_and_scores_of_too_few_targets_are_named():
     # No rows was reported as weights of zero sum (no weights given); a score's y of the wrong length as a
     # broadcast or chunking error: now as on NumPy data, the input named.

@@ -81,7 +81,9 @@ def _rows(X, n_features):
     return X if X.numblocks[1] == 1 else X.rechunk({1: -1})
 
 
-def _apply(block, est, method):
+def _apply(block, est, method, empty):
+    if not block.shape[0]:  # (a block without rows: the estimator's check_array refuses it)
+        return empty
     with warnings.catch_warnings():  # (the blocks are arrays; the estimator may have been fitted on a DataFrame)
         warnings.filterwarnings("ignore", message="X does not have valid feature names")
         return getattr(est, method)(block)
@@ -103,9 +105,10 @@ def lazy_method(est, method, X, n_columns=None, dtype=np.float64):
     """
     X = _rows(X, est.n_features_in_)
     if n_columns is None:
-        return X.map_blocks(_apply, est, method, drop_axis=1, dtype=dtype, meta=np.empty((0,), dtype))
-    return X.map_blocks(_apply, est, method, chunks=(X.chunks[0], (n_columns,)), dtype=dtype,
-                        meta=np.empty((0, 0), dtype))
+        return X.map_blocks(_apply, est, method, np.empty((0,), dtype), drop_axis=1, dtype=dtype,
+                            meta=np.empty((0,), dtype))
+    return X.map_blocks(_apply, est, method, np.empty((0, n_columns), dtype), chunks=(X.chunks[0], (n_columns,)),
+                        dtype=dtype, meta=np.empty((0, 0), dtype))
 
 
 def lazy_score(est, X, y, sample_weight, kind):
