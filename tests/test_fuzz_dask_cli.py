@@ -376,3 +376,36 @@ def test_cli_errors_exit_2_and_write_nothing(table_csv, tmp_path):
     dup = _write_csv(tmp_path / "dup.csv", ["x", "x", "y"], rows)
     status, out, err = _run([dup, "--cv", "0", "-q", "-o", str(model_path)])
     assert status == 2 and out == "" and "several columns named 'x'" in err and not model_path.exists()
+
+
+@pytest.mark.parametrize("seed", [1, 11, 14])
+def test_constant_column_with_fewer_finite_gains_than_exchanges(seed):
+    # Found through the command line (a constant column, --cv): the splicing search's exchange size became a
+    # NumPy integer when fewer candidates than exchanges had a finite gain, and the fit crashed with
+    # AttributeError ('numpy.int64' object has no attribute 'bit_length'). The best pair by exhaustive search.
+    from itertools import combinations
+
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((40, 4))
+    X[:, 2] = 0.0
+    y = 2 * X[:, 0] + 0.5 * X[:, 1] + rng.standard_normal(40)
+    got = IHTRegressor(k=2).fit(X, y)
+
+    def rss(pair):
+        design = np.column_stack([np.ones(40), X[:, pair]])
+        return np.inf if np.linalg.matrix_rank(design) < 3 else np.linalg.lstsq(design, y, rcond=None)[1].sum()
+
+    assert tuple(got.support_) == min(combinations(range(4), 2), key=rss)
+
+
+def test_cli_cross_validates_a_table_with_a_constant_column(tmp_path):
+    rng = np.random.RandomState(11)
+    X = rng.standard_normal((60, 3))
+    y = 2 * X[:, 0] + 0.5 * X[:, 1] + rng.standard_normal(60)
+    rows = [[f"{a:.5f}", f"{b:.5f}", "5", f"{c:.5f}", f"{t:.5f}"] for (a, b, c), t in zip(X, y, strict=True)]
+    path = _write_csv(tmp_path / "const.csv", ["a", "b", "const", "c", "y"], rows)
+    status, out, err = _run([path, "--k", "2", "--cv", "3", "--json", "-q"])
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["selected_variables"][0] == "a" and "const" not in result["selected_variables"]
+    assert len(result["cv"]["scores"]["r2"]["folds"]) == 3

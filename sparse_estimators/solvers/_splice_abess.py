@@ -182,7 +182,7 @@ def _exchange_rounds(local, state, f, objective, C, tau, max_iter, stays, rank, 
             done = True
             break
         kept, forward = rank(local, state)
-        n_finite = np.count_nonzero(np.isfinite(forward))
+        n_finite = int(np.count_nonzero(np.isfinite(forward)))  # (a Python int: C.bit_length below)
         C = min(C, n_finite)
         if C < 1:
             break
