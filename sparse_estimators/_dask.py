@@ -87,7 +87,7 @@ def check_dask_fit_input(X, y, sample_weight, numeric_y=True):
     ``X`` must be chunked by rows only (one chunk spans all its columns:
     every block is a set of whole rows); ``y`` and ``sample_weight`` may be
     dask arrays or Series with the same row chunks, or NumPy arrays (then
-    chunked like ``X``'s rows). Finite values, non-negative weights and the
+    chunked like ``X``'s rows); blocks without rows are merged away. Finite values, non-negative weights and the
     number of rows of positive weight are checked in the pass that builds
     the statistics (see :mod:`sparse_estimators.losses._dask_design`).
     ``numeric_y=False`` (class labels) leaves ``y``'s type unchecked.
@@ -138,4 +138,8 @@ def check_dask_fit_input(X, y, sample_weight, numeric_y=True):
         if sample_weight.ndim != 1:
             raise ValueError(f"Sample weights must be 1D array or scalar; got shape {sample_weight.shape}.")
         sample_weight = sample_weight.astype(np.float64)
+    if 0 in rows and X.shape[0]:  # (blocks without rows, as a filtered DataFrame's: merged into their neighbours)
+        rows = tuple(c for c in rows if c)
+        X, Y = X.rechunk({0: rows}), Y.rechunk({0: rows})
+        sample_weight = None if sample_weight is None else sample_weight.rechunk({0: rows})
     return X, Y, y.ndim, sample_weight

@@ -160,6 +160,11 @@ def _read_csv(path, target, drop):
     feature_indices = [j for j in range(len(header)) if j != target_index and j not in dropped]
     if not feature_indices:
         raise _InputError(f"{path} has no feature columns besides the target {header[target_index]!r}")
+    used = [header[j] for j in feature_indices + [target_index]]
+    repeated = sorted({name for name in used if used.count(name) > 1})
+    if repeated:  # (the output, the saved model and the predict mode find columns by name)
+        raise _InputError(f"{path} has several columns named " + ", ".join(repr(name) for name in repeated)
+                          + "; rename them in the header")
 
     n_rows = len(body)
     columns, text_columns, missing = [], [], {}

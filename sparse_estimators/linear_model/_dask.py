@@ -48,6 +48,8 @@ def dask_regression_setup(est, X, y, sample_weight):
 
 def check_statistics(stats, weighted, shape):
     """ValueErrors for non-finite values, negative or all-zero weights and empty data seen by a pass."""
+    if shape[0] == 0 or shape[1] == 0:  # (first: no rows also means no weight)
+        raise ValueError(f"Found array with shape {shape}; a minimum of 1 sample and 1 feature is required.")
     for count, what in zip(stats["nonfinite"], ("Input X", "Input y", "Sample weights"), strict=True):
         if count:
             raise ValueError(f"{what} contains NaN or infinity ({count} values).")
@@ -55,8 +57,6 @@ def check_statistics(stats, weighted, shape):
         raise ValueError("Negative values in data passed to `sample_weight`")
     if not stats["weight"] > 0:
         raise ValueError("Sample weights must have a positive sum; got all zeros.")
-    if shape[0] == 0 or shape[1] == 0:
-        raise ValueError(f"Found array with shape {shape}; a minimum of 1 sample and 1 feature is required.")
 
 
 def gram_loss(est, loss, stats, y_ndim, dtype):
@@ -81,7 +81,9 @@ def _rows(X, n_features):
     return X if X.numblocks[1] == 1 else X.rechunk({1: -1})
 
 
-def _apply(block, est, method):
+def _apply(block, est, method, empty):
+    if not block.shape[0]:  # (a block without rows: the estimator's check_array refuses it)
+        return empty
     with warnings.catch_warnings():  # (the blocks are arrays; the estimator may have been fitted on a DataFrame)
         warnings.filterwarnings("ignore", message="X does not have valid feature names")
         return getattr(est, method)(block)
@@ -103,9 +105,10 @@ def lazy_method(est, method, X, n_columns=None, dtype=np.float64):
     """
     X = _rows(X, est.n_features_in_)
     if n_columns is None:
-        return X.map_blocks(_apply, est, method, drop_axis=1, dtype=dtype, meta=np.empty((0,), dtype))
-    return X.map_blocks(_apply, est, method, chunks=(X.chunks[0], (n_columns,)), dtype=dtype,
-                        meta=np.empty((0, 0), dtype))
+        return X.map_blocks(_apply, est, method, np.empty((0,), dtype), drop_axis=1, dtype=dtype,
+                            meta=np.empty((0,), dtype))
+    return X.map_blocks(_apply, est, method, np.empty((0, n_columns), dtype), chunks=(X.chunks[0], (n_columns,)),
+                        dtype=dtype, meta=np.empty((0, 0), dtype))
 
 
 def lazy_score(est, X, y, sample_weight, kind):
@@ -119,17 +122,16 @@ def lazy_score(est, X, y, sample_weight, kind):
 
     if kind == "accuracy":
         pred = lazy_method(est, "predict", X, dtype=est.classes_.dtype)
-        right = (pred == (y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y)).astype(float)
-        w = da.ones_like(right) if sample_weight is None else sample_weight
+        right = (pred == _in_rows(y, pred.chunks[0], "y")).astype(float)
+        w = da.ones_like(right) if sample_weight is None else _in_rows(sample_weight, pred.chunks[0], "sample_weight")
         hits, total = dask.compute((right * w).sum(), w.sum())
         return float(hits / total)
     pred = lazy_method(est, "predict", X, None if np.ndim(est.coef_) == 1 else len(est.coef_))
-    y = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
-    if not is_dask_collection(y):
-        y = da.from_array(np.asarray(y, dtype=float), chunks=(pred.chunks[0],) + np.shape(y)[1:])
-    y = y.astype(float)
+    y = _in_rows(y, pred.chunks[0], "y").astype(float)
     Y, P = (y[:, None], pred[:, None]) if y.ndim == 1 else (y, pred)
-    w = da.ones(Y.shape[0], chunks=(Y.chunks[0],)) if sample_weight is None else da.asarray(sample_weight)
+    w = da.ones(Y.shape[0], chunks=(Y.chunks[0],)) if sample_weight is None else _in_rows(sample_weight,
+                                                                                          pred.chunks[0],
+                                                                                          "sample_weight")
     w = w[:, None]
     sw, swy, swyy, swrr = dask.compute(w.sum(), (w * Y).sum(axis=0), (w * Y * Y).sum(axis=0),
                                        (w * (Y - P) ** 2).sum(axis=0))
@@ -137,6 +139,24 @@ def lazy_score(est, X, y, sample_weight, kind):
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(total > 0, 1 - swrr / np.where(total > 0, total, 1), np.where(swrr == 0, 1.0, 0.0))
     return float(np.mean(r2))
+
+
+def _in_rows(v, rows, name):
+    """Targets or weights as a dask array: a dask Series through its values, else NumPy values in ``rows`` chunks.
+
+    (A pandas Series compared with a dask array is not computed blockwise: it raises.) A ValueError naming
+    ``name`` if its length is not the number of rows.
+    """
+    import dask.array as da
+
+    if is_dask_collection(v):
+        v = v.to_dask_array(lengths=True) if hasattr(v, "to_dask_array") else v
+    else:
+        v = np.asarray(v)
+    if v.ndim == 0 or v.shape[0] != sum(rows):
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: X has {sum(rows)} rows, "
+                         f"{name} has shape {v.shape}.")
+    return v if is_dask_collection(v) else da.from_array(v, chunks=(rows,) + v.shape[1:])
 
 
 class _ConstructorView:
@@ -259,4 +279,5 @@ def _glm_regression_setup(est, X, y, sample_weight, name):
 
     loss, x_scale, _, _ = dask_glm_setup(est, X, y, sample_weight, make, centred_scale=False)
     loss.positive = bool(est.positive)
-    return loss, {"y_ndim": 1, "scale": (x_scale, state["y_scale"])}
+    dtype = check_dask_X(X).dtype  # (lazy: float32 in, float32 out, as on NumPy data)
+    return loss, {"y_ndim": 1, "scale": (x_scale, state["y_scale"]), "dtype": dtype}

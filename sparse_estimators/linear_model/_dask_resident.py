@@ -183,7 +183,7 @@ def dask_log_link_setup(est, X, y, sample_weight, name):
     if cls is PoissonLoss:
         attributes["curvature"] = null_mean
     loss = make_dask_loss(cls, design, Y, w, stats, est.fit_intercept, **attributes)
-    return loss, {"y_ndim": 1, "scale": (x_scale, 1.0)}
+    return loss, {"y_ndim": 1, "scale": (x_scale, 1.0), "dtype": X.dtype}
 
 
 def dask_squared_passes_setup(est, X, y, sample_weight):
