@@ -146,3 +146,26 @@ def identifiable(loss, W):
 
 def rel_err(a, b):
     return np.linalg.norm(np.ravel(a) - np.ravel(b)) / max(np.linalg.norm(np.ravel(b)), 1e-300)
+
+
+def cox_data(seed=0, n=150, p=18, tied=False, binary=False):
+    """Exponential times with a 3-feature log hazard of high signal, censoring; ``tied``: times rounded to 1..~15.
+
+    ``binary``: 0/1 features, so that many risk scores tie. Returns ``X, y, beta, support`` (``y`` as
+    scikit-survival's ``Surv.from_arrays`` builds it).
+    """
+    from sksurv.util import Surv
+
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    if binary:
+        X = (X > 0).astype(float)
+    support = np.sort(3 * rng.choice(p // 3, 3, replace=False) + rng.randint(0, 3, 3))
+    beta = np.zeros(p)
+    beta[support] = rng.choice([-1.0, 1.0], 3) * rng.uniform(1.0, 1.5, 3)
+    t = rng.exponential(np.exp(-X @ beta))
+    c = rng.exponential(3.0 * np.median(t), n)
+    time = np.minimum(t, c)
+    if tied:
+        time = np.ceil(5.0 * time / np.median(time))
+    return X, Surv.from_arrays(t <= c, time), beta, support

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _loss_problems import cox_data
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.metrics import d2_tweedie_score
@@ -299,23 +300,6 @@ def test_pickle_clone_warm_start_and_coef_init(Est, loss):
 
 
 # -- the Cox models --------------------------------------------------------------------------------------------------
-def _cox_data(seed=0, n=150, p=18, tied=False):
-    """Exponential times with a 3-feature log hazard of high signal, censoring; ``tied``: times rounded to 1..~15."""
-    from sksurv.util import Surv
-
-    rng = np.random.RandomState(seed)
-    X = rng.standard_normal((n, p))
-    support = np.sort(3 * rng.choice(p // 3, 3, replace=False) + rng.randint(0, 3, 3))
-    beta = np.zeros(p)
-    beta[support] = rng.choice([-1.0, 1.0], 3) * rng.uniform(1.0, 1.5, 3)
-    t = rng.exponential(np.exp(-X @ beta))
-    c = rng.exponential(3.0 * np.median(t), n)
-    time = np.minimum(t, c)
-    if tied:
-        time = np.ceil(5.0 * time / np.median(time))
-    return X, Surv.from_arrays(t <= c, time), beta, support
-
-
 def _survival_at(model, X, times):
     return np.array([f(times) for f in model.predict_survival_function(X)])
 
@@ -323,7 +307,7 @@ def _survival_at(model, X, times):
 @pytest.mark.parametrize("Est", COX)
 @pytest.mark.parametrize("tied", [False, True])
 def test_cox_weights_rows_permutations_and_sparse_X(Est, tied):
-    X, y, _, support = _cox_data(tied=tied)
+    X, y, _, support = cox_data(tied=tied)
     rng = np.random.RandomState(8)
     model = Est(k=3).fit(X, y)
     assert_array_equal(model.support_, support)
@@ -348,7 +332,7 @@ def test_cox_weights_rows_permutations_and_sparse_X(Est, tied):
 def test_cox_partial_likelihood_ignores_the_scale_of_time(Est):
     from sksurv.util import Surv
 
-    X, y, _, _ = _cox_data(tied=True)
+    X, y, _, _ = cox_data(tied=True)
     model = Est(k=3).fit(X, y)
     _assert_same_model(model, Est(k=3).fit(X, Surv.from_arrays(y["event"], 37.0 * y["time"] + 5.0)))
 
@@ -357,7 +341,7 @@ def test_cox_partial_likelihood_ignores_the_scale_of_time(Est):
 def test_cox_scores_and_functions_against_independent_computations(tied):
     from sksurv.metrics import concordance_index_censored
 
-    X, y, _, _ = _cox_data(tied=tied)
+    X, y, _, _ = cox_data(tied=tied)
     event, time = y["event"], y["time"]
     model = IHTCoxPHSurvivalAnalysis(k=3).fit(X, y)
     risk = model.predict(X)

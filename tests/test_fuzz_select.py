@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _loss_problems import cox_data
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln, log_softmax
 from sklearn.feature_selection import SelectFromModel
@@ -429,25 +430,9 @@ def test_sparsity_ic_least_squares_by_hand():
 
 # -- the Cox models --------------------------------------------------------------------------------------------------
 def _cox_data(seed=0, n=150, p=15, tied=False, binary=False):
-    """Exponential times with a 3-feature log hazard of high signal, censoring; ``tied``: times rounded to 1..~15.
-
-    ``binary``: 0/1 features, so that many risk scores tie.
-    """
-    from sksurv.util import Surv
-
-    rng = np.random.RandomState(seed)
-    X = rng.standard_normal((n, p))
-    if binary:
-        X = (X > 0).astype(float)
-    support = np.sort(3 * rng.choice(p // 3, 3, replace=False) + rng.randint(0, 3, 3))
-    beta = np.zeros(p)
-    beta[support] = rng.choice([-1.0, 1.0], 3) * rng.uniform(1.0, 1.5, 3)
-    t = rng.exponential(np.exp(-X @ beta))
-    c = rng.exponential(3.0 * np.median(t), n)
-    time = np.minimum(t, c)
-    if tied:
-        time = np.ceil(5.0 * time / np.median(time))
-    return X, Surv.from_arrays(t <= c, time), support
+    """:func:`_loss_problems.cox_data` (15 features) without ``beta``."""
+    X, y, _, support = cox_data(seed, n, p, tied, binary)
+    return X, y, support
 
 
 @pytest.mark.parametrize("Est", COX)
