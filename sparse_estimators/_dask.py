@@ -87,9 +87,10 @@ def check_dask_fit_input(X, y, sample_weight, numeric_y=True):
     ``X`` must be chunked by rows only (one chunk spans all its columns:
     every block is a set of whole rows); ``y`` and ``sample_weight`` may be
     dask arrays or Series with the same row chunks, or NumPy arrays (then
-    chunked like ``X``'s rows); blocks without rows are merged away. Finite values, non-negative weights and the
-    number of rows of positive weight are checked in the pass that builds
-    the statistics (see :mod:`sparse_estimators.losses._dask_design`).
+    chunked like ``X``'s rows); blocks without rows are merged away. Finite
+    values, non-negative weights and the number of rows of positive weight
+    are checked in the pass that builds the statistics (see
+    :mod:`sparse_estimators.losses._dask_design`).
     ``numeric_y=False`` (class labels) leaves ``y``'s type unchecked.
 
     Returns
