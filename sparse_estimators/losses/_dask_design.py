@@ -27,8 +27,8 @@ def _block_statistics(x, y, w, centred):
         "x_high": x.max(axis=0, initial=-np.inf), "x_low": x.min(axis=0, initial=np.inf),
         "y_high": y.max(axis=0, initial=-np.inf), "y_low": y.min(axis=0, initial=np.inf),
     }
-    if any(bad):  # (reported by the caller; the products would be NaN anyway)
-        x, y, w = np.nan_to_num(x), np.nan_to_num(y), np.nan_to_num(w)
+    if any(bad):  # (reported by the caller; zeros, not nan_to_num's float maximum, whose products overflow)
+        x, y, w = (np.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0) for v in (x, y, w))
     w = np.maximum(w, 0.0)  # (negative weights are reported from w_min)
     total = float(w.sum())
     if centred and total > 0:

@@ -237,7 +237,10 @@ def _set_up_block(x, y, w):
     for start in range(0, n, _policy.TILE_ROWS):
         xt = np.asarray(x[start:start + _policy.TILE_ROWS], dtype=np.float64)
         wt = w[start:start + _policy.TILE_ROWS]
-        out["bad"] += int(np.count_nonzero(~np.isfinite(xt)))
+        bad = int(np.count_nonzero(~np.isfinite(xt)))
+        if bad:  # (reported by the caller: zeros, so that the moments below raise no RuntimeWarning)
+            out["bad"] += bad
+            xt = np.where(np.isfinite(xt), xt, 0.0)
         out["high"] = np.maximum(out["high"], xt.max(axis=0, initial=-np.inf))
         out["low"] = np.minimum(out["low"], xt.min(axis=0, initial=np.inf))
         weight, xw = float(wt.sum()), xt.T @ wt
