@@ -15,6 +15,7 @@ import copy
 import numpy as np
 
 from ..thresholding import select_top_k
+from ..thresholding._selection import unit_norms
 
 __all__ = ["Structure", "Rows", "get_structure"]
 
@@ -198,7 +199,7 @@ class Rows(Structure):
         return n_features
 
     def unit_scores(self, G):  # noqa: D102
-        return np.sqrt(np.einsum("ij,ij->i", G, G))
+        return unit_norms(G)
 
     def units(self, features):  # noqa: D102
         return np.asarray(features, dtype=np.intp)

@@ -4,6 +4,7 @@ import numbers
 
 import numpy as np
 
+from ..thresholding._selection import unit_norms
 from ._base import Structure
 
 
@@ -49,7 +50,7 @@ class Groups(Structure):
         return self.labels.size
 
     def unit_scores(self, G):  # noqa: D102
-        return np.sqrt(np.bincount(self.codes, weights=np.einsum("ij,ij->i", G, G), minlength=self.labels.size))
+        return unit_norms(G, self.codes, self.labels.size)
 
     def units(self, features):  # noqa: D102
         return np.unique(self.codes[np.asarray(features, dtype=np.intp)])

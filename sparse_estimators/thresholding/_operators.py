@@ -19,7 +19,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._selection import select_top_k
+from ._selection import select_top_k, unit_norms
 
 __all__ = ["ThresholdingOperator", "Hard", "Soft", "Reciprocal", "Lq", "get_operator"]
 
@@ -120,7 +120,7 @@ def _magnitudes(z):
     if z.ndim == 2:
         if z.shape[1] == 1:
             return np.abs(z[:, 0])
-        return np.sqrt(np.einsum("ij,ij->i", z, z))
+        return unit_norms(z)  # (scaled where the squares leave the range: homogeneous at every scale)
     raise ValueError(f"Thresholding expects a 1-D or 2-D array, got {z.ndim} dimensions.")
 
 
