@@ -12,11 +12,15 @@ rounding.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.model_selection import GridSearchCV, KFold
 
+from sparse_estimators import IHTClassifier
+from sparse_estimators.model_selection import SparsityCV
 from sparse_estimators.structures import Groups, Rows
 from sparse_estimators.thresholding import Hard, Lq, Reciprocal, Soft
 
@@ -105,3 +109,25 @@ def test_row_norms_keep_zero_infinite_and_nan_rows():
     assert_allclose(groups.unit_scores(Z), [1e-200, np.inf, 5.0], rtol=1e-15)
     with pytest.raises(ValueError, match="NaN"):
         Hard()(np.array([[np.nan, 1.0], [1e200, 1e200], [1.0, 1.0]]), 1)
+
+
+# --------------------------------------------------------------------------
+# classifiers with a class missing from a training fold
+# --------------------------------------------------------------------------
+def test_cv_error_names_the_failed_scoring_not_r2():
+    # class 2 only in the first (unshuffled) fold: a probability scorer cannot score that fold's models,
+    # scikit-learn's GridSearchCV gives NaN at every k too; the error blamed one-sample folds and R^2
+    rng = np.random.RandomState(8)
+    X = rng.standard_normal((60, 8))
+    y = (X[:, 0] > 0).astype(int)
+    y[:3] = 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = GridSearchCV(IHTClassifier(), {"k": [1, 2, 3]}, cv=KFold(5), scoring="neg_log_loss").fit(X, y)
+        assert np.all(np.isnan(reference.cv_results_["mean_test_score"]))
+        search = SparsityCV(IHTClassifier(), k_grid=[1, 2, 3], cv=KFold(5), scoring="neg_log_loss")
+        with pytest.raises(ValueError, match="scoring 'neg_log_loss' failed") as info:
+            search.fit(X, y)
+    assert "R^2" not in str(info.value) and "error_score='raise'" in str(info.value)
+    with pytest.raises(ValueError, match="labels"):  # (scikit-learn's own error, as the message says)
+        search.set_params(error_score="raise").fit(X, y)

@@ -422,6 +422,13 @@ class SparsityCV(_SparsitySearchBase):
                                  f"{n_failed} fold fit(s) failed (see the FitFailedWarning) and error_score=nan "
                                  "makes every mean they enter NaN. Pass error_score='raise' to see the error, "
                                  "or a finite error_score to choose k without those folds' levels.")
+            if self.scoring is not None:  # (a scorer that raised scored error_score, with scikit-learn's warning)
+                raise ValueError(f"Every cross-validated score is NaN (k_grid {grid}), so no k can be chosen: the "
+                                 f"scoring {self.scoring!r} failed or was undefined on some fold at every level "
+                                 "(see the 'Scoring failed' warnings; e.g. a probability scorer on a test fold "
+                                 "with a class its training fold lacks). Pass error_score='raise' to see the "
+                                 "error, or use folds that keep every class in training (StratifiedKFold) or "
+                                 "another scoring.")
             raise ValueError(f"Every cross-validated score is NaN (k_grid {grid}), so no k can be chosen; with "
                              "one-sample test folds (e.g. cv=n_samples) R^2 is undefined: use fewer folds or "
                              "another scoring.")
