@@ -19,7 +19,8 @@ _WEIGHT_STEP = """weight_step : float or None, default=None
         1/2, so ``c * max_iter`` is about the number of features that get
         unregularized: run about ``k / c`` iterations. None means
         ``c = k / max_iter``, the choice of the paper's experiments (its
-        theory uses ``k / (4 max_iter)``); a stable support of ``k``
+        theory uses ``k / (4 max_iter)``), with ``groups`` ``k`` counted in
+        features (those of the ``k`` largest groups); a stable support of ``k``
         features is then unweighted after about ``0.7 max_iter`` (at least
         ``0.5 max_iter``) iterations, and the fit does not stop before
         (with ``debias=True`` and hard thresholding it then jumps to the

@@ -12,6 +12,22 @@ def _row_squares(W):
     return np.einsum("ij,ij->i", W, W)
 
 
+def _support_size(structure, k, p):
+    """The most features a support of ``k`` units holds: ``min(k, p)``, or with groups the ``k`` largest's sizes.
+
+    The weights are per feature, so the default weight step counts features:
+    with ``k`` counting groups, ``k / max_iter`` left a support of groups of
+    two or more features weighted past ``max_iter``.
+    """
+    if structure.n_units(p) == p:  # (one feature per unit)
+        return min(k, p)
+    try:
+        units = structure.unit_of_features(p)
+    except NotImplementedError:
+        return min(k, p)
+    return int(np.sort(np.bincount(units))[::-1][:k].sum())
+
+
 def _update_weights(w, W, c):
     """``w <- (w - c (w x)^2 / sum_j w_j x_j^2)_{>= 1/2}``, from the *old* ``x`` and ``w``.
 
@@ -138,7 +154,8 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         apart in excess loss at ``c = 1000``); a small
         ``c`` needs more iterations and can reach a lower loss. None:
         ``c = k / max_iter``, the paper's experiments (its theory uses
-        ``k / (4 max_iter)``).
+        ``k / (4 max_iter)``), ``k`` counted in features (with groups, the
+        features of the ``k`` largest groups).
     support_refit : int, default=0
         As in :func:`~sparse_estimators.solvers.iht`, once every feature of
         the iterate is unweighted (``w_j = 0`` on the support, after which
@@ -164,8 +181,9 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     Algorithm 1, https://proceedings.mlr.press/v162/axiotis22a.html
     """
     p = W0.shape[0]
+    operator = get_structure(operator)  # (a plain operator thresholds rows)
     if weight_step is None:
-        c = min(k, p) / max_iter
+        c = _support_size(operator, k, p) / max_iter
     else:
         c = float(weight_step)
         if not (np.isfinite(c) and c > 0):
@@ -177,7 +195,6 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     eta_next = eta
     # where the curvature along the steps vanishes, the doubling stops here (and below float overflow)
     eta_cap = eta * min(_policy.STEP_GROWTH_CAP, np.finfo(float).max / max(eta, 1.0))
-    operator = get_structure(operator)  # (a plain operator thresholds rows)
     W, b = project(operator, k, W0)[0], b0.copy()
     w = np.ones(p)
     Z = loss.linear_predictor(W, b)
