@@ -114,11 +114,15 @@ def test_row_scores_and_expansion_at_extreme_scales():
 
 
 def test_row_norms_keep_zero_infinite_and_nan_rows():
-    # a zero row stays 0 (not NaN from 0 / 0), an infinite entry gives inf, a NaN row stays NaN (refused)
-    Z = np.array([[0.0, 0.0], [1e-200, 0.0], [np.inf, 1.0], [1e200, 1e200], [3.0, 4.0]])
-    assert_allclose(Rows(Hard()).unit_scores(Z), [0.0, 1e-200, np.inf, math.hypot(1e200, 1e200), 5.0], rtol=1e-15)
-    groups = Groups(Hard(), [0, 0, 1, 1, 2])
-    assert_allclose(groups.unit_scores(Z), [1e-200, np.inf, 5.0], rtol=1e-15)
+    # a zero row stays 0 (not NaN from 0 / 0), an infinite entry gives inf beside finite rows scaled right,
+    # a NaN row stays NaN (refused)
+    Z = np.array([[0.0, 0.0], [np.inf, 1.0], [1e200, 1e200], [3.0, 4.0]])
+    assert_allclose(Rows(Hard()).unit_scores(Z), [0.0, np.inf, math.hypot(1e200, 1e200), 5.0], rtol=1e-15)
+    assert_allclose(Groups(Hard(), [0, 0, 1, 1]).unit_scores(Z), [np.inf, math.hypot(1e200, 1e200, 3.0, 4.0)],
+                    rtol=1e-15)
+    tiny = np.array([[0.0, 0.0], [1e-200, 0.0], [3e-200, 4e-200]])
+    assert_allclose(Rows(Hard()).unit_scores(tiny), [0.0, 1e-200, 5e-200], rtol=1e-15)
+    assert_allclose(Groups(Hard(), [0, 0, 1]).unit_scores(tiny), [1e-200, 5e-200], rtol=1e-15)
     with pytest.raises(ValueError, match="NaN"):
         Hard()(np.array([[np.nan, 1.0], [1e200, 1e200], [1.0, 1.0]]), 1)
 

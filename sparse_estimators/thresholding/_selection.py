@@ -62,11 +62,11 @@ def select_top_k(magnitudes, k):
 
 
 def _square_limits(dtype):
-    """``(tiny / eps, max)`` of ``dtype``: sums of squares outside them lost digits to underflow, or overflowed."""
+    """``(sqrt(tiny), sqrt(max))`` of ``dtype``: the largest sum of squares outside them is rescaled first."""
     limits = _SQUARE_LIMITS.get(dtype)
     if limits is None:
         info = np.finfo(dtype if dtype.kind == "f" else np.float64)
-        limits = _SQUARE_LIMITS[dtype] = (float(info.tiny / info.eps), float(info.max))
+        limits = _SQUARE_LIMITS[dtype] = (float(np.sqrt(info.tiny)), float(np.sqrt(info.max)))
     return limits
 
 
@@ -76,12 +76,13 @@ _SQUARE_LIMITS = {}
 def unit_norms(Z, codes=None, n_units=None):
     """The l2 norm of each row of ``Z`` (p, m), or of each group of rows (``codes``: the unit of each row).
 
-    ``np.sqrt`` of the sums of squares, except for units whose sum of squares
-    left the floating-point range (``inf``, above about 1e154 for float64) or
-    fell below ``tiny / eps`` (about 1e-292, where underflowed squares make it
-    imprecise or 0 below 1e-154): those are recomputed scaled by their largest
-    magnitude, so that the norms, and the ranking by them, are positively
-    homogeneous at every scale; the others keep the plain sum (bit-identical).
+    ``np.sqrt`` of the sums of squares; when the largest sum leaves
+    ``[sqrt(tiny), sqrt(max)]`` of the dtype (norms beyond about 1e154 overflow
+    to ``inf`` in float64, below 1e-154 they underflow to imprecise values or
+    0), each unit is first scaled by the power of two that brings its
+    largest finite magnitude into [1, 2) and its norm scaled back: exact, so
+    the norms and the ranking by them are positively homogeneous at every
+    scale, and the plain sums (bit-identical) for data of ordinary scale.
 
     Parameters
     ----------
@@ -98,30 +99,20 @@ def unit_norms(Z, codes=None, n_units=None):
     squares = np.einsum("ij,ij->i", Z, Z)
     if codes is not None:
         squares = np.bincount(codes, weights=squares, minlength=n_units)
-    norms = np.sqrt(squares)
-    low, high = _square_limits(squares.dtype)
-    # (two O(p) reductions; NaN fails the test and is left as it is, for the selection's NaN check)
-    if not squares.size or (np.minimum.reduce(squares) >= low and np.maximum.reduce(squares) <= high):
-        return norms
-    bad = np.flatnonzero((squares < low) | (squares > high))
-    if not bad.size:
-        return norms
-    rows = bad if codes is None else np.flatnonzero(np.isin(codes, bad))
-    sub = np.abs(Z[rows])
-    top = sub.max(axis=1, initial=0.0)
-    if codes is not None:  # (the largest magnitude of each unit, for each of its rows)
-        unit_top = np.zeros(n_units, dtype=top.dtype)
-        np.maximum.at(unit_top, codes[rows], top)
-        top = unit_top[codes[rows]]
-    scalable = (top > 0) & np.isfinite(top)  # (0: a zero unit; inf: an infinite entry, the norm is inf)
-    scaled = sub / np.where(scalable, top, 1.0)[:, None]
-    scaled_squares = np.einsum("ij,ij->i", scaled, scaled)
-    if codes is None:
-        norms[rows[scalable]] = top[scalable] * np.sqrt(scaled_squares[scalable])
-    else:
-        sums = np.bincount(codes[rows], weights=scaled_squares, minlength=n_units)
-        factor = np.zeros(n_units)
-        factor[codes[rows]] = np.where(scalable, top, 0.0)
-        fix = bad[factor[bad] > 0]
-        norms[fix] = factor[fix] * np.sqrt(sums[fix])
-    return norms
+    low, high = _square_limits(Z.dtype)
+    top = np.maximum.reduce(squares) if squares.size else low  # (one O(p) reduction; NaN: left to the selection)
+    if not (top > high or top < low):  # (0 included: every square may have underflowed)
+        return np.sqrt(squares)
+    # each unit scaled by the power of two of its largest finite magnitude (exact): no square under- or
+    # overflows unless the unit's entries span more than the dtype's range
+    magnitudes = np.abs(Z)
+    unit_top = magnitudes.max(axis=1, initial=0.0, where=np.isfinite(magnitudes))
+    if codes is not None:
+        row_top, unit_top = unit_top, np.zeros(n_units, dtype=unit_top.dtype)
+        np.maximum.at(unit_top, codes, row_top)
+    exponent = np.frexp(unit_top)[1]
+    scaled = np.ldexp(Z, -(exponent if codes is None else exponent[codes])[:, None])
+    squares = np.einsum("ij,ij->i", scaled, scaled)
+    if codes is not None:
+        squares = np.bincount(codes, weights=squares, minlength=n_units)
+    return np.ldexp(np.sqrt(squares), exponent)
