@@ -1,4 +1,4 @@
-"""Fuzz round on the sparse core: scale, dtypes, constraints, weights and degenerate data, against references.
+"""Fuzz round on the sparse core: scale, dtypes, constraints, weights, schedules and errors, against references.
 
 Each expectation comes from outside the code under test: the l2 norms of
 rows and groups from ``math.hypot`` (scaled, no overflow or underflow) and
@@ -6,9 +6,11 @@ the operators' positive homogeneity ``P(a z) = a P(z)`` at any scale; the
 coefficients of ``positive=True`` fits from ``scipy.optimize.nnls`` on the
 found support; weight 0 against dropped rows, and float32 against float64
 fits of the same data (the documented dtypes, as scikit-learn's linear
-models keep float32). The data have a high signal, so that the supports are
-unique; coefficients are compared to the solvers' tolerance, never to
-rounding.
+models keep float32); regularized IHT's documented weight schedule with
+groups (unweighted after 0.5 to 0.7 ``max_iter``, no ConvergenceWarning);
+``SparsityCV``'s error against ``GridSearchCV``'s NaN scores on the same
+folds. The data have a high signal, so that the supports are unique;
+coefficients are compared to the solvers' tolerance, never to rounding.
 """
 
 import math
