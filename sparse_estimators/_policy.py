@@ -84,6 +84,11 @@ SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
 #: a centred second moment formed from uncentred moments is recomputed from centred columns when they differ
 #: by more than this ratio (fewer than 10 digits left; doc/changelog.rst, ``_CANCELLATION_RATIO``)
 CANCELLATION_RATIO = 1e6
+#: the column extremes of a dense X of at most EXTREME_ROW_WIDTH / 8 columns (and at least 8 r rows) are reduced
+#: over a view of r = EXTREME_ROW_WIDTH // p rows at a time (about this many entries per row of the view): numpy's
+#: reduction over the rows of a narrow array loops over rows of p entries (n = 500, p = 100: 49 against 15 us;
+#: doc/changelog.rst, "Small least-squares fits, einsum and the column extremes")
+EXTREME_ROW_WIDTH = 2048
 
 # -- GLM losses and their Newton refits ---------------------------------------------------------------------
 

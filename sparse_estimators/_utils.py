@@ -37,6 +37,20 @@ class _DocLinkMixin:
         return {"estimator_module": module, "estimator_name": name}
 
 
+def row_squares(A):
+    """``np.einsum("ij,ij->i", A, A)``, the sum of squares of each row of a 2-D array.
+
+    With one column, the squares of that column: the same values (a sum of
+    one product), without einsum's parsing, which cost 4 to 6 microseconds
+    per call against 1 (the splicing search ranks features this way several
+    times per round).
+    """
+    if A.shape[1] == 1:
+        a = A[:, 0]
+        return a * a
+    return np.einsum("ij,ij->i", A, A)
+
+
 @contextmanager
 def all_or_nothing(estimator):
     """Restore ``estimator``'s attributes if the body raises (KeyboardInterrupt included).

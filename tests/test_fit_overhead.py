@@ -99,6 +99,20 @@ def test_extremes_not_kept_after_the_fit():
     assert column_extremes(X)[0] is not high and np.array_equal(column_extremes(X)[0], X.max(axis=0))
 
 
+@pytest.mark.parametrize("shape", [(500, 100), (203, 7), (1000, 256), (60, 12), (400, 400), (97, 30)])
+def test_column_extremes_of_narrow_arrays_as_numpys(shape):
+    """The blocked reduction of narrow arrays (_policy.EXTREME_ROW_WIDTH) gives X.max(axis=0) and X.min(axis=0)."""
+    rng = np.random.RandomState(shape[0])
+    X = rng.standard_normal(shape)
+    X[rng.randint(shape[0], size=shape[1]), np.arange(shape[1])] = 7.5  # (ties at the maxima)
+    X[-1, 0] = -9.0  # (an extreme in the last rows, outside the blocks)
+    X[:, 1] = 3.0  # (a constant column)
+    high, low = column_extremes(X)
+    assert high.tobytes() == X.max(axis=0).tobytes() and low.tobytes() == X.min(axis=0).tobytes()
+    X[5, 2] = np.nan
+    assert np.isnan(column_extremes(X)[0][2]) and np.isnan(column_extremes(X)[1][2])
+
+
 def test_parameter_names_per_class():
     class Extra(IHTRegressor):
         def __init__(self, k=None, *, extra=1, **kwargs):

@@ -143,3 +143,21 @@ def test_select_top_k_accepts_infinite_and_huge_magnitudes():
     support, tau = select_top_k(magnitudes, 3)
     assert_array_equal(support, [1, 2, 4])
     assert tau == 3.0
+
+
+@pytest.mark.parametrize("kind", ["float64", "float32", "csc", "fortran"])
+def test_design_products_equal_the_cast_forms(kind):
+    # a dense float64 X skips the casts of the products' operands and results: the same arrays as with them
+    X, _, rng = _data()
+    X = (sp.csc_matrix(X) if kind == "csc" else X.astype(np.float32) if kind == "float32"
+         else np.asfortranarray(X) if kind == "fortran" else X)
+    offset = np.asarray(X.mean(axis=0), dtype=float).ravel()
+    design = LinearDesign(X, offset)
+    R = rng.standard_normal((X.shape[0], 2))
+    cast = np.asarray(X.T @ R.astype(X.dtype), dtype=float) - offset[:, None] * np.add.reduce(R, axis=0)
+    assert design.rmatvec(R).tobytes() == cast.tobytes()
+    W = np.zeros((X.shape[1], 1))
+    rows = np.array([2, 9, 23])
+    W[rows, 0] = rng.standard_normal(3)
+    cast = np.asarray(X[:, rows] @ W[rows].astype(X.dtype), dtype=float) - offset[rows] @ W[rows]
+    assert design.matvec(W, rows).tobytes() == cast.tobytes()

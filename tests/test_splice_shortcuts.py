@@ -1,15 +1,19 @@
 """The splicing searches' cheaper computations give what the direct ones give, bit for bit.
 
 The call overhead of the searches and their candidate refits was cut
-(doc/changelog.rst, "Splicing searches, call overhead"). Each test here
+(doc/changelog.rst, "Splicing searches, call overhead", and the per-row
+squares of one column without einsum). Each test here
 recomputes such a quantity the direct way (every Cholesky pivot tested, the
 supports sorted by ``np.sort``, the candidates read by index) and compares.
 """
 
 import numpy as np
+import pytest
 from numpy.testing import assert_array_equal
 from scipy.linalg import lapack
 
+from sparse_estimators._utils import row_squares
+from sparse_estimators.losses import SquaredLoss
 from sparse_estimators.losses._pointwise_newton import _Lazy
 from sparse_estimators.losses._squared import _batched_normal_equations, _cholesky_solve
 from sparse_estimators.solvers._splice import _sorted_union, _swaps
@@ -85,3 +89,34 @@ def test_lazy_candidates_iterate_as_indexed_each_computed_once():
         if value == 40:
             break
     assert calls[-1] == 4 and len(calls) == 4
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_row_squares_equal_the_einsum_form(m):
+    # one column: its squares (einsum's sum of one product), signed zeros, infinities and tiny values included
+    rng = np.random.RandomState(2)
+    A = rng.standard_normal((200, m)) * 10.0 ** rng.randint(-160, 160, (200, m))
+    A[[3, 8]] = -0.0
+    A[5] = np.inf
+    A[6] = -1e-310
+    with np.errstate(over="ignore"):  # (the huge entries' squares are infinite in both forms)
+        assert row_squares(A).tobytes() == np.einsum("ij,ij->i", A, A).tobytes()
+        rows = A[::3]  # (a strided view, as the rows of a support)
+        assert row_squares(rows).tobytes() == np.einsum("ij,ij->i", rows, rows).tobytes()
+
+
+@pytest.mark.parametrize("m", [1, 2])
+def test_candidate_values_equal_the_einsum_form(m):
+    # refit_candidates' per-candidate squares with one output (the squares themselves) give einsum's values
+    rng = np.random.RandomState(3)
+    X = rng.standard_normal((60, 12)) + 0.3
+    Y = X[:, [1, 4]] @ rng.standard_normal((2, m)) + 0.1 * rng.standard_normal((60, m))
+    loss = SquaredLoss(X, Y if m > 1 else Y[:, 0])
+    W, b = loss.zeros()
+    supports = [np.array([1, 4, 7]), np.array([1, 2, 4]), np.array([0, 4, 9])]
+    got = loss.refit_candidates(supports, W, b)
+    for (W_c, _, f_c, Z_c), support in zip(got, supports, strict=True):
+        R = loss.Y - Z_c
+        assert f_c == 0.5 * float(np.add.reduce(np.einsum("nm,nm->n", R, R)) / R.shape[0])
+        assert_array_equal(np.flatnonzero(W_c.any(axis=1)), support)
+

@@ -54,8 +54,8 @@ def column_extremes(X):
 
 def _column_extremes(X):
     if type(X) is np.ndarray:  # (X.max(axis=0) and X.min(axis=0) without their Python wrappers)
-        return (np.asarray(np.maximum.reduce(X, axis=0), dtype=float),
-                np.asarray(np.minimum.reduce(X, axis=0), dtype=float))
+        return (np.asarray(_column_reduce(np.maximum, X), dtype=float),
+                np.asarray(_column_reduce(np.minimum, X), dtype=float))
     if not sp.issparse(X):
         return np.asarray(X.max(axis=0), dtype=float), np.asarray(X.min(axis=0), dtype=float)
     Xc = sp.csc_matrix(X)
@@ -70,6 +70,27 @@ def _column_extremes(X):
     high[partial] = np.maximum(high[partial], 0.0)
     low[partial] = np.minimum(low[partial], 0.0)
     return high, low
+
+
+def _column_reduce(extreme, X):
+    """``extreme.reduce(X, axis=0)`` (``np.maximum`` or ``np.minimum``) for a C-ordered array ``X``.
+
+    A narrow ``X`` (``_policy.EXTREME_ROW_WIDTH``) is read as rows of ``r``
+    of its rows, reduced, and the ``r`` partial extremes then: the same
+    values (max and min are exact; among equal entries, only a zero's sign
+    could come from another row, which no use of the extremes reads), in a
+    third of the time where numpy's row loop would take rows of ``p``
+    entries.
+    """
+    n, p = X.shape if X.ndim == 2 else (0, 0)
+    r = _policy.EXTREME_ROW_WIDTH // max(p, 1)
+    if r < 8 or n < 8 * r or not X.flags.c_contiguous:
+        return extreme.reduce(X, axis=0)
+    m = n - n % r
+    out = extreme.reduce(extreme.reduce(X[:m].reshape(m // r, r * p), axis=0).reshape(r, p), axis=0)
+    if m < n:
+        extreme(out, extreme.reduce(X[m:], axis=0), out=out)
+    return out
 
 
 def constant_columns(X):
@@ -124,6 +145,10 @@ class LinearDesign:
         self._restricts = X.shape[1] >= 8 and not (self.is_sparse and X.format == "csr")
         self._offset_column = None if offset is None else offset[:, None]
         self._dtype_str = self.dtype.str
+        #: a dense float64 X (the usual case): products take float64 operands as they are and return float64
+        #: arrays, with no cast of either (see _product); X.T once, not a new view per product
+        self._float64 = type(X) is np.ndarray and X.dtype == np.float64
+        self._XT = X.T if self._float64 else None
 
     def _copy(self, support, dtype):
         """``X[:, support]`` in ``dtype`` (None: X's), shared with the last request for the same columns.
@@ -149,6 +174,12 @@ class LinearDesign:
     def _cast(self, A):
         return A if A.dtype == self.dtype else A.astype(self.dtype)
 
+    def _product(self, M, A):
+        """``M @ A`` in X's dtype (``M``: X, its transpose or some of its columns), as float64."""
+        if self._float64 and A.dtype == np.float64:  # (what the casts below return unchanged)
+            return M @ A
+        return np.asarray(M @ self._cast(A), dtype=float)
+
     def matvec(self, W, rows=None):
         """``(X - 1 offset^T) @ W`` for ``W`` of shape (p, m).
 
@@ -166,7 +197,7 @@ class LinearDesign:
         """
         if self._restricts:
             if rows is None:
-                rows = np.flatnonzero(W[:, 0] if W.shape[1] == 1 else np.any(W != 0, axis=1))
+                rows = (W[:, 0] if W.shape[1] == 1 else np.any(W != 0, axis=1)).nonzero()[0]  # (np.flatnonzero's)
             if rows.size > self.shape[1] // 4:
                 rows = None
         else:
@@ -179,7 +210,7 @@ class LinearDesign:
         if not rows.size:
             return np.zeros((self.shape[0], W.shape[1]))
         W_rows = W.take(rows, axis=0)  # (W[rows]'s copy in a third of the time)
-        Z = np.asarray(self._copy(rows, None) @ self._cast(W_rows), dtype=float)
+        Z = self._product(self._copy(rows, None), W_rows)
         if self.offset is not None:
             Z -= self.offset[rows] @ W_rows  # (Z is the product's own array)
         return Z
@@ -194,7 +225,7 @@ class LinearDesign:
         return self._rmatvec(R, sums), sums
 
     def _rmatvec(self, R, sums):
-        G = np.asarray(self.X.T @ self._cast(R), dtype=float)
+        G = self._product(self.X.T if self._XT is None else self._XT, R)
         if self.offset is not None:
             G -= self._offset_column * sums
         if self.constant is not None:
@@ -265,7 +296,7 @@ class LinearDesign:
         lost = np.abs(uncentred) > _policy.CANCELLATION_RATIO * np.abs(centred)
         if self.constant is not None:
             lost &= ~self.constant
-        return np.flatnonzero(lost)
+        return lost.nonzero()[0]  # (np.flatnonzero's result, lost being 1-D)
 
     def weighted_gram(self, weights):
         """``(X - 1 o^T)^T diag(weights) (X - 1 o^T)`` as a dense (p, p) float64 array.

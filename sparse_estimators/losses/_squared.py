@@ -54,7 +54,7 @@ def _batched_normal_equations(G, rhs):
     """
     out = np.empty(rhs.shape)
     # (_cholesky_solve's test of every pivot, with each system's largest diagonal entry as its scale)
-    limits = (1e-8 * np.maximum.reduce(np.einsum("cii->ci", G), axis=1)).tolist()
+    limits = (1e-8 * np.maximum.reduce(G.diagonal(axis1=1, axis2=2), axis=1)).tolist()
     for c, limit in enumerate(limits):
         L, x, info = _posv(G[c], rhs[c], 1)
         if info:
@@ -284,7 +284,11 @@ class SquaredLoss(BaseLoss):
                 on_union[c, pos] = coef
         Z = A @ on_union  # (C, n, m) linear predictors: no (n, C k) gather of columns
         R = self.Y - Z
-        squares = np.einsum("cnm,cnm->cn", R, R)  # per candidate and sample
+        if R.shape[2] == 1:  # per candidate and sample (one output: its squares, the same values as einsum's)
+            r = R[:, :, 0]
+            squares = r * r
+        else:
+            squares = np.einsum("cnm,cnm->cn", R, R)
         if self.uniform_weights:
             mean_squares = np.add.reduce(squares, axis=1) / squares.shape[1]  # = mean(axis=1), without its overhead
         else:

@@ -26,6 +26,7 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dposv as _posv
 
+from .._utils import row_squares
 from ..structures import Rows
 from ._base import SolverResult, nonzero_rows, same_indices
 
@@ -267,7 +268,7 @@ def _forward_gain(loss, Z, W, h, usable, gW=None):
     """Loss decrease from adding each feature alone (one coordinate Newton step) at ``Z`` (``gW``: the gradient)."""
     if gW is None:
         gW = loss.gradient_from_z(Z, W)[0]
-    return np.where(usable, 0.5 * np.einsum("ij,ij->i", gW, gW) / np.where(usable, h, 1.0), -np.inf)
+    return np.where(usable, 0.5 * row_squares(gW) / np.where(usable, h, 1.0), -np.inf)
 
 
 def _ranked(loss, support, W, Z, h, usable, protected=None, gW=None):
@@ -278,7 +279,7 @@ def _ranked(loss, support, W, Z, h, usable, protected=None, gW=None):
     :func:`_forward_gain` (``gW``: the gradient at ``Z``, when known). ``protected`` features (a mask) come last.
     """
     rows = W[support]  # (gathered once)
-    backward = 0.5 * h[support] * np.einsum("ij,ij->i", rows, rows)
+    backward = 0.5 * h[support] * row_squares(rows)
     if protected is not None:
         backward[protected[support]] = np.inf
     forward = _forward_gain(loss, Z, W, h, usable, gW)

@@ -16,6 +16,7 @@ import functools
 
 import numpy as np
 
+from .._utils import row_squares
 from ._base import SolverResult, _all, same_indices
 from ._splice import _forward_gain, _ranked, _screened, _sorted_union, _swaps, _top, _top_set
 
@@ -240,12 +241,12 @@ def _gram_rounds(sub, local, coef, b, f, objective, h_U, usable_U, C, tau, max_i
         coef, f = sub.refit_support(local)
         objective.append(f)
     scale = np.where(usable_U, h_U, 1.0)
-    unusable = np.flatnonzero(~usable_U)  # (indices: usually none, cheaper to assign than a mask over U)
+    unusable = (~usable_U).nonzero()[0]  # (indices: usually none, cheaper to assign than a mask over U)
 
     def rank(local, coef):  # _ranked's orders, from the gradient G W - C on U
-        backward = 0.5 * h_U[local] * np.einsum("ij,ij->i", coef, coef)
+        backward = 0.5 * h_U[local] * row_squares(coef)
         g = sub.gradient_on(local, coef)
-        forward = 0.5 * np.einsum("ij,ij->i", g, g) / scale
+        forward = 0.5 * row_squares(g) / scale
         if unusable.size:
             forward[unusable] = -np.inf
         forward[local] = -np.inf

@@ -55,8 +55,9 @@ def select_top_k(magnitudes, k):
         support = order[p - k:]
         support.sort()
         return support, float(below)
-    greater = np.flatnonzero(magnitudes > kth)
-    support = np.concatenate([greater, np.flatnonzero(magnitudes == kth)[: k - greater.size]])
+    # (ndarray.nonzero of the 1-D masks: np.flatnonzero's result without its three Python wrappers)
+    greater = (magnitudes > kth).nonzero()[0]
+    support = np.concatenate([greater, (magnitudes == kth).nonzero()[0][: k - greater.size]])
     support.sort()
     return support, float(below)
 
