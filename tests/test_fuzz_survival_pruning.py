@@ -68,7 +68,7 @@ def test_public_baseline_far_from_zero_is_finite_and_gives_scikit_survivals_haza
     with pytest.warns(UserWarning, match="baseline_risk_score_"):
         model = Est(k=3, alpha=0.0).fit(X + shift, y)
     assert_array_equal(model.support_, support)
-    assert_allclose(model.coef_, coef, rtol=1e-6, atol=1e-8)
+    assert_allclose(model.coef_, coef, rtol=1e-5, atol=1e-8)
     r = model.baseline_risk_score_
     assert abs(r - float(np.max((X + shift) @ coef))) <= 1e-6 * abs(offset)
     H0 = model.cum_baseline_hazard_.y
@@ -301,3 +301,19 @@ def test_saved_model_predictions_read_back_are_the_python_apis(tmp_path, dataset
     assert_array_equal([row[0] for row in rows], api.predict(bunch.data))
     assert np.abs(np.array([[float(v) for v in row[1:]] for row in rows]) - api.predict_proba(bunch.data)).max() \
         <= 1e-6
+
+
+def test_unexpected_exceptions_are_not_turned_into_input_errors(monkeypatch):
+    """Only the command line's own input errors (exit 2) and ValueErrors (exit 1) get a one-line message.
+
+    Every CSV cell is parsed by the command line itself (no pandas), so a TypeError from inside
+    is a defect: it keeps its traceback rather than a message that would hide it.
+    """
+    import sparse_estimators._cli as cli
+
+    def broken(*args, **kwargs):
+        raise TypeError("a defect")
+
+    monkeypatch.setattr(cli, "_run_fit", broken)
+    with pytest.raises(TypeError, match="a defect"):
+        _run(["-q"])
