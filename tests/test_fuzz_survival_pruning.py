@@ -317,3 +317,46 @@ def test_unexpected_exceptions_are_not_turned_into_input_errors(monkeypatch):
     monkeypatch.setattr(cli, "_run_fit", broken)
     with pytest.raises(TypeError, match="a defect"):
         _run(["-q"])
+
+
+def _table_with_text(tmp_path, name, sparse_numeric=False, sparse_text=False):
+    rng = np.random.default_rng(0)
+    n = 40
+    x = rng.normal(size=(n, 2))
+    city = rng.choice(["a", "b", "c"], n)
+    y = 2.0 * x[:, 0] + 1.5 * (city == "b") + 0.1 * rng.normal(size=n)
+    header = ["x1", "x2", "city", "t", "y"]
+    rows = [[x[i, 0], x[i, 1], city[i], "q" if i == 0 or not sparse_text else "", y[i]] for i in range(n)]
+    if sparse_numeric:
+        header.insert(2, "s")
+        for i, row in enumerate(rows):
+            row.insert(2, 5.0 if i == 0 else "")
+    return _write_csv(tmp_path / name, header, rows)
+
+
+def test_a_single_category_text_column_beside_a_grouped_one(tmp_path):
+    """A constant text column beside one of 3 categories (k counts variables): before, exit 1 with
+    scikit-learn's "The following categories were supposed to be dropped, but were not found in the
+    training data. Category: 1, Feature: None" (a None in the encoder's list of dropped categories)."""
+    path = _table_with_text(tmp_path, "t.csv")
+    status, out, err = _run([path, "--cv", "3", "-q", "--json", "--k", "2"])
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["selected_variables"] == ["x1", "city"]
+    assert result["cv"]["scores"]["r2"]["mean"] > 0.9
+
+
+def test_imputed_columns_without_a_value_in_a_training_fold(tmp_path):
+    """One observed cell in 40: a numeric column is kept (as zeros) where a training fold has none of
+    its values (before, beside a grouped text column: "The 'groups' parameter must have one label per
+    feature: got 5 labels for 4 features", exit 1); a text column is refused, naming it (before:
+    scikit-learn's dropped-category or "Shape mismatch" errors, exit 1)."""
+    path = _table_with_text(tmp_path, "n.csv", sparse_numeric=True)
+    status, out, err = _run([path, "--cv", "3", "-q", "--impute", "--json", "--k", "2"])
+    assert status == 0, err
+    assert json.loads(out)["selected_variables"] == ["x1", "city"]
+    path = _table_with_text(tmp_path, "t.csv", sparse_text=True)
+    for options in ([], ["--count", "columns"]):
+        status, out, err = _run([path, "--cv", "3", "-q", "--impute", *options])
+        assert status == 2 and out == "" and "column 't' has 1 value(s)" in err and "--cv 0" in err
+    assert _run([path, "--cv", "0", "-q", "--impute"])[0] == 0
