@@ -360,3 +360,18 @@ def test_imputed_columns_without_a_value_in_a_training_fold(tmp_path):
         status, out, err = _run([path, "--cv", "3", "-q", "--impute", *options])
         assert status == 2 and out == "" and "column 't' has 1 value(s)" in err and "--cv 0" in err
     assert _run([path, "--cv", "0", "-q", "--impute"])[0] == 0
+
+
+def test_cox_score_checks_its_sample_weight_as_fit_does():
+    """Before: NumPy's "operands could not be broadcast" for a wrong length, and "y has no comparable
+    pair" for negative, NaN or all-zero weights (the weights, not ``y``, were at fault)."""
+    X, y, _, _ = cox_data(seed=0, n=60, p=9)
+    model = IHTCoxPHSurvivalAnalysis(k=2).fit(X, y)
+    for weights, match in ((np.ones(5), "shape"), (-np.ones(60), "Negative"), (np.full(60, np.nan), "NaN"),
+                           (np.zeros(60), "non-zero|positive sum")):
+        with pytest.raises(ValueError, match=match):
+            model.score(X, y, sample_weight=weights)
+    counts = np.random.RandomState(0).randint(1, 4, 60)
+    rows = np.repeat(np.arange(60), counts)
+    assert model.score(X, y, sample_weight=list(counts)) == pytest.approx(
+        concordance_index_censored(y["event"][rows], y["time"][rows], model.predict(X[rows]))[0], rel=1e-12)

@@ -250,9 +250,12 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
 
     def _score_linear(self, y, eta, sample_weight=None):
         """:meth:`score` from the risk scores ``eta`` (the searches' scoring of path fits)."""
-        event, time = check_survival_target(y, np.shape(eta)[0])
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        return concordance_index(event, time, np.asarray(eta, dtype=float).ravel(), sw)
+        eta = np.asarray(eta, dtype=float).ravel()
+        event, time = check_survival_target(y, eta.shape[0])
+        # (checked as fit's: a wrong length, NaN or negative weights failed with NumPy's broadcasting error or
+        # "no comparable pair")
+        sw = None if sample_weight is None else _checked_weights(sample_weight, eta[:, None])
+        return concordance_index(event, time, eta, sw)
 
     def _functions(self, X, survival, return_array):
         """The cumulative hazard (or, with ``survival``, the survival) functions of the samples of ``X``."""
