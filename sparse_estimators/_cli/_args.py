@@ -41,6 +41,17 @@ def _cv_folds(text):
     return value
 
 
+def _seed(text):
+    """``--seed``: an integer NumPy accepts as a random state, 0 to 2**32 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 0 <= value < 2 ** 32:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2**32 - 1 = {2 ** 32 - 1}, got {text!r}")
+    return value
+
+
 def _prog_name():
     path = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     if os.path.basename(path) == "__main__.py" and os.path.basename(os.path.dirname(path)) == "sparse_estimators":
@@ -110,7 +121,7 @@ def build_parser():
     evaluation = parser.add_argument_group("evaluation")
     evaluation.add_argument("--cv", type=_cv_folds, default=5, metavar="FOLDS",
                             help="number of cross-validation folds, 0 to skip (default: 5)")
-    evaluation.add_argument("--seed", type=int, default=0,
+    evaluation.add_argument("--seed", type=_seed, default=0,
                             help="random seed of the cross-validation shuffle (default: 0)")
     output = parser.add_argument_group("output")
     output.add_argument("-o", "--output", metavar="FILE",

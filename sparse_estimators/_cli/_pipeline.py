@@ -148,7 +148,7 @@ def _layout(data, count="variables"):
 
 
 def _n_dummies(n_categories, grouped):
-    if n_categories == 2 or (grouped and n_categories > 2):
+    if n_categories == 2 or grouped:  # (grouped, a single category is dropped too: a constant, no column)
         return n_categories - 1
     return n_categories
 
@@ -172,7 +172,10 @@ def _build_model(data, estimator, scale, impute, count="variables"):
     categories = _categories(data)
     transformers = []
     if numeric_idx:
-        steps = ([SimpleImputer(strategy="median")] if impute else []) + ([StandardScaler()] if scale else [])
+        # (keep_empty_features: a column without a value in a training fold stays, as zeros, so that every fold
+        # has the same columns and groups)
+        steps = (([SimpleImputer(strategy="median", keep_empty_features=True)] if impute else [])
+                 + ([StandardScaler()] if scale else []))
         # an identity that converts to floats when there is nothing else to do
         steps = steps or [FunctionTransformer(validate=True, feature_names_out="one-to-one")]
         transformers.append(("numeric", make_pipeline(*steps), numeric_idx))
@@ -181,7 +184,8 @@ def _build_model(data, estimator, scale, impute, count="variables"):
         listed = [categories[data.feature_names[j]] for j in text_idx]
         # Grouped, a column's dummies are selected together: drop the first (the reference category), else they
         # and the intercept are collinear and the coefficients not unique.
-        drop = [c[0] if len(c) >= 2 else None for c in listed] if grouped else "if_binary"
+        # (a single category too: scikit-learn refuses None in a list of categories to drop)
+        drop = [c[0] for c in listed] if grouped else "if_binary"
         encoder = OneHotEncoder(categories=listed, drop=drop, handle_unknown="warn", sparse_output=False)
         steps = (([SimpleImputer(strategy="most_frequent")] if impute else []) + [encoder]
                  + ([StandardScaler()] if scale else []))

@@ -70,9 +70,10 @@ def _load_dataset(name):
     y = bunch.target
     if task == "classification":
         y = np.asarray(bunch.target_names)[y]
-    return _Data(X=np.asarray(bunch.data, dtype=float), y=np.asarray(y), feature_names=list(bunch.feature_names),
-                 target_name=target_name, description=f"{name} (scikit-learn dataset, target: {description})",
-                 task=task, name=name)
+    # (str: scikit-learn's names are NumPy strings, which error messages would show as np.str_('...'))
+    return _Data(X=np.asarray(bunch.data, dtype=float), y=np.asarray(y),
+                 feature_names=[str(name) for name in bunch.feature_names], target_name=target_name,
+                 description=f"{name} (scikit-learn dataset, target: {description})", task=task, name=name)
 
 
 def _read_rows(path):
@@ -259,8 +260,10 @@ def _prepare_target(y, task, target_name):
     elif not np.all(values == np.round(values)):
         raise _InputError(f"classification needs discrete labels, but {target_name!r} holds non-integer "
                           "numbers; use --task regression")
-    else:
+    elif np.all(np.abs(values) < 2.0 ** 63):
         labels = values.astype(np.int64)
+    else:  # (beyond int64, a cast turned the labels into -2**63; scikit-learn takes such floats for continuous)
+        labels = np.array([np.format_float_positional(value, trim="-") for value in values])
     classes = np.unique(labels)
     if classes.size < 2:
         raise _InputError(f"classification needs at least 2 classes, but {target_name!r} holds only "
@@ -298,9 +301,10 @@ def _check_folds(folds, y, task, n_samples):
         raise _InputError(f"--cv {folds} needs at least {folds} samples; the data have {n_samples}")
     if task == "regression":
         if n_samples // folds < 2:
+            # (--cv 1 is no cross-validation: below 4 rows, --cv 0 is the only advice)
+            advice = f"use --cv {n_samples // 2} or fewer, or --cv 0" if n_samples >= 4 else "use --cv 0"
             raise _InputError(f"--cv {folds} on {n_samples} rows leaves test folds of {n_samples // folds} row; "
-                              f"R^2 needs at least 2 rows per test fold: use --cv {n_samples // 2} or fewer, "
-                              "or --cv 0 to skip cross-validation")
+                              f"R^2 needs at least 2 rows per test fold: {advice} to skip cross-validation")
         return
     classes, counts = np.unique(y, return_counts=True)
     small = counts < folds

@@ -2,6 +2,7 @@
 
 import csv
 import math
+import os
 import sys
 
 import numpy as np
@@ -235,7 +236,8 @@ def _save_plot(path, k_info, title):
     axes.set_title(title)
     axes.legend()
     try:
-        figure.savefig(path, dpi=100)
+        # (without an extension, PNG under the name given: matplotlib would append ".png" to the reported name)
+        figure.savefig(path, dpi=100, format=None if os.path.splitext(path)[1] else "png")
     except (OSError, ValueError) as exc:
         raise _InputError(f"--plot {path}: cannot write the figure: {exc}") from None
 

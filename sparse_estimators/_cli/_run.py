@@ -28,6 +28,7 @@ from ._read import (
     _check_writable,
     _column_index,
     _infer_task,
+    _is_missing,
     _load_dataset,
     _parse_column,
     _prepare_target,
@@ -122,8 +123,27 @@ def _check_fit(estimator):
         raise _FitError("the fit selected no feature, so it is no model of the data; see the warnings above")
 
 
-def _cross_validate(report, model, X, y, task, folds, seed, auto_k):
-    """Cross-validated scores (scikit-learn scorers, one shared split) with a line per fold."""
+def _check_training_folds(X, y, splitter, names):
+    """Refuse imputed text columns ``names`` (name -> index) that have no value in some training fold.
+
+    The imputer would learn nothing there and drop the column, so that fold's encoding no longer
+    matches the others (scikit-learn then failed with an unrelated message). (Numeric columns are
+    kept as zeros there.)
+    """
+    observed = {name: np.array([not _is_missing(value) for value in X[:, j]]) for name, j in names.items()}
+    for fold, (train, _) in enumerate(splitter.split(X, y), start=1):
+        for name, present in observed.items():
+            if not present[train].any():
+                raise _InputError(f"column {name!r} has {int(present.sum())} value(s) in {present.size} rows, none "
+                                  f"in the training rows of cross-validation fold {fold}, so --impute has nothing "
+                                  f"to learn there: --drop the column, fill it, or use --cv 0")
+
+
+def _cross_validate(report, model, X, y, task, folds, seed, auto_k, missing=None):
+    """Cross-validated scores (scikit-learn scorers, one shared split) with a line per fold.
+
+    ``missing``: the imputed columns (name -> index in ``X``), checked against the training folds.
+    """
     from sklearn.model_selection import KFold, StratifiedKFold, cross_validate
 
     if task == "regression":
@@ -132,6 +152,8 @@ def _cross_validate(report, model, X, y, task, folds, seed, auto_k):
     else:
         scores = _SCORES["binary" if np.unique(y).size == 2 else "multiclass"]
         splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    if missing:
+        _check_training_folds(X, y, splitter, missing)
     report.progress(f"Cross-validating ({folds} folds, seed {seed})...")
     result = cross_validate(model, X, y, cv=splitter, scoring={key: scorer for key, _, scorer, _ in scores},
                             error_score="raise", return_estimator=auto_k)
@@ -234,7 +256,8 @@ def _run_fit(args, report, caught):
         "cv": None, "saved_model": None, "plot": None, "warnings": [],
     }
     if args.cv:
-        result["cv"] = _cross_validate(report, model, data.X, y, task, args.cv, args.seed, args.k is None)
+        imputed = {name: data.feature_names.index(name) for name in data.missing if name in data.text_columns}
+        result["cv"] = _cross_validate(report, model, data.X, y, task, args.cv, args.seed, args.k is None, imputed)
     if args.plot is not None:
         _save_plot(args.plot, k_info, f"{type(estimator).__name__} on {data.name}")
         result["plot"] = args.plot

@@ -210,7 +210,10 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
         and restricted solves; the objective itself is undamped).
     blocksize : int, default=128
         SparseGPT's block of columns (masks are chosen per block; lazy
-        updates).
+        updates). With a ``pattern``, rounded up to a multiple of ``M``
+        (a block holds whole groups). Unstructured, every row prunes the
+        same number of entries in each block: small blocks leave the mask
+        little choice (at 1, the same columns are pruned in every row).
     max_iter : int, default=20
         I-OBS iterations.
     tol : float, default=1e-6
@@ -286,6 +289,8 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     if method == "wanda":
         return _mask_by_scores(W, np.abs(W) * np.sqrt(np.einsum("ij,ij->j", X, X)), structure, k)
     H = _gram(X)
+    if nm is not None:  # (a block must hold whole groups of M: a group split by a block was chosen in part twice)
+        blocksize = -(-int(blocksize) // nm[1]) * nm[1]
     start = _sparsegpt(W, H, k, nm, damping, int(blocksize))
     if method == "obs":
         return start

@@ -8,6 +8,7 @@ survival and cumulative hazard functions, as scikit-survival's
 ``CoxPHSurvivalAnalysis``).
 """
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -60,10 +61,19 @@ _COX_ATTRIBUTES = """coef_ : ndarray of shape (n_features,)
     groups_support_ : ndarray of shape (n_selected_groups,)
         Only with ``groups``: the sorted labels of the selected groups.
     cum_baseline_hazard_ : StepFunction
-        Breslow's estimate of the baseline cumulative hazard (at
-        ``X coef_ = 0``) on the training data.
+        Breslow's estimate of the baseline cumulative hazard on the training
+        data, at ``X coef_ = baseline_risk_score_`` (0 unless that baseline
+        leaves floating-point range): the cumulative hazard of a sample is
+        ``exp(x coef_ - baseline_risk_score_) cum_baseline_hazard_(t)``.
     baseline_survival_ : StepFunction
         ``exp(-cum_baseline_hazard_)``.
+    baseline_risk_score_ : float
+        The risk score at which the baselines above are taken: 0.0, except
+        where some training ``|X coef_|`` exceeds 300
+        (``_policy.COX_BASELINE_SHIFT_ABOVE``, uncentred features) and the
+        baseline at 0 would be infinite or 0 after an event time (beyond
+        about 709): then the largest training ``X coef_``, with a
+        UserWarning at :term:`fit`.
     unique_times_ : ndarray of shape (n_unique_times,)
         The distinct times of the training data (events and censorings),
         where the predicted functions are evaluated with ``return_array=True``.
@@ -88,6 +98,11 @@ _COX_ATTRIBUTES = """coef_ : ndarray of shape (n_features,)
 
 _SEE_ALSO = """sksurv.linear_model.CoxPHSurvivalAnalysis : The Cox model on all features (scikit-survival).
     sksurv.linear_model.CoxnetSurvivalAnalysis : The Cox model with an elastic-net penalty (scikit-survival)."""
+
+
+def _in_range(baseline, hazard):
+    """Whether ``baseline`` (a rescaled ``hazard``) is finite and, where ``hazard > 0``, a normal float (not 0)."""
+    return bool(np.all(np.isfinite(baseline)) and np.all(baseline[hazard > 0] >= np.finfo(float).tiny))
 
 
 class _CoxPHSurvivalBase(SparseRegressorBase):
@@ -176,12 +191,24 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
         X, event, time, sample_weight = info["survival"]
         eta = np.asarray(X @ np.asarray(self.coef_, dtype=float), dtype=float).ravel()
         # the predictions' baseline at the risk score `shift` (not 0) where exp(X coef_) leaves float range
-        # (|X coef_| beyond about 700: uncentred features); the public baseline is its value at 0
+        # (|X coef_| beyond about 700: uncentred features); the public baseline is its value at 0 when that
+        # is in range, else at `shift` (baseline_risk_score_)
         shift = float(eta.max()) if eta.size and np.abs(eta).max() > _policy.COX_BASELINE_SHIFT_ABOVE else 0.0
         times, hazard = breslow_cumulative_hazard(eta, event, time, sample_weight, shift)
         self._hazard_shift = (shift, hazard)
         with np.errstate(over="ignore", under="ignore"):
             baseline = hazard * np.exp(-shift) if shift else hazard
+        if shift and not _in_range(baseline, hazard):  # (the baseline at 0 is inf, or 0 after an event)
+            warnings.warn(f"{type(self).__name__}: the largest training risk score X coef_ is {shift:.4g}, so the "
+                          "baseline cumulative hazard at X coef_ = 0 leaves floating-point range; "
+                          "cum_baseline_hazard_ and baseline_survival_ hold the baseline at X coef_ = "
+                          "baseline_risk_score_ instead (the predicted functions are unaffected). Centre or "
+                          "standardise the features (StandardScaler) for the baseline at 0.", UserWarning,
+                          stacklevel=4)
+            baseline = hazard
+        else:
+            shift = 0.0
+        self.baseline_risk_score_ = shift
         self.unique_times_ = times
         self.cum_baseline_hazard_ = StepFunction(times, baseline)
         self.baseline_survival_ = StepFunction(times, np.exp(-baseline))
@@ -223,9 +250,12 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
 
     def _score_linear(self, y, eta, sample_weight=None):
         """:meth:`score` from the risk scores ``eta`` (the searches' scoring of path fits)."""
-        event, time = check_survival_target(y, np.shape(eta)[0])
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        return concordance_index(event, time, np.asarray(eta, dtype=float).ravel(), sw)
+        eta = np.asarray(eta, dtype=float).ravel()
+        event, time = check_survival_target(y, eta.shape[0])
+        # (checked as fit's: a wrong length, NaN or negative weights failed with NumPy's broadcasting error or
+        # "no comparable pair")
+        sw = None if sample_weight is None else _checked_weights(sample_weight, eta[:, None])
+        return concordance_index(event, time, eta, sw)
 
     def _functions(self, X, survival, return_array):
         """The cumulative hazard (or, with ``survival``, the survival) functions of the samples of ``X``."""
