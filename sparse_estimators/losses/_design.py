@@ -172,16 +172,17 @@ class LinearDesign:
         else:
             rows = None
         if rows is None:
-            Z = np.asarray(self.X @ self._cast(W), dtype=float)
+            Z = np.asarray(self.X.dot(self._cast(W)), dtype=float)
             if self.offset is not None:
-                Z = Z - self.offset @ W
+                Z = Z - self.offset.dot(W)
             return Z
         if not rows.size:
             return np.zeros((self.shape[0], W.shape[1]))
         W_rows = W.take(rows, axis=0)  # (W[rows]'s copy in a third of the time)
-        Z = np.asarray(self._copy(rows, None) @ self._cast(W_rows), dtype=float)
+        # (.dot: the BLAS call of @, without the matmul ufunc's overhead of about a microsecond)
+        Z = np.asarray(self._copy(rows, None).dot(self._cast(W_rows)), dtype=float)
         if self.offset is not None:
-            Z -= self.offset[rows] @ W_rows  # (Z is the product's own array)
+            Z -= self.offset[rows].dot(W_rows)  # (Z is the product's own array)
         return Z
 
     def rmatvec(self, R):
@@ -194,7 +195,7 @@ class LinearDesign:
         return self._rmatvec(R, sums), sums
 
     def _rmatvec(self, R, sums):
-        G = np.asarray(self.X.T @ self._cast(R), dtype=float)
+        G = np.asarray(self.X.T.dot(self._cast(R)), dtype=float)
         if self.offset is not None:
             G -= self._offset_column * sums
         if self.constant is not None:
@@ -224,8 +225,10 @@ class LinearDesign:
         """Weighted second moments of the centered columns, ``sum_i w_i (x_ij - o_j)^2``.
 
         The diagonal of :meth:`weighted_gram` without forming it: dense ``X``
-        is read in blocks of at most an eighth of its rows (for ``n >= 64``; no
-        ``n x p`` temporary, ``X`` never copied).
+        is read in blocks of at most an eighth of its rows (for ``n >= 64``),
+        several blocks at once in one batched product while they hold at most
+        :data:`~sparse_estimators._policy.MOMENT_BATCH_ENTRIES` entries (no
+        larger temporary, ``X`` never copied).
 
         Parameters
         ----------
@@ -240,9 +243,19 @@ class LinearDesign:
         if self.is_sparse:
             second = np.asarray(self.X.multiply(self.X).T @ w, dtype=float)
         else:
-            second = np.zeros((self.shape[1],) + w.shape[1:])
-            rows = min(256, max(8, self.shape[0] // 8))  # temporaries of at most 1/8 of X (n >= 64)
-            for start in range(0, self.shape[0], rows):
+            (n, p), tail = self.shape, w.shape[1:]
+            second = np.zeros((p,) + tail)
+            rows = min(256, max(8, n // 8))  # blocks of at most 1/8 of X (n >= 64)
+            batch = _policy.MOMENT_BATCH_ENTRIES // max(rows * p, 1)  # (whole blocks per batched product)
+            whole = n - n % rows if batch > 1 and self.X.flags.c_contiguous else 0
+            for start in range(0, whole, rows * max(batch, 1)):
+                # each block's product and sum as in the loop below (matmul's batches call the same BLAS
+                # product on the same strides), without a Python round of five NumPy calls per block
+                block = self.X[start:min(start + rows * batch, whole)]
+                squares = (block * block).reshape(-1, rows, p).transpose(0, 2, 1)
+                for part in np.matmul(squares, w[start:start + len(block)].reshape(-1, rows, *(tail or (1,)))):
+                    second += part.reshape(second.shape)
+            for start in range(whole, n, rows):
                 block = self.X[start:start + rows]
                 second += (block * block).T @ w[start:start + rows]
         if self.offset is not None:  # E[(x - o)^2] = E[x^2] - 2 o E[x] + o^2
