@@ -227,8 +227,9 @@ class LinearDesign:
         The diagonal of :meth:`weighted_gram` without forming it: dense ``X``
         is read in blocks of at most an eighth of its rows (for ``n >= 64``),
         several blocks at once in one batched product while they hold at most
-        :data:`~sparse_estimators._policy.MOMENT_BATCH_ENTRIES` entries (no
-        larger temporary, ``X`` never copied).
+        :data:`~sparse_estimators._policy.MOMENT_BATCH_ENTRIES` entries
+        (temporaries of one block or of at most that many entries, ``X`` never
+        copied).
 
         Parameters
         ----------
