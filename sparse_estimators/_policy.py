@@ -84,11 +84,6 @@ SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
 #: a centred second moment formed from uncentred moments is recomputed from centred columns when they differ
 #: by more than this ratio (fewer than 10 digits left; doc/changelog.rst, ``_CANCELLATION_RATIO``)
 CANCELLATION_RATIO = 1e6
-#: the design's column moments square and multiply blocks of rows of X together, in one batched product, while
-#: they hold at most this many entries (a memory bound: 128 KiB of float64, under the 0.4 X peak of the
-#: n = 100, p = 1000 fit of tests/test_estimators.py; doc/changelog.rst, "Poisson and Gamma small fits, call
-#: overhead again")
-MOMENT_BATCH_ENTRIES = 1 << 14
 
 # -- GLM losses and their Newton refits ---------------------------------------------------------------------
 

@@ -133,29 +133,3 @@ def test_gradient_after_the_value_reuses_its_exponential_exactly(family):
     # the gradient is the one of a loss that never cached anything
     assert_array_equal(loss.gradient_from_z(Z, W)[0], LOSSES[family](X, y).gradient_from_z(Z, W)[0])
 
-
-def _moments_block_by_block(X, w):
-    """column_moments' previous loop: the uncentred second moments, one block of rows at a time."""
-    second = np.zeros((X.shape[1],) + w.shape[1:])
-    rows = min(256, max(8, X.shape[0] // 8))
-    for start in range(0, X.shape[0], rows):
-        block = X[start:start + rows]
-        second += (block * block).T @ w[start:start + rows]
-    return second
-
-
-@pytest.mark.parametrize("n", [5, 64, 203, 2100])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("weights", ["vector", "column", "matrix"])
-def test_column_moments_batched_equal_the_loop_over_blocks(n, dtype, weights, monkeypatch):
-    from sparse_estimators import _policy
-    from sparse_estimators.losses._design import LinearDesign
-
-    rng = np.random.RandomState(n)
-    X = (rng.standard_normal((n, 37)) * 100.0).astype(dtype)
-    w = {"vector": rng.rand(n), "column": rng.rand(n, 1), "matrix": rng.rand(n, 3)}[weights]
-    for A in (X, np.asfortranarray(X)):  # (a Fortran-ordered X keeps the loop: its products round otherwise)
-        expected = _moments_block_by_block(A, w.astype(dtype))
-        for cap in (1 << 17, 3000, 1):  # (all blocks in one product, a few per product, one at a time)
-            monkeypatch.setattr(_policy, "MOMENT_BATCH_ENTRIES", cap)
-            assert_array_equal(LinearDesign(A).column_moments(w), expected)

@@ -225,11 +225,8 @@ class LinearDesign:
         """Weighted second moments of the centered columns, ``sum_i w_i (x_ij - o_j)^2``.
 
         The diagonal of :meth:`weighted_gram` without forming it: dense ``X``
-        is read in blocks of at most an eighth of its rows (for ``n >= 64``),
-        several blocks at once in one batched product while they hold at most
-        :data:`~sparse_estimators._policy.MOMENT_BATCH_ENTRIES` entries
-        (temporaries of one block or of at most that many entries, ``X`` never
-        copied).
+        is read in blocks of at most an eighth of its rows (for ``n >= 64``; no
+        ``n x p`` temporary, ``X`` never copied).
 
         Parameters
         ----------
@@ -244,19 +241,9 @@ class LinearDesign:
         if self.is_sparse:
             second = np.asarray(self.X.multiply(self.X).T @ w, dtype=float)
         else:
-            (n, p), tail = self.shape, w.shape[1:]
-            second = np.zeros((p,) + tail)
-            rows = min(256, max(8, n // 8))  # blocks of at most 1/8 of X (n >= 64)
-            batch = _policy.MOMENT_BATCH_ENTRIES // max(rows * p, 1)  # (whole blocks per batched product)
-            whole = n - n % rows if batch > 1 and self.X.flags.c_contiguous else 0
-            for start in range(0, whole, rows * max(batch, 1)):
-                # each block's product and sum as in the loop below (matmul's batches call the same BLAS
-                # product on the same strides), without a Python round of five NumPy calls per block
-                block = self.X[start:min(start + rows * batch, whole)]
-                squares = (block * block).reshape(-1, rows, p).transpose(0, 2, 1)
-                for part in np.matmul(squares, w[start:start + len(block)].reshape(-1, rows, *(tail or (1,)))):
-                    second += part.reshape(second.shape)
-            for start in range(whole, n, rows):
+            second = np.zeros((self.shape[1],) + w.shape[1:])
+            rows = min(256, max(8, self.shape[0] // 8))  # temporaries of at most 1/8 of X (n >= 64)
+            for start in range(0, self.shape[0], rows):
                 block = self.X[start:start + rows]
                 second += (block * block).T @ w[start:start + rows]
         if self.offset is not None:  # E[(x - o)^2] = E[x^2] - 2 o E[x] + o^2
