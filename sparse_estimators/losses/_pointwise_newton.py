@@ -6,7 +6,9 @@ The splicing search refits a dozen small candidates per fit; with
 more in Python overhead than in arithmetic. This loop computes the value and
 both derivatives of the pointwise loss in one pass per accepted point, tries
 line-search steps along the precomputed ``A d`` (no product with ``A`` per
-trial), and factors the Hessian by LAPACK's Cholesky directly.
+trial), and factors the Hessian by LAPACK's Cholesky directly. Its products
+are ``ndarray.dot``: the BLAS calls of ``@`` on the same strides, without the
+matmul ufunc's dispatch (about a microsecond each, a dozen per Newton step).
 """
 
 import math
