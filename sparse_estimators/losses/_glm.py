@@ -97,6 +97,11 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
             return np.zeros(1)
         return np.array([np.log(self.null_mean)])
 
+    #: ``(Z, e)`` of the last :meth:`_pointwise`, ``e`` its exponential term as a vector (``exp(z)``,
+    #: Poisson; ``y exp(-z)``, Gamma): the solvers ask for the gradient at the linear predictor they have
+    #: just evaluated, whose :meth:`_dz` takes ``e`` instead of computing it again (the same values)
+    _last_exp = (None, None)
+
     def _hess_weights(self, Z):
         return self._hess_diag(Z)[:, :, None]
 
@@ -149,10 +154,13 @@ class PoissonLoss(_LogLinkLoss):
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
-        return np.exp(z) - y * z
+        mu = np.exp(z)
+        self._last_exp = (Z, mu)
+        return mu - y * z
 
     def _dz(self, Z):
-        return np.exp(Z) - self.Y
+        last, mu = self._last_exp
+        return (mu[:, None] if last is Z else np.exp(Z)) - self.Y
 
     def _hess_diag(self, Z):
         return np.exp(Z)
@@ -210,10 +218,13 @@ class GammaLoss(_LogLinkLoss):
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
-        return y * np.exp(-z) + z
+        ratio = y * np.exp(-z)
+        self._last_exp = (Z, ratio)
+        return ratio + z
 
     def _dz(self, Z):
-        return 1.0 - self.Y * np.exp(-Z)
+        last, ratio = self._last_exp
+        return 1.0 - (ratio[:, None] if last is Z else self.Y * np.exp(-Z))
 
     def _hess_diag(self, Z):
         return self.Y * np.exp(-Z)

@@ -62,7 +62,7 @@ class _GLMLoss(BaseLoss):
         raise NotImplementedError
 
     def value_from_z(self, Z, W):  # noqa: D102
-        f = float(self.sample_weight @ self._pointwise(Z)) / self.sw_sum
+        f = float(self.sample_weight.dot(self._pointwise(Z))) / self.sw_sum  # (.dot: @'s BLAS call, sooner)
         # (without the l2 term, no pass over W: adding 0.0 leaves f unchanged)
         return f + 0.5 * self.alpha * float(np.vdot(W, W)) if self.alpha else f
 
