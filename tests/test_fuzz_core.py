@@ -9,7 +9,8 @@ fits of the same data (the documented dtypes, as scikit-learn's linear
 models keep float32); regularized IHT's documented weight schedule with
 groups (unweighted after 0.5 to 0.7 ``max_iter``, no ConvergenceWarning);
 ``SparsityCV``'s error against ``GridSearchCV``'s NaN scores on the same
-folds. The data have a high signal, so that the supports are unique;
+folds; minus twice the log-likelihood proportional to the scale of
+frequency weights, however large. The data have a high signal, so that the supports are unique;
 coefficients are compared to the solvers' tolerance, never to rounding.
 """
 
@@ -267,3 +268,49 @@ def test_cv_error_names_the_failed_scoring_not_r2():
     assert "R^2" not in str(info.value) and "error_score='raise'" in str(info.value)
     with pytest.raises(ValueError, match="labels"):  # (scikit-learn's own error, as the message says)
         search.set_params(error_score="raise").fit(X, y)
+
+
+# -- huge frequency weights: the information criteria stay finite -------------------------------------------
+
+
+@pytest.mark.parametrize("loss_name", ["poisson", "gamma", "logistic"])
+def test_likelihood_scales_with_huge_frequency_weights(loss_name):
+    """Weights as repeated rows: ``N`` times the weighted mean, so ``-2 log L`` is proportional to the weights' scale.
+
+    Before, ``2 N (w @ terms)`` overflowed once the weights summed past about
+    1e154: the criterion was ``inf`` at every ``k`` and ``k=None`` chose 1.
+    """
+    from sparse_estimators.losses import GammaLoss, LogisticLoss, PoissonLoss
+
+    rng = np.random.default_rng(3)
+    n, p = 120, 6
+    X = rng.standard_normal((n, p))
+    z = X[:, :2] @ np.array([0.7, -0.5])
+    y = {"poisson": rng.poisson(np.exp(z)).astype(float),
+         "gamma": rng.gamma(2.0, np.exp(z) / 2.0),
+         "logistic": (z + 0.5 * rng.standard_normal(n) > 0).astype(float)}[loss_name]
+    make = {"poisson": PoissonLoss, "gamma": GammaLoss, "logistic": LogisticLoss}[loss_name]
+    w = rng.uniform(0.5, 2.0, n)
+    W = np.zeros((p, 1))
+    W[:2, 0] = [0.3, -0.2]
+    b = np.array([0.1])
+    small = make(X, y, sample_weight=w * 1e100).minus_two_log_likelihood(W, b)
+    huge = make(X, y, sample_weight=w * 1e200).minus_two_log_likelihood(W, b)
+    assert np.isfinite(small) and np.isfinite(huge)
+    assert_allclose(huge, small * 1e100, rtol=1e-10)
+
+
+@pytest.mark.parametrize("loss", ["poisson", "gamma"])
+def test_k_none_with_huge_frequency_weights(loss):
+    """``k=None`` at weights times 1e200 chooses as at times 1e140 (both: data repeated beyond any penalty)."""
+    rng = np.random.default_rng(4)
+    n, p = 150, 8
+    X = rng.standard_normal((n, p))
+    mu = np.exp(X[:, :2] @ np.array([0.6, -0.5]))
+    y = rng.poisson(mu).astype(float) if loss == "poisson" else rng.gamma(2.0, mu / 2.0)
+    w = rng.uniform(0.5, 2.0, n)
+    reference = IHTRegressor(k=None, loss=loss).fit(X, y, sample_weight=w * 1e140)
+    huge = IHTRegressor(k=None, loss=loss).fit(X, y, sample_weight=w * 1e200)
+    assert reference.k_ > 1  # (the reference did not fall back to the smallest k)
+    assert huge.k_ == reference.k_
+    assert_array_equal(np.flatnonzero(huge.coef_), np.flatnonzero(reference.coef_))

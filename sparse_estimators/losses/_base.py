@@ -430,6 +430,19 @@ class BaseLoss:
         """
         raise NotImplementedError
 
+    def _twice_weighted_total(self, terms):
+        """``2 N`` times the weighted mean of the pointwise ``terms`` (``N``: :attr:`n_observations`).
+
+        Where ``2 N (weights @ terms)`` leaves float range (weights summing
+        past about 1e154) the mean is formed first, so that an information
+        criterion stays finite and comparable across ``k``; otherwise the
+        product in that order, as before.
+        """
+        total = 2.0 * self.n_observations * float(self.sample_weight @ terms) / self.sw_sum
+        if math.isinf(total):
+            total = 2.0 * self.n_observations * float(self._sample_share[:, 0] @ terms)
+        return total
+
     # -- restriction and refit -------------------------------------------------
     def restrict(self, support, dtype=np.float64):
         """The same loss on the columns of ``X`` in ``support``.

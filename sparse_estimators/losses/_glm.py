@@ -181,7 +181,7 @@ class PoissonLoss(_LogLinkLoss):
         Z = self.linear_predictor(W, b)
         y = self.Y[:, 0]
         terms = self._pointwise(Z) + gammaln(y + 1.0)
-        return 2.0 * self.n_observations * float(self.sample_weight @ terms) / self.sw_sum
+        return self._twice_weighted_total(terms)
 
 
 class GammaLoss(_LogLinkLoss):
@@ -275,7 +275,7 @@ class GammaLoss(_LogLinkLoss):
         nu = _gamma_shape(half_dev)
         y = self.Y[:, 0]
         terms = nu * (self._pointwise(Z)) - nu * np.log(nu) - (nu - 1.0) * np.log(y) + gammaln(nu)
-        return 2.0 * self.n_observations * float(self.sample_weight @ terms) / self.sw_sum
+        return self._twice_weighted_total(terms)
 
 
 def _gamma_shape(half_deviance):

@@ -132,7 +132,7 @@ class _GLMLoss(BaseLoss):
     def minus_two_log_likelihood(self, W, b):
         """The deviance: ``2 N`` times the weighted mean log-loss (the l2 term excluded)."""
         Z = self.linear_predictor(W, b)
-        return 2.0 * self.n_observations * float(self.sample_weight @ self._pointwise(Z)) / self.sw_sum
+        return self._twice_weighted_total(self._pointwise(Z))
 
     def _canonical(self, W):
         """The representative of a refit's ``W`` that :meth:`refit` returns (itself here)."""
