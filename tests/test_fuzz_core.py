@@ -10,7 +10,8 @@ models keep float32); regularized IHT's documented weight schedule with
 groups (unweighted after 0.5 to 0.7 ``max_iter``, no ConvergenceWarning);
 ``SparsityCV``'s error against ``GridSearchCV``'s NaN scores on the same
 folds; minus twice the log-likelihood proportional to the scale of
-frequency weights, however large. The data have a high signal, so that the supports are unique;
+frequency weights, however large; lq thresholding at a subnormal threshold
+against the prox's bound on its shrinkage. The data have a high signal, so that the supports are unique;
 coefficients are compared to the solvers' tolerance, never to rounding.
 """
 
@@ -314,3 +315,20 @@ def test_k_none_with_huge_frequency_weights(loss):
     assert reference.k_ > 1  # (the reference did not fall back to the smallest k)
     assert huge.k_ == reference.k_
     assert_array_equal(np.flatnonzero(huge.coef_), np.flatnonzero(reference.coef_))
+
+
+# -- lq thresholding at a subnormal threshold ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("q", [0.3, 2.0 / 3.0, 0.9])
+def test_lq_with_subnormal_threshold_keeps_the_large_entries(q):
+    """A subnormal ``tau`` shrinks the kept entries by ``K tau^(2-q) |z|^(q-1)``, far below their rounding.
+
+    Before, ``|z| / tau`` overflowed: NaN coefficients and overflow warnings.
+    """
+    z = np.array([3.0, -2.0, 1e-310, 5e-311, 0.0, -0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = Lq(q)(z, 3)
+    assert_allclose(out[[0, 1, 5]], z[[0, 1, 5]], rtol=1e-12)
+    assert_array_equal(out[[2, 3, 4]], 0.0)

@@ -203,7 +203,12 @@ class Lq(ThresholdingOperator):
 
     def shrink(self, a, tau):  # noqa: D102
         q, K = self.q, self.K
-        u = np.asarray(a, dtype=float) / tau
+        a = np.asarray(a, dtype=float)
+        with np.errstate(over="ignore"):
+            u = a / tau
+        if np.isinf(u).any():  # (a subnormal tau: there tau w = a to within K (tau / a)^(2 - q), below 1e-300)
+            far = np.isinf(u)
+            return np.where(far, a, self.shrink(np.where(far, tau, a), tau))
         w = u.copy()
         for _ in range(100):
             g = w + K * w ** (q - 1) - u
