@@ -223,6 +223,20 @@ def test_iobs_never_worse_than_magnitude_random_layers(seed, pattern, sparsity, 
     assert np.all(e_iobs <= e_mag_ls * (1 + 1e-7) + 1e-12 * e_mag_ls.max())
 
 
+@pytest.mark.parametrize("pattern, sparsity", [(None, 0.5), ("2:4", None)])
+def test_iobs_rows_with_fewer_non_zeros_than_kept(pattern, sparsity):
+    """Rows of W already sparser than the level (magnitude keeps zeros) and an input never active."""
+    W, X = _layer(1, n=50, n_in=12, n_out=6)
+    X[:, 3] = 0
+    W[0, :9], W[1], W[2, 5] = 0, 0, 0
+    W_mag = prune_layer(W, X, sparsity, method="magnitude", pattern=pattern)
+    e_mag_ls = layer_error(W, _lstsq_on_mask(W, X, W_mag), X)
+    for damping in (0.01, 0.0):
+        W_iobs = prune_layer(W, X, sparsity, method="iobs", pattern=pattern, damping=damping)
+        assert np.all(layer_error(W, W_iobs, X) <= e_mag_ls * (1 + 1e-7) + 1e-12 * e_mag_ls.max())
+        assert not np.any(W_iobs[1]) and np.all((W_iobs != 0).sum(axis=1) <= 6)
+
+
 def _brute_force(W, H, k):
     """Per row: the smallest ``(w - v)^T H (w - v)`` over all ``v`` with ``k`` non-zeros."""
     best = np.full(W.shape[0], np.inf)

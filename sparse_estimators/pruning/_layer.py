@@ -114,26 +114,23 @@ def _refit_on_masks(W, H, W_masked):
     errors : ndarray of shape (n_out,)
         ``_row_errors(W, out, H)``.
     """
-    m = W.shape[0]
     counts = np.count_nonzero(W_masked, axis=1)
-    k = int(counts[0]) if m else 0
+    k = int(counts.max()) if counts.size else 0
     C = W @ H  # (H w_i for every row)
     out = W_masked.copy()
-    if k and np.all(counts == k):
-        support = np.nonzero(W_masked)[1].reshape(m, k)
-        step = max(1, _policy.DENSE_MAX_LS**2 // (k * k))
-        for s in range(0, m, step):
-            q, rows = support[s:s + step], np.arange(s, min(s + step, m))[:, None]
-            A, rhs = H[q[:, :, None], q[:, None, :]], C[rows, q]
-            try:
-                out[rows, q] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
-            except np.linalg.LinAlgError:  # (a singular block: the minimum-norm least-squares solution per row)
-                out[rows, q] = [np.linalg.lstsq(a, r, rcond=None)[0] for a, r in zip(A, rhs, strict=True)]
-    else:  # (rows keeping different numbers of non-zeros: a kept weight was 0)
-        for i in range(m):
-            q = np.flatnonzero(W_masked[i])
-            if q.size:
-                out[i, q] = np.linalg.lstsq(H[np.ix_(q, q)], C[i, q], rcond=None)[0]
+    full = np.flatnonzero(counts == k) if k else np.zeros(0, dtype=int)
+    support = np.nonzero(W_masked[full])[1].reshape(full.size, k)
+    step = max(1, _policy.DENSE_MAX_LS**2 // max(k * k, 1))
+    for s in range(0, full.size, step):
+        q, rows = support[s:s + step], full[s:s + step, None]
+        A, rhs = H[q[:, :, None], q[:, None, :]], C[rows, q]
+        try:
+            out[rows, q] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:  # (a singular block: the minimum-norm least-squares solution per row)
+            out[rows, q] = [np.linalg.lstsq(a, r, rcond=None)[0] for a, r in zip(A, rhs, strict=True)]
+    for i in np.flatnonzero((counts < k) & (counts > 0)):  # (fewer non-zeros: a kept weight was 0)
+        q = np.flatnonzero(W_masked[i])
+        out[i, q] = np.linalg.lstsq(H[np.ix_(q, q)], C[i, q], rcond=None)[0]
     errors, before = _row_errors(W, out, H), _row_errors(W, W_masked, H)
     bad = ~(errors <= before)
     out[bad], errors[bad] = W_masked[bad], before[bad]
