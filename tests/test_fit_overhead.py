@@ -6,10 +6,16 @@ import scipy.linalg
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.validation import validate_data
 
-from sparse_estimators import IHTClassifier, IHTRegressor
-from sparse_estimators.linear_model._validation import validated_classification, validated_regression
+from sparse_estimators import IHTClassifier, IHTRegressor, _policy
+from sparse_estimators.linear_model._scaling import _power_of_two_scale
+from sparse_estimators.linear_model._validation import _finite, validated_classification, validated_regression
 from sparse_estimators.losses._base import _norm, cholesky_newton_solve
-from sparse_estimators.losses._design import column_extremes, shared_extremes
+from sparse_estimators.losses._design import (
+    LinearDesign,
+    column_extremes,
+    shared_extremes,
+    weighted_column_sums,
+)
 
 
 def _data(seed=0, n=60, p=12):
@@ -97,6 +103,52 @@ def test_extremes_not_kept_after_the_fit():
         high, low = column_extremes(X)
         assert column_extremes(X)[0] is high
     assert column_extremes(X)[0] is not high and np.array_equal(column_extremes(X)[0], X.max(axis=0))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("shape", [(1, 5), (2, 3), (201, 100), (400, 400), (100, 1000)])
+def test_set_up_products_by_dot_as_by_matmul(shape, order):
+    """The set-up's column sums and moments by ``ndarray.dot`` equal the ``@`` forms they replace, bit for bit."""
+    rng = np.random.RandomState(shape[1])
+    X = np.asarray(rng.standard_normal(shape), order=order)
+    X[rng.rand(*shape) < 0.2] = -0.0  # (signed zeros: a single product's zero sign is where dot and @ could differ)
+    for w in (np.ones(shape[0]), rng.rand(shape[0])):
+        expected = np.asarray(X.T @ w.astype(X.dtype), dtype=float).ravel()
+        assert weighted_column_sums(X, w).tobytes() == expected.tobytes()
+        assert weighted_column_sums(X.astype(np.float32), w).tobytes() == np.asarray(
+            X.astype(np.float32).T @ w.astype(np.float32), dtype=float).tobytes()
+        offset = expected / w.sum()
+        moments = LinearDesign(X, offset).column_moments(w / w.sum())
+        rows = min(256, max(8, shape[0] // 8))
+        second = np.zeros(shape[1])
+        for start in range(0, shape[0], rows):
+            block = X[start:start + rows]
+            second += (block * block).T @ (w / w.sum())[start:start + rows]
+        first = X.T @ (w / w.sum())
+        centred = second - 2 * offset * first + offset * offset * (w / w.sum()).sum()
+        kept = ~(np.abs(second) > _policy.CANCELLATION_RATIO * np.abs(centred))  # (the others: from centred columns)
+        assert kept.sum() >= (shape[1] if shape[0] > 2 else 0)
+        assert moments[kept].tobytes() == centred[kept].tobytes()
+
+
+def test_finite_and_scale_tests_as_numpys():
+    """``_finite`` of a target and the power-of-two scale of an array, by ufunc reductions, as the direct forms."""
+    y = np.linspace(-3.0, 5.0, 11)
+    assert _finite(y) and _finite(np.full(4, 1e308))  # (a sum that overflows: still finite entries)
+    for bad in (np.nan, np.inf, -np.inf):
+        yb = y.copy()
+        yb[3] = bad
+        assert not _finite(yb)
+    low, high = _policy.SCALE_RANGE
+    for A in (y, 1e200 * y, -1e-200 * y, np.arange(6), np.zeros(3), np.array([[3.0, -1e30], [2.0, 0.5]])):
+        top = max(float(A.max()), -float(A.min()))  # (the largest magnitude, as the wrappers give it)
+        scale = _power_of_two_scale(A)
+        if top == 0.0 or low <= top <= high:
+            assert scale == 1.0
+        elif A.ndim == 1:
+            assert 1.0 <= top * scale < 2.0
+        else:  # (the middle, in exponents, of the columns' largest magnitudes)
+            assert scale == 2.0 ** -50
 
 
 @pytest.mark.parametrize("shape", [(500, 100), (203, 7), (1000, 256), (60, 12), (400, 400), (97, 30)])

@@ -36,6 +36,9 @@ from ..thresholding._operators import _NAMED
 from ._dask import lazy_method, uses_dask
 from ._validation import _check_int, _check_real, check_parameters
 
+#: ``ndarray.any`` without its Python wrapper (a small fit's set-up asks a few times)
+_any = np.logical_or.reduce
+
 
 class _Fit(NamedTuple):
     coef: np.ndarray
@@ -278,7 +281,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     def _initial_point_unscaled(self, loss, coef_init, coef_scale=1.0):
         W, b = loss.zeros()
         b = loss.initial_intercept()
-        p, m = W.shape
+        zeros, (p, m) = W, W.shape
         if coef_init is not None:
             C = np.asarray(coef_init, dtype=float)
             # the documented shapes only: a (n_features, n_targets) array or a flat one has the right size
@@ -295,7 +298,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 if loss.intercept_is_variable and loss.fit_intercept:
                     # (the variable of the loss's parametrisation, for the coefficients as the loss scales them)
                     b = loss.intercept_variable(W * coef_scale, np.atleast_1d(np.asarray(self.intercept_, dtype=float)))
-        if not np.all(np.isfinite(W)):
+        if W is not zeros and not np.logical_and.reduce(np.isfinite(W), axis=None):  # (a cold start is finite)
             raise ValueError("coef_init contains NaN or infinity.")
         return W, b
 
@@ -358,7 +361,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         # a cold hard-thresholding fit that the splicing search ends may skip the solver: the search starts from
         # abess's start alone (the k features or groups of largest gain at zero)
         from_zero = (debias and not screening and operator.is_hard and self._splices(loss, k)
-                     and not W0.any() and np.array_equal(b0, loss.initial_intercept()))
+                     and not _any(W0, axis=None) and same_indices(b0, loss.initial_intercept()))
         if from_zero and isinstance(operator, Groups):  # (one output; _policy.GROUP_SEARCH_FROM_ZERO)
             from_zero = (self._group_search_alone and _policy.GROUP_SEARCH_FROM_ZERO and loss.n_outputs == 1
                          and getattr(loss, "group_search_from_zero", False)
@@ -393,7 +396,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             if (gradient is not None and result.linear_predictor is not None and result.refitted
                     and same_indices(support, result.support)):  # (the search starts where the solver ended)
                 kwargs["start_state"] = (result.linear_predictor, result.objective[-1], gradient)
-            if (result.start_gradient is not None and second_search and not W0.any()
+            if (result.start_gradient is not None and second_search and not _any(W0, axis=None)
                     and same_indices(b0, loss.initial_intercept())):  # (the second start's gradient at zero)
                 kwargs["zero_gradient"] = result.start_gradient
             if operator.forced is not None:

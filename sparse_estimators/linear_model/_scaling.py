@@ -7,6 +7,8 @@ import scipy.sparse as sp
 from .. import _policy
 from ..losses._design import column_extremes, known_extremes
 
+_max, _min = np.maximum.reduce, np.minimum.reduce
+
 
 def _power_of_two_scale(A, centred=False):
     """A power of two bringing the largest magnitude of ``A`` into [1, 2) when it lies outside ``_policy.SCALE_RANGE``.
@@ -24,11 +26,12 @@ def _power_of_two_scale(A, centred=False):
         top = float(ext.max(initial=0.0))
     elif (known := known_extremes(A)) is not None:  # (the set-up's own: no pass over A)
         high, low = known
-        top = max(float(high.max()), -float(low.min())) if high.size else 0.0
+        top = max(float(_max(high)), -float(_min(low))) if high.size else 0.0
         ext = None
     else:
         data = A.data if sp.issparse(A) else A
-        top = max(float(data.max()), -float(data.min())) if data.size else 0.0  # (no temporary of A's size)
+        # (no temporary of A's size; ufunc reductions: the values of max() and min(), without their Python wrappers)
+        top = max(float(_max(data, axis=None)), -float(_min(data, axis=None))) if data.size else 0.0
         ext = None
     if top == 0.0 or _policy.SCALE_RANGE[0] <= top <= _policy.SCALE_RANGE[1]:
         return 1.0

@@ -366,7 +366,8 @@ class BaseLoss:
         the adaptive step size. Costs one pass over ``X``.
         """
         if getattr(self, "_coordinate_lipschitz", None) is None:
-            top = float(self.coordinate_curvatures().max(initial=0.0) - self.alpha)
+            # (np.maximum.reduce: ndarray.max's reduction, without its Python wrapper)
+            top = float(np.maximum.reduce(self.coordinate_curvatures(), axis=None, initial=0.0) - self.alpha)
             if self.intercept_is_variable and self.fit_intercept:
                 top = max(top, self.curvature)
             self._coordinate_lipschitz = top + self.alpha

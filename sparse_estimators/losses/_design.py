@@ -93,6 +93,17 @@ def _column_reduce(extreme, X):
     return out
 
 
+def weighted_column_sums(X, weights):
+    """``X^T weights`` as a float64 vector, the product in ``X``'s dtype (a sparse ``X`` is never densified).
+
+    A float64 ndarray ``X`` takes ``ndarray.dot``: the BLAS call of ``@``, without its dispatch and the
+    weights' cast (a copy).
+    """
+    if type(X) is np.ndarray and X.dtype == weights.dtype:
+        return X.T.dot(weights)
+    return np.asarray(X.T @ weights.astype(X.dtype), dtype=float).ravel()
+
+
 def constant_columns(X):
     """Mask of the columns of ``X`` whose entries are all equal (``None`` when there is none).
 
@@ -276,14 +287,15 @@ class LinearDesign:
         else:
             second = np.zeros((self.shape[1],) + w.shape[1:])
             rows = min(256, max(8, self.shape[0] // 8))  # temporaries of at most 1/8 of X (n >= 64)
-            for start in range(0, self.shape[0], rows):
+            for start in range(0, self.shape[0], rows):  # (.dot: @'s BLAS call, without the matmul ufunc's dispatch)
                 block = self.X[start:start + rows]
-                second += (block * block).T @ w[start:start + rows]
+                second += (block * block).T.dot(w[start:start + rows])
         if self.offset is not None:  # E[(x - o)^2] = E[x^2] - 2 o E[x] + o^2
-            first = np.asarray(self.X.T @ w, dtype=float)
+            first = np.asarray(self.X.T @ w if self.is_sparse else self.X.T.dot(w), dtype=float)
             o = self.offset if w.ndim == 1 else self.offset[:, None]
             uncentred = second
-            second = second - 2 * o * first + o * o * np.asarray(weights, dtype=float).sum(axis=0)
+            # (np.add.reduce: ndarray.sum's reduction, without its Python wrapper)
+            second = second - 2 * o * first + o * o * np.add.reduce(np.asarray(weights, dtype=float), axis=0)
             lost = self._cancelled(uncentred, second)
             if lost.size:  # (means dominating the spread): from the centred columns themselves
                 A = self.columns(lost).dense()

@@ -5,7 +5,7 @@ import scipy.linalg
 from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._base import BaseLoss, cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
-from ._design import LinearDesign, column_values, constant_columns
+from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
 from ._pointwise_newton import _PointwiseNewtonRefit
 from ._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature, block_hessian, class_rmatvec, softmax_parts
 
@@ -29,7 +29,7 @@ class _GLMLoss(BaseLoss):
             # the curvature the step sizes see (X + 100 picked another support, X + 1e8 stalled at W = 0);
             # a constant column only duplicates the intercept: exactly 0 once centred, never a candidate
             sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-            offset = np.asarray(X.T @ sw.astype(X.dtype), dtype=float).ravel() / sw.sum()
+            offset = weighted_column_sums(X, sw) / sw.sum()
             constant = constant_columns(X)
             if constant is not None:
                 offset[constant] = column_values(X, constant)

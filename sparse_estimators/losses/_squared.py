@@ -7,7 +7,7 @@ from scipy.linalg.lapack import dposv as _posv
 
 from .. import _policy
 from ._base import BaseLoss
-from ._design import LinearDesign, column_values, constant_columns
+from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
 
 _all = np.logical_and.reduce  # (ndarray.all without its Python wrapper)
 _min = np.minimum.reduce
@@ -94,7 +94,7 @@ class SquaredLoss(BaseLoss):
         sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         if fit_intercept:
             total = sw.sum()
-            x_mean = np.asarray(X.T @ sw.astype(X.dtype), dtype=float).ravel() / total
+            x_mean = weighted_column_sums(X, sw) / total
             y_mean = sw @ Y / total
             constant = constant_columns(X)
             if constant is not None:  # their exact value, not a rounded mean: centered, exactly 0
