@@ -105,8 +105,8 @@ def _refit_on_masks(W, H, W_masked):
     The undamped layer objective ``(w - v)^T H (w - v)`` minimised over the
     row's non-zeros, by batched ``k x k`` solves in chunks of rows holding at
     most ``_policy.DENSE_MAX_LS^2`` entries. A row keeps ``W_masked``'s
-    values where the refit is no lower (a singular ``H_QQ``, solved by least
-    squares, or rounding), so no row's error increases.
+    values where the refit is higher beyond rounding (a singular ``H_QQ``,
+    solved by least squares), so no row's error increases beyond rounding.
 
     Returns
     -------
@@ -132,7 +132,9 @@ def _refit_on_masks(W, H, W_masked):
         q = np.flatnonzero(W_masked[i])
         out[i, q] = np.linalg.lstsq(H[np.ix_(q, q)], C[i, q], rcond=None)[0]
     errors, before = _row_errors(W, out, H), _row_errors(W, W_masked, H)
-    bad = ~(errors <= before)
+    # (the refit unless its error is higher beyond rounding, relative to the row's w^T H w: where W_masked is
+    # itself nearly that refit, a strict test would pick either by rounding, not by the row)
+    bad = ~(errors <= before + 1e-9 * np.einsum("ij,ij->i", C, W))
     out[bad], errors[bad] = W_masked[bad], before[bad]
     return out, errors
 
