@@ -113,23 +113,3 @@ def test_value_and_gradient_add_the_l2_term_only_when_alpha_is_positive(family):
     d = mu - y if family == "poisson" else 1.0 - y / mu
     assert_allclose(g0[:, 0], Xc.T @ d / X.shape[0], rtol=1e-10, atol=1e-13)
 
-
-@pytest.mark.parametrize("family", sorted(LOSSES))
-def test_gradient_after_the_value_reuses_its_exponential_exactly(family):
-    # _dz at the Z whose value was just computed takes the value's exp term; at any other Z it computes it
-    X, y = _data(family)
-    loss = LOSSES[family](X, y)
-    W = np.zeros((X.shape[1], 1))
-    W[[2, 7], 0] = [0.2, -0.1]
-    Z = loss.linear_predictor(W, np.array([0.3]))
-    fresh = np.exp(Z) - y[:, None] if family == "poisson" else 1.0 - y[:, None] * np.exp(-Z)
-    other = Z + 0.5
-    loss.value_from_z(other, W)
-    assert loss._last_exp[0] is other
-    assert_array_equal(loss._dz(Z), fresh)  # (not the cached term: another Z)
-    loss.value_from_z(Z, W)
-    assert loss._last_exp[0] is Z
-    assert_array_equal(loss._dz(Z), fresh)
-    # the gradient is the one of a loss that never cached anything
-    assert_array_equal(loss.gradient_from_z(Z, W)[0], LOSSES[family](X, y).gradient_from_z(Z, W)[0])
-

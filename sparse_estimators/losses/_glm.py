@@ -97,11 +97,6 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
             return np.zeros(1)
         return np.array([np.log(self.null_mean)])
 
-    #: ``(Z, e)`` of the last :meth:`_pointwise`, ``e`` its exponential term as a vector (``exp(z)``,
-    #: Poisson; ``y exp(-z)``, Gamma): the solvers ask for the gradient at the linear predictor they have
-    #: just evaluated, whose :meth:`_dz` takes ``e`` instead of computing it again (the same values)
-    _last_exp = (None, None)
-
     def _hess_weights(self, Z):
         return self._hess_diag(Z)[:, :, None]
 
@@ -154,13 +149,10 @@ class PoissonLoss(_LogLinkLoss):
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
-        mu = np.exp(z)
-        self._last_exp = (Z, mu)
-        return mu - y * z
+        return np.exp(z) - y * z
 
     def _dz(self, Z):
-        last, mu = self._last_exp
-        return (mu[:, None] if last is Z else np.exp(Z)) - self.Y
+        return np.exp(Z) - self.Y
 
     def _hess_diag(self, Z):
         return np.exp(Z)
@@ -218,13 +210,10 @@ class GammaLoss(_LogLinkLoss):
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
-        ratio = y * np.exp(-z)
-        self._last_exp = (Z, ratio)
-        return ratio + z
+        return y * np.exp(-z) + z
 
     def _dz(self, Z):
-        last, ratio = self._last_exp
-        return 1.0 - (ratio[:, None] if last is Z else self.Y * np.exp(-Z))
+        return 1.0 - self.Y * np.exp(-Z)
 
     def _hess_diag(self, Z):
         return self.Y * np.exp(-Z)
