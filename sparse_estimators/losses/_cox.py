@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _policy
 from ._base import BaseLoss, cholesky_newton_solve, largest_eigenvalue, newton_minimise
-from ._design import LinearDesign, column_values, constant_columns
+from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
 from ._glm import _NonNegativeRefit
 
 
@@ -87,7 +87,7 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
         if ties not in ("breslow", "efron"):
             raise ValueError(f"The 'ties' parameter must be 'breslow' or 'efron', got {ties!r}.")
         sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        offset = np.asarray(X.T @ sw.astype(X.dtype), dtype=float).ravel() / sw.sum()
+        offset = weighted_column_sums(X, sw) / sw.sum()
         constant = constant_columns(X)
         if constant is not None:
             offset[constant] = column_values(X, constant)

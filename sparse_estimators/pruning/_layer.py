@@ -99,8 +99,10 @@ def _row_errors(W, W_hat, H):
     return np.einsum("ij,ij->i", D @ H, D)
 
 
-def _refit_on_masks(W, H, W_masked):
+def _refit_on_masks(W, H, C, W_masked):
     """Per row, least squares on the mask of ``W_masked`` (``v_Q = H_QQ^{-1} (H w)_Q``), and the row errors.
+
+    ``C = W @ H`` (``H w_i`` for every row), shared by the masks of one layer.
 
     The undamped layer objective ``(w - v)^T H (w - v)`` minimised over the
     row's non-zeros, by batched ``k x k`` solves in chunks of rows holding at
@@ -116,7 +118,6 @@ def _refit_on_masks(W, H, W_masked):
     """
     counts = np.count_nonzero(W_masked, axis=1)
     k = int(counts.max()) if counts.size else 0
-    C = W @ H  # (H w_i for every row)
     out = W_masked.copy()
     full = np.flatnonzero(counts == k) if k else np.zeros(0, dtype=int)
     support = np.nonzero(W_masked[full])[1].reshape(full.size, k)
@@ -134,7 +135,7 @@ def _refit_on_masks(W, H, W_masked):
     errors, before = _row_errors(W, out, H), _row_errors(W, W_masked, H)
     # (the refit unless its error is higher beyond rounding, relative to the row's w^T H w: where W_masked is
     # itself nearly that refit, a strict test would pick either by rounding, not by the row)
-    bad = ~(errors <= before + 1e-9 * np.einsum("ij,ij->i", C, W))
+    bad = ~(errors <= before + 1e-9 * np.einsum("ij,ij->i", C, W))  # (an O(m p) product, not C's O(m p^2))
     out[bad], errors[bad] = W_masked[bad], before[bad]
     return out, errors
 
@@ -357,5 +358,6 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     # the sum over the rows, not each row, and its damped correction stops short of the refit), the sweep's
     # and magnitude pruning's, which I-OBS's local search had ended above on some rows
     # (doc/changelog.rst, "I-OBS layer pruning never worse than magnitude pruning").
-    return _best_rows(_refit_on_masks(W, H, result.coef.T), _refit_on_masks(W, H, start),
-                      _refit_on_masks(W, H, _mask_by_scores(W, np.abs(W), structure, k)))[0]
+    C = W @ H
+    return _best_rows(_refit_on_masks(W, H, C, result.coef.T), _refit_on_masks(W, H, C, start),
+                      _refit_on_masks(W, H, C, _mask_by_scores(W, np.abs(W), structure, k)))[0]

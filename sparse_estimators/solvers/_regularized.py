@@ -3,13 +3,9 @@
 import numpy as np
 
 from .. import _policy
+from .._utils import row_squares
 from ..structures import get_structure
 from ._base import IterationMonitor, SupportJump, curvature_ratio, gradient_step, initial_step, project
-
-
-def _row_squares(W):
-    """Squared l2 norm of each row of ``W`` (``x_j^2`` for a single output)."""
-    return np.einsum("ij,ij->i", W, W)
 
 
 def _support_size(structure, k, p):
@@ -34,7 +30,7 @@ def _update_weights(w, W, c):
     Entries that fall below 1/2 become 0 (so a zero weight stays zero);
     nothing changes while ``sum_j w_j x_j^2 == 0``.
     """
-    sq = _row_squares(W)
+    sq = row_squares(W)
     reg = float(w @ sq)
     if reg <= 0.0:
         return w
@@ -65,7 +61,7 @@ def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L, Z):
     eta = max(eta, floor)
     for halvings in range(61):
         Wn, bn, Zn, fn, support = _step(loss, operator, k, W, b, gW, gb, w, eta)
-        penalty = float(w @ _row_squares(Wn - W)) / (4.0 * eta)
+        penalty = float(w @ row_squares(Wn - W)) / (4.0 * eta)
         ratio = curvature_ratio(loss, f, fn, Zn, W, b, Wn, bn, gW, gb, eta, penalty, Z_start=Z)
         if eta <= floor or ratio <= 1.0 or halvings == 60:
             break
