@@ -18,7 +18,7 @@ two coefficient patterns, four SNRs, sizes up to n = 2000, p = 10000; its
   ``p = 1000`` (each takes about a minute at p = 10000).
 
 Metrics: support F1 against the true support, the chosen number of features,
-fit time (minimum over repeated fits of short ones, ``compare_peers.fit_quietly``),
+fit time (minimum over repeated fits of short ones, ``_bench_common.fit_quietly``),
 one BLAS thread for everybody. Writes ``doc/auto_k.md`` (``--out``) and the raw
 rows to a CSV beside it.
 
@@ -43,7 +43,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from compare_peers import FULL, QUICK, fit_quietly, simulate, to_markdown  # noqa: E402
+from _bench_common import fit_quietly, to_markdown  # noqa: E402
+from _peer_designs import simulate  # noqa: E402
+from compare_peers import FULL, QUICK  # noqa: E402
 
 from sparse_estimators import IHTClassifier, IHTRegressor  # noqa: E402
 

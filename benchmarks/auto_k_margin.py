@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from compare_peers import simulate  # noqa: E402
+from _peer_designs import simulate  # noqa: E402
 
 from sparse_estimators import IHTClassifier, IHTRegressor  # noqa: E402
 

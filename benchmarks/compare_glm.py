@@ -54,7 +54,7 @@ for ``huber`` the R^2 on clean rows; a method whose predicted means are not
 all positive gets no D^2 and is counted in ``invalid``), ``time``: wall time
 of the fit with BLAS and OpenMP pinned to one thread (threadpoolctl; abess
 ``thread=1``), the minimum of up to 5 fits within 0.2 s
-(``compare_peers.fit_quietly``), ``cpu`` the process's CPU time of the same
+(``_bench_common.fit_quietly``), ``cpu`` the process's CPU time of the same
 fits (their minimum: a fit preempted on a loaded machine keeps its CPU time,
 not its wall time); the methods run in an order rotated with each
 data set (interleaved), so that load on a shared machine hits all alike.
@@ -104,7 +104,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from compare_peers import cli_args, fit_quietly, revision, to_markdown  # noqa: E402
+from _bench_common import cli_args, fit_quietly, revision, to_markdown  # noqa: E402
 
 DEFAULT_OUT = ROOT / "doc" / "peers" / "glm.md"
 SIGNALS = {"poisson": {"weak": (0.1, 0.2), "strong": (0.2, 0.4)},

@@ -43,7 +43,7 @@ Metrics per fit: ``group_f1``, the F1 of the selected groups (groups with a
 non-zero coefficient) against the true groups; ``n_groups`` selected; test R^2
 or accuracy on ``--n-test`` fresh rows; ``time``: wall time, all methods
 pinned by threadpoolctl to ``--threads`` BLAS/OpenMP threads. Ours and abess:
-``compare_peers.fit_quietly`` (a fit shorter than 0.2 s is repeated, minimum
+``_bench_common.fit_quietly`` (a fit shorter than 0.2 s is repeated, minimum
 kept). The penalized peers: the whole tuning path (one measurement; that is
 what it costs to get ``g`` groups from them) as ``time``, and one cold fit at
 the alpha it found as ``time_one``. skglm's numba compilation is done by a
@@ -77,7 +77,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from compare_peers import cli_args, fit_quietly, merge_runs, revision, to_markdown  # noqa: E402
+from _bench_common import cli_args, fit_quietly, merge_runs, revision, to_markdown  # noqa: E402
 
 from sparse_estimators import (  # noqa: E402
     AcceleratedIHTClassifier,

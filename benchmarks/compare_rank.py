@@ -39,7 +39,7 @@ closed form's, minus 1 (the closed form is the minimum among rank-``r``
 matrices, so the gap is >= 0 up to rounding for every method); ``rank``: the
 numerical rank of the coefficient matrix (singular values above 1e-10 times
 the largest); ``time``: wall time of ``fit``
-(``compare_peers.fit_quietly``: a fit shorter than 0.2 s is repeated, minimum
+(``_bench_common.fit_quietly``: a fit shorter than 0.2 s is repeated, minimum
 kept), BLAS pinned by threadpoolctl to ``--threads``; reported as medians and
 as ratios to PLS's and to the closed form's median time in the same setting
 of the same run.
@@ -71,7 +71,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from compare_peers import ar1_design, cli_args, fit_quietly, revision, to_markdown  # noqa: E402
+from _bench_common import cli_args, fit_quietly, revision, to_markdown  # noqa: E402
+from _peer_designs import ar1_design  # noqa: E402
 
 from sparse_estimators import ReducedRankRegressor  # noqa: E402
 

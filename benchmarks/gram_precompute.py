@@ -42,7 +42,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_peers import simulate  # noqa: E402
+from _peer_designs import simulate  # noqa: E402
 
 from sparse_estimators import IHTRegressor  # noqa: E402
 from sparse_estimators.losses._design import LinearDesign  # noqa: E402

@@ -33,7 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from compare_peers import FULL, OURS, simulate  # noqa: E402
+from _peer_designs import simulate  # noqa: E402
+from compare_peers import FULL, OURS  # noqa: E402
 
 
 def fingerprint(model):

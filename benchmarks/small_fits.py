@@ -49,9 +49,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _malloc import ensure_fast_malloc, malloc_state  # noqa: E402
+from _peer_designs import simulate  # noqa: E402
 from compare_glm import simulate as simulate_glm  # noqa: E402
 from compare_groups import simulate_groups  # noqa: E402
-from compare_peers import simulate  # noqa: E402
 
 from sparse_estimators import IHTClassifier, IHTRegressor  # noqa: E402
 

@@ -30,7 +30,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_peers import FULL, evaluate, make_methods, revision, simulate  # noqa: E402
+from _bench_common import revision  # noqa: E402
+from _peer_designs import simulate  # noqa: E402
+from compare_peers import FULL, evaluate, make_methods  # noqa: E402
 
 from sparse_estimators import IHTRegressor  # noqa: E402
 
