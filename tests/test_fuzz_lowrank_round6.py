@@ -160,13 +160,17 @@ def test_prune_mlp_refuses_labels_the_classifier_was_not_fitted_on():
     assert [float((W == 0).mean()) for W in pruned.coefs_] == [0.5, 0.5]
 
 
-def test_prune_mlp_refuses_targets_with_another_number_of_outputs():
+def test_prune_mlp_refuses_targets_with_another_number_of_outputs_or_nan():
     """A 1-D y for a two-output regressor was broadcast against both outputs: the rounds fitted the first target
     to both (calibration R^2 0.404 against 0.908)."""
     mlp, X, Y = _network(MLPRegressor, "outputs")
     for wrong in (Y[:, 0], Y[:, :1]):
         with pytest.raises(ValueError, match="1 output.*the network has 2"):
             prune_mlp(mlp, X, 0.5, y=wrong)
+    wrong = Y.copy()
+    wrong[3, 1] = np.nan  # (the gradient step made the weights NaN: "W and X must be finite", about the user's X)
+    with pytest.raises(ValueError, match="y contains NaN"):
+        prune_mlp(mlp, X, 0.5, y=wrong)
     # (y is not used without rounds: not checked)
     prune_mlp(mlp, X, 0.5, y=Y[:, 0], method="obs")
 

@@ -56,7 +56,7 @@ def _targets(mlp, y):
 
 
 def _checked_targets(mlp, y, n_samples):
-    """``_targets``, refusing what would be fitted silently wrong: unknown labels, another number of outputs."""
+    """``_targets``, refusing what the rounds cannot fit: unknown labels, non-finite targets, other outputs."""
     if isinstance(mlp, MLPClassifier) and mlp._label_binarizer.y_type_ != "multilabel-indicator":
         # (the binarizer codes an unknown label as a row of zeros: the rounds then fitted a class no row has)
         labels = np.unique(column_or_1d(y, warn=False))
@@ -65,6 +65,8 @@ def _checked_targets(mlp, y, n_samples):
             raise ValueError(f"y has labels the network was not fitted on: {unknown[:5].tolist()} (its classes_ "
                              f"are {mlp.classes_[:10].tolist()}).")
     Y = _targets(mlp, y)
+    if not np.all(np.isfinite(Y)):  # (the gradient step made the weights NaN: "W and X must be finite")
+        raise ValueError("y contains NaN or infinity: the gradient rounds need finite targets.")
     if Y.shape[0] != n_samples:
         raise ValueError(f"y has {Y.shape[0]} samples, X has {n_samples}.")
     n_outputs = mlp.coefs_[-1].shape[1]
@@ -201,8 +203,9 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         If ``mlp`` is not fitted.
     ValueError
         On a bad ``sparsity``, ``method``, ``pattern`` (also an ``M`` that
-        does not divide a pruned layer's input width), or ``X`` of the wrong
-        width.
+        does not divide a pruned layer's input width), ``X`` of the wrong
+        width, or, with rounds, a ``y`` with labels the network was not
+        fitted on, another number of samples or outputs, or NaN.
 
     Notes
     -----
