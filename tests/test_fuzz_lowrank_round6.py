@@ -187,3 +187,16 @@ def test_prune_mlp_names_the_layer_a_pattern_does_not_fit():
     groups = pruned.coefs_[0].T.reshape(6, 2, 4)  # (rows of W = coefs_^T, in blocks of 4 inputs)
     assert np.all(np.count_nonzero(groups, axis=2) <= 2)
     np.testing.assert_array_equal(pruned.coefs_[1], mlp.coefs_[1])
+
+
+@pytest.mark.parametrize("method", ["magnitude", "wanda", "obs", "iobs"])
+def test_prune_layer_is_invariant_to_extreme_scales_of_inputs_and_weights(method):
+    """X at 1e+-160 and beyond: H = X^T X / n overflowed or underflowed ('obs' and 'iobs' failed with "array must
+    not contain infs or NaNs", or at 1e-200 pruned every weight; 'wanda' chose by infinite scores); W at 1e+-200:
+    the sweep's saliencies W^2 overflowed (a different mask). The layer problem is invariant to both scales."""
+    rng = np.random.RandomState(0)
+    W, X = rng.standard_normal((4, 8)), rng.standard_normal((50, 8))
+    base = prune_layer(W, X, 0.5, method=method)
+    for c in (1e-160, 1e160, 1e-200, 1e200):
+        np.testing.assert_allclose(prune_layer(W, c * X, 0.5, method=method), base, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(prune_layer(c * W, X, 0.5, method=method) / c, base, rtol=1e-12, atol=1e-14)

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.linalg
 
 from .. import _policy
+from ..impute._completion import _power_of_two_scale
 from ..losses import GramSquaredLoss
 from ..solvers import iobs
 from ..structures import NMPattern, PerOutput
@@ -371,12 +372,23 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
             raise ValueError(f"The '{name}' parameter must be an integer >= {low}, got {value!r}.")
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
         raise ValueError(f"The 'tol' parameter must be a finite number >= 0, got {tol!r}.")
-    n_in = W.shape[1]
-    structure, k = _structure(n_in, sparsity, pattern)
-    if k >= n_in:
+    structure, k = _structure(W.shape[1], sparsity, pattern)
+    if k >= W.shape[1]:
         return W
     if k == 0:
         return np.zeros_like(W)
+    # the problem is solved on W and X rescaled by powers of two (exact; 1 unless beyond 2^+-20): at 1e+-160,
+    # H = X^T X / n and the saliencies W^2 overflowed or underflowed (a NaN error, or every weight pruned)
+    w_scale, x_scale = _power_of_two_scale(W), _power_of_two_scale(X)
+    if x_scale != 1.0:
+        X = X * x_scale
+    if w_scale == 1.0:
+        return _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol)
+    return _prune(W * w_scale, X, structure, k, method, damping, blocksize, max_iter, tol) / w_scale
+
+
+def _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol):
+    """:func:`prune_layer` on checked input, with ``0 < k < n_in`` inputs kept per row."""
     nm = (structure.n, structure.m) if isinstance(structure, NMPattern) else None
     if method == "magnitude":
         return _mask_by_scores(W, np.abs(W), structure, k)
