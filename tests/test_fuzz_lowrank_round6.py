@@ -200,3 +200,15 @@ def test_prune_layer_is_invariant_to_extreme_scales_of_inputs_and_weights(method
     for c in (1e-160, 1e160, 1e-200, 1e200):
         np.testing.assert_allclose(prune_layer(W, c * X, 0.5, method=method), base, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(prune_layer(c * W, X, 0.5, method=method) / c, base, rtol=1e-12, atol=1e-14)
+
+
+def test_imputer_rank_clip_warning_counts_the_features_it_fits():
+    """Two of four columns empty: "rank=3 is larger than min(n_samples, n_features) - 1 = 1" for a 10 x 4 X."""
+    from sparse_estimators.impute import LowRankImputer
+
+    X = np.random.RandomState(0).standard_normal((10, 4))
+    X[:, [1, 3]] = np.nan
+    X[0, 0] = np.nan
+    with pytest.warns(UserWarning, match=r"min\(n_samples, the features with an observed entry\) - 1 = 1"):
+        imputer = LowRankImputer(rank=3).fit(X)
+    assert imputer.rank_ == 1
