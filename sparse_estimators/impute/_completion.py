@@ -111,10 +111,12 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
 
     Parameters
     ----------
-    observed : scipy.sparse matrix or array of shape (m, n), or tuple (rows, cols, values)
+    observed : scipy.sparse matrix, array or masked array of shape (m, n), or tuple (rows, cols, values)
         The observed entries: the stored entries of a sparse matrix (explicit
         zeros are observed zeros; repeated coordinates are summed, scipy's
-        convention), or three 1-D arrays with ``shape`` given.
+        convention), the non-zero entries of a dense array (NaN refused), the
+        unmasked entries of a ``numpy.ma`` masked array (zeros included), or
+        three 1-D arrays with ``shape`` given.
     rank : int
         The rank of the completed matrix; above ``min(m, n) - 1`` it is
         clipped, with a warning.

@@ -415,7 +415,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         else:
             r = int(self.rank)
             if r > top:
-                _warn(f"rank={r} is larger than min(n_samples, n_features) - 1 = {max(top, 0)}; "
+                # (the features with an observed entry: the empty ones are not fitted, n_features alone misled)
+                features = "n_features" if n_valid == n else "the features with an observed entry"
+                _warn(f"rank={r} is larger than min(n_samples, {features}) - 1 = {max(top, 0)}; "
                       f"using rank={max(top, 0)}.")
                 r = max(top, 0)
         fitted = r > 0 and np.any(values - mean[cols])

@@ -70,7 +70,7 @@ def check_observed(observed, shape):
     """The observations as a canonical float64 CSR matrix of their own (never the caller's), and the shape.
 
     Accepts a scipy.sparse matrix or array (its stored entries), a dense array
-    (its non-zeros), or ``(rows, cols, values)`` with ``shape`` (a list of
+    (its non-zeros), a NumPy masked array (its unmasked entries), or ``(rows, cols, values)`` with ``shape`` (a list of
     three is accepted with ``shape`` too, and refused without: it would
     otherwise read as a dense 3-row matrix). Values are made float64 before
     repeated coordinates are summed.
@@ -99,10 +99,24 @@ def check_observed(observed, shape):
             if observed is None:
                 raise ValueError("The 'observed' parameter must be a scipy.sparse matrix (its stored entries are the "
                                  "observations), a dense array or a (rows, cols, values) tuple, got None.")
-            observed = np.asarray(observed)  # a dense array: its non-zeros are the observations
-            if observed.ndim != 2:
-                raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
-            observed = sp.coo_matrix(_real_values(observed, "values"))
+            if isinstance(observed, np.ma.MaskedArray):  # its unmasked entries (zeros too) are the observations
+                # (np.asarray drops the mask: the hidden entries' placeholders were fitted as observations)
+                if observed.ndim != 2:
+                    raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
+                seen = ~np.ma.getmaskarray(observed)
+                observed = sp.coo_matrix((_real_values(observed.data[seen], "values"), np.nonzero(seen)),
+                                         shape=observed.shape)
+            else:
+                observed = np.asarray(observed)  # a dense array: its non-zeros are the observations
+                if observed.ndim != 2:
+                    raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
+                observed = _real_values(observed, "values")
+                if np.isnan(observed).any():
+                    raise ValueError("The 'observed' dense array contains NaN: its non-zero entries are the "
+                                     "observations, so NaN cannot mark the missing ones. Pass "
+                                     "np.ma.masked_invalid(X) (its unmasked entries are observed, zeros "
+                                     "included), or use LowRankImputer on a dense X with NaN.")
+                observed = sp.coo_matrix(observed)
         elif observed.ndim != 2:
             raise ValueError(f"The 'observed' matrix must be 2-D, got {observed.ndim} dimensions.")
         if shape is not None and check_shape(shape) != tuple(observed.shape):

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.linalg
 
 from .. import _policy
+from ..impute._completion import _power_of_two_scale
 from ..losses import GramSquaredLoss
 from ..solvers import iobs
 from ..structures import NMPattern, PerOutput
@@ -26,6 +27,9 @@ from ..thresholding import Hard
 __all__ = ["prune_layer", "layer_error"]
 
 METHODS = ("magnitude", "wanda", "obs", "iobs")
+#: a symmetric positive semi-definite matrix whose squared Cholesky pivot falls to this share of its largest
+#: diagonal entry is singular to working precision
+_SINGULAR = 1e-12
 
 
 def _parse_pattern(pattern):
@@ -99,16 +103,42 @@ def _row_errors(W, W_hat, H):
     return np.einsum("ij,ij->i", D @ H, D)
 
 
-def _refit_on_masks(W, H, C, W_masked):
+def _singular_rows(A):
+    """Indices of the matrices of the stack ``A`` (symmetric, positive semi-definite) singular to working precision."""
+    top = np.max(np.diagonal(A, axis1=1, axis2=2), axis=1)
+    try:
+        pivots = np.diagonal(np.linalg.cholesky(A), axis1=1, axis2=2)
+    except np.linalg.LinAlgError:  # (one not positive definite in floating point: that one, found one by one)
+        if len(A) == 1:
+            return np.zeros(1, dtype=int)
+        return np.array([i for i in range(len(A)) if _singular_rows(A[i:i + 1]).size], dtype=int)
+    return np.flatnonzero(np.min(pivots, axis=1) ** 2 <= _SINGULAR * top)
+
+
+def _regular(H):
+    """Whether every principal submatrix of ``H`` is nonsingular to working precision.
+
+    By Cauchy's interlacing, ``lambda_min(H_QQ) >= lambda_min(H)``, and a
+    squared Cholesky pivot of ``H_QQ`` is at least ``lambda_min(H_QQ)``: one
+    ``p x p`` eigenvalue spares the refits' per-row checks.
+    """
+    top = float(np.max(np.diag(H)))
+    return top > 0 and scipy.linalg.eigh(H, eigvals_only=True, subset_by_index=[0, 0])[0] > _SINGULAR * top
+
+
+def _refit_on_masks(W, H, C, W_masked, regular=False):
     """Per row, least squares on the mask of ``W_masked`` (``v_Q = H_QQ^{-1} (H w)_Q``), and the row errors.
 
-    ``C = W @ H`` (``H w_i`` for every row), shared by the masks of one layer.
+    ``C = W @ H`` (``H w_i`` for every row), shared by the masks of one layer;
+    ``regular``: :func:`_regular` of ``H`` (no row then needs the check below).
 
     The undamped layer objective ``(w - v)^T H (w - v)`` minimised over the
     row's non-zeros, by batched ``k x k`` solves in chunks of rows holding at
-    most ``_policy.DENSE_MAX_LS^2`` entries. A row keeps ``W_masked``'s
-    values where the refit is higher beyond rounding (a singular ``H_QQ``,
-    solved by least squares), so no row's error increases beyond rounding.
+    most ``_policy.DENSE_MAX_LS^2`` entries; a row whose ``H_QQ`` is singular
+    to working precision (linearly dependent inputs on the mask) takes the
+    minimum-norm least-squares solution instead. A row keeps ``W_masked``'s
+    values where the refit is higher beyond rounding, so no row's error
+    increases beyond rounding.
 
     Returns
     -------
@@ -126,9 +156,16 @@ def _refit_on_masks(W, H, C, W_masked):
         q, rows = support[s:s + step], full[s:s + step, None]
         A, rhs = H[q[:, :, None], q[:, None, :]], C[rows, q]
         try:
-            out[rows, q] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
-        except np.linalg.LinAlgError:  # (a singular block: the minimum-norm least-squares solution per row)
-            out[rows, q] = [np.linalg.lstsq(a, r, rcond=None)[0] for a, r in zip(A, rhs, strict=True)]
+            v = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+            # a numerically singular H_QQ (e.g. proportional inputs both kept) is not refused by the LU solve: it
+            # returns weights of up to 1e20, whose rounding in (w - v)^T H (w - v) dwarfs the row's error (even
+            # computed negative, so kept); such rows (a Cholesky pivot at rounding level) take the minimum norm
+            unsure = np.zeros(0, dtype=int) if regular else _singular_rows(A)
+        except np.linalg.LinAlgError:  # (an exactly singular block: the minimum-norm least-squares solution per row)
+            v, unsure = np.empty_like(rhs), np.arange(rhs.shape[0])
+        for i in unsure:
+            v[i] = np.linalg.lstsq(A[i], rhs[i], rcond=None)[0]
+        out[rows, q] = v
     for i in np.flatnonzero((counts < k) & (counts > 0)):  # (fewer non-zeros: a kept weight was 0)
         q = np.flatnonzero(W_masked[i])
         out[i, q] = np.linalg.lstsq(H[np.ix_(q, q)], C[i, q], rcond=None)[0]
@@ -179,7 +216,7 @@ def _sparsegpt(W, H, k, nm, damping, blocksize):
     H[np.diag_indices_from(H)] += damping * float(np.mean(np.diag(H)))
     try:
         L = scipy.linalg.cholesky(H, lower=True)
-        if float(np.min(np.diag(L))) ** 2 <= 1e-12 * float(np.max(np.diag(H))):  # (singular to working precision)
+        if float(np.min(np.diag(L))) ** 2 <= _SINGULAR * float(np.max(np.diag(H))):  # (singular to working precision)
             raise np.linalg.LinAlgError
     except np.linalg.LinAlgError:
         raise ValueError("The layer's Hessian X^T X / n is singular (inputs linearly dependent on the calibration "
@@ -285,7 +322,7 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     ValueError
         On a ``sparsity`` outside [0, 1), an unknown ``method``, a
         ``pattern`` whose ``M`` does not divide ``n_in``, ``X`` whose
-        width is not ``n_in``, a ``blocksize`` below 1, a negative
+        width is not ``n_in`` or with no row, a ``blocksize`` below 1, a negative
         ``max_iter`` or ``tol``, or, for 'obs' and 'iobs', ``damping=0``
         with a singular ``H`` (linearly dependent inputs; inputs that are
         always 0 are handled).
@@ -321,6 +358,8 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     if X.ndim != 2 or X.shape[1] != W.shape[1]:
         raise ValueError(f"X must have shape (n_samples, n_in) with n_in={W.shape[1]} (the columns of W), got "
                          f"shape {X.shape}.")
+    if X.shape[0] == 0:  # (H = X^T X / 0: 'wanda' kept the first inputs, 'obs' failed on NaN)
+        raise ValueError("X has 0 samples: prune_layer needs at least one calibration input (a row of X).")
     if not (np.all(np.isfinite(W)) and np.all(np.isfinite(X))):
         raise ValueError("W and X must be finite (no NaN or infinity).")
     if method not in METHODS:
@@ -333,12 +372,23 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
             raise ValueError(f"The '{name}' parameter must be an integer >= {low}, got {value!r}.")
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
         raise ValueError(f"The 'tol' parameter must be a finite number >= 0, got {tol!r}.")
-    n_in = W.shape[1]
-    structure, k = _structure(n_in, sparsity, pattern)
-    if k >= n_in:
+    structure, k = _structure(W.shape[1], sparsity, pattern)
+    if k >= W.shape[1]:
         return W
     if k == 0:
         return np.zeros_like(W)
+    # the problem is solved on W and X rescaled by powers of two (exact; 1 unless beyond 2^+-20): at 1e+-160,
+    # H = X^T X / n and the saliencies W^2 overflowed or underflowed (a NaN error, or every weight pruned)
+    w_scale, x_scale = _power_of_two_scale(W), _power_of_two_scale(X)
+    if x_scale != 1.0:
+        X = X * x_scale
+    if w_scale == 1.0:
+        return _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol)
+    return _prune(W * w_scale, X, structure, k, method, damping, blocksize, max_iter, tol) / w_scale
+
+
+def _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol):
+    """:func:`prune_layer` on checked input, with ``0 < k < n_in`` inputs kept per row."""
     nm = (structure.n, structure.m) if isinstance(structure, NMPattern) else None
     if method == "magnitude":
         return _mask_by_scores(W, np.abs(W), structure, k)
@@ -358,6 +408,6 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     # the sum over the rows, not each row, and its damped correction stops short of the refit), the sweep's
     # and magnitude pruning's, which I-OBS's local search had ended above on some rows
     # (doc/changelog.rst, "I-OBS layer pruning never worse than magnitude pruning").
-    C = W @ H
-    return _best_rows(_refit_on_masks(W, H, C, result.coef.T), _refit_on_masks(W, H, C, start),
-                      _refit_on_masks(W, H, C, _mask_by_scores(W, np.abs(W), structure, k)))[0]
+    C, regular = W @ H, _regular(H)
+    return _best_rows(_refit_on_masks(W, H, C, result.coef.T, regular), _refit_on_masks(W, H, C, start, regular),
+                      _refit_on_masks(W, H, C, _mask_by_scores(W, np.abs(W), structure, k), regular))[0]

@@ -7,7 +7,7 @@ import numpy as np
 from scipy.special import expit, softmax, xlogy
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from ._layer import METHODS, _check_sparsity, _parse_pattern, prune_layer
 
@@ -53,6 +53,26 @@ def _targets(mlp, y):
         return mlp._label_binarizer.transform(y).astype(float)
     y = np.asarray(y, dtype=float)
     return y.reshape(y.shape[0], -1)
+
+
+def _checked_targets(mlp, y, n_samples):
+    """``_targets``, refusing what the rounds cannot fit: unknown labels, non-finite targets, other outputs."""
+    if isinstance(mlp, MLPClassifier) and mlp._label_binarizer.y_type_ != "multilabel-indicator":
+        # (the binarizer codes an unknown label as a row of zeros: the rounds then fitted a class no row has)
+        labels = np.unique(column_or_1d(y, warn=False))
+        unknown = labels[~np.isin(labels, mlp.classes_)]
+        if unknown.size:
+            raise ValueError(f"y has labels the network was not fitted on: {unknown[:5].tolist()} (its classes_ "
+                             f"are {mlp.classes_[:10].tolist()}).")
+    Y = _targets(mlp, y)
+    if not np.all(np.isfinite(Y)):  # (the gradient step made the weights NaN: "W and X must be finite")
+        raise ValueError("y contains NaN or infinity: the gradient rounds need finite targets.")
+    if Y.shape[0] != n_samples:
+        raise ValueError(f"y has {Y.shape[0]} samples, X has {n_samples}.")
+    n_outputs = mlp.coefs_[-1].shape[1]
+    if Y.shape[1] != n_outputs:  # (broadcast against the network's outputs, the gradient was silently wrong)
+        raise ValueError(f"y has {Y.shape[1]} output(s) (column(s)), but the network has {n_outputs}.")
+    return Y
 
 
 def _loss(mlp, X, Y, penalty=True):
@@ -183,8 +203,9 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         If ``mlp`` is not fitted.
     ValueError
         On a bad ``sparsity``, ``method``, ``pattern`` (also an ``M`` that
-        does not divide a pruned layer's input width), or ``X`` of the wrong
-        width.
+        does not divide a pruned layer's input width), ``X`` of the wrong
+        width, or, with rounds, a ``y`` with labels the network was not
+        fitted on, another number of samples or outputs, or NaN.
 
     Notes
     -----
@@ -211,7 +232,7 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         raise ValueError(f"X has {X.shape[1]} features, but the network was fitted on {mlp.coefs_[0].shape[0]}.")
     if method not in METHODS:
         raise ValueError(f"The 'method' parameter must be one of {METHODS}, got {method!r}.")
-    _parse_pattern(pattern)
+    nm = _parse_pattern(pattern)
     if isinstance(n_rounds, bool) or not isinstance(n_rounds, numbers.Integral) or n_rounds < 0:
         raise ValueError(f"The 'n_rounds' parameter must be an integer >= 0, got {n_rounds!r}.")
     if not (isinstance(learning_rate, numbers.Real) and learning_rate > 0):
@@ -227,6 +248,11 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
     levels = _layer_sparsities(sparsity, n_layers, pattern)
     pruned = copy.deepcopy(mlp)
     active = [s is None or s > 0 for s in levels]
+    for i, W in enumerate(mlp.coefs_):  # (before any layer is pruned; prune_layer's message names no layer)
+        if nm is not None and active[i] and W.shape[0] % nm[1]:
+            raise ValueError(f"The pattern {nm[0]}:{nm[1]} needs a number of inputs divisible by {nm[1]} in every "
+                             f"pruned layer; layer {i} (coefs_[{i}]) has {W.shape[0]}: pass one sparsity per layer "
+                             "with 0 for it.")
     if not any(active):
         return pruned
     dtypes = [W.dtype for W in mlp.coefs_]
@@ -243,11 +269,10 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
             if i < last:
                 A = _activate(pruned.activation, A @ pruned.coefs_[i] + pruned.intercepts_[i])
 
+    rounds = y is not None and method == "iobs" and n_rounds
+    Y = _checked_targets(mlp, y, X.shape[0]) if rounds else None  # (checked before the projection's cost)
     project()
-    if y is not None and method == "iobs" and n_rounds:
-        Y = _targets(mlp, y)
-        if Y.shape[0] != X.shape[0]:
-            raise ValueError(f"y has {Y.shape[0]} samples, X has {X.shape[0]}.")
+    if rounds:
         rng = check_random_state(random_state)
         X_fit, Y_fit, X_val, Y_val = X, Y, X, Y  # (gradient steps on X_fit; rounds judged on X_val)
         if validation_fraction is not None:
