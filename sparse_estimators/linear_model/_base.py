@@ -76,6 +76,42 @@ def _samples_per_selection(loss, k):
 _PARAM_NAMES = {}
 
 
+def _taken(W, operator):
+    """The features a model counts towards ``k``: its non-zero rows and the forced ones (``always_select``)."""
+    support = nonzero_rows(W)
+    return support if operator.forced is None else np.union1d(support, operator.features(operator.forced))
+
+
+def _fill_nonnegative(loss, operator, k, W, b):
+    """``positive=True``: a model with fewer than ``k`` non-zero rows takes the features that still lower the loss.
+
+    A non-negative refit can end a selected feature at 0 (I-OBS's start had it negative, and the
+    splicing search then keeps the empty slot: its exchanges must clear a significance gate). While
+    fewer than ``k`` features are non-zero, the unselected feature of largest gain ``g_j^2 / h_j``
+    among those with a negative gradient ``g_j`` (raising it from 0 lowers the loss; with several
+    targets, the negative entries of row ``j``) is added and the support refitted; none such: the
+    data support fewer (the Karush-Kuhn-Tucker conditions hold).
+    """
+    h = loss.coordinate_curvatures()
+    for _ in range(k):
+        taken = _taken(W, operator)
+        if taken.size >= k:
+            break
+        G = np.minimum(loss.value_and_gradient(W, b)[1], 0.0)  # (the descent directions, per output)
+        descent = np.any(G < 0, axis=1) & (h > loss.alpha)
+        descent[taken] = False
+        if operator.excluded is not None:
+            descent[operator.features(operator.excluded)] = False
+        if not descent.any():
+            break
+        gain = np.where(descent, np.einsum("jo,jo->j", G, G) / np.maximum(h, np.finfo(float).tiny), -np.inf)
+        W_new, b_new = loss.refit(np.union1d(nonzero_rows(W), [int(np.argmax(gain))]), W, b)
+        if not loss.value(W_new, b_new) < loss.value(W, b):
+            break
+        W, b = W_new, b_new
+    return W, b
+
+
 class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     """Fit a linear model with exactly ``k`` features by a sparse solver.
 
@@ -273,12 +309,17 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     # -- fitting ----------------------------------------------------------------
     def _initial_point(self, loss, coef_init, info=None):
         x_scale, y_scale = (info or {}).get("scale", (1.0, 1.0))
-        W, b = self._initial_point_unscaled(loss, coef_init, y_scale / x_scale)
+        W, b = self._initial_point_unscaled(loss, coef_init, y_scale / x_scale, y_scale)
         if (x_scale, y_scale) != (1.0, 1.0):  # a start in the user's units, solved in the rescaled problem's
-            W, b = W * (y_scale / x_scale), b * y_scale
+            W = W * (y_scale / x_scale)
         return W, b
 
-    def _initial_point_unscaled(self, loss, coef_init, coef_scale=1.0):
+    def _initial_point_unscaled(self, loss, coef_init, coef_scale=1.0, intercept_scale=1.0):
+        """The start: ``W`` in the user's units, ``b`` in the loss's (``intercept_scale`` times the user's).
+
+        (The cold intercept, ``loss.initial_intercept()``, is already in the loss's units: scaled by ``y``'s
+        factor once more, Huber's weighted median of a rescaled tiny ``y`` started ``2**20`` times too far.)
+        """
         W, b = loss.zeros()
         b = loss.initial_intercept()
         zeros, (p, m) = W, W.shape
@@ -297,7 +338,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 W = C.reshape(m, p).T.copy()
                 if loss.intercept_is_variable and loss.fit_intercept:
                     # (the variable of the loss's parametrisation, for the coefficients as the loss scales them)
-                    b = loss.intercept_variable(W * coef_scale, np.atleast_1d(np.asarray(self.intercept_, dtype=float)))
+                    intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=float))
+                    b = loss.intercept_variable(W * coef_scale, intercept * intercept_scale if intercept_scale != 1.0
+                                                else intercept)
         if W is not zeros and not np.logical_and.reduce(np.isfinite(W), axis=None):  # (a cold start is finite)
             raise ValueError("coef_init contains NaN or infinity.")
         return W, b
@@ -410,6 +453,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
             gradient = None
         if loss.positive and np.any(W < 0):  # (e.g. IOBS's unconstrained Newton correction): back to W >= 0
             W, b = loss.refit(np.flatnonzero(np.any(W != 0, axis=1)), W, b)
+            gradient = None
+        if loss.positive and debias and not screening and type(operator) is Rows and _taken(W, operator).size < k:
+            W, b = _fill_nonnegative(loss, operator, k, W, b)
             gradient = None
         support = nonzero_rows(W)
         if isinstance(operator, Groups):  # a group is in or out whole (positive=True can zero part of it)

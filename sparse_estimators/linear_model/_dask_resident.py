@@ -155,7 +155,7 @@ def dask_log_link_setup(est, X, y, sample_weight, name):
     import dask.array as da
 
     from ..losses._dask_glm import make_dask_loss
-    from ..losses._glm import GammaLoss, PoissonLoss
+    from ..losses._glm import GammaLoss, PoissonLoss, zero_sum_message
 
     X, y, sample_weight = _validated(est, X, y, sample_weight)
     if y.dtype.kind not in "biuf":
@@ -176,8 +176,7 @@ def dask_log_link_setup(est, X, y, sample_weight, name):
         raise ValueError(f"Some value(s) of y are negative, which the {family} loss does not allow: "
                          f"its targets are counts or rates (y >= 0).")
     if not stats["label_sums"][0] > 0:
-        raise ValueError(f"The weighted sum of y must be positive for the {family} loss (log link); "
-                         f"got all zeros.")
+        raise ValueError(zero_sum_message(family, sample_weight is not None))
     null_mean = float(stats["label_sums"][0]) / stats["weight"]
     attributes = {"null_mean": null_mean, "positive": bool(est.positive)}
     if cls is PoissonLoss:

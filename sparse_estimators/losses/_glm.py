@@ -29,9 +29,18 @@ def _check_target(y, sample_weight, *, positive, family):
                          f"its targets are counts or rates (y >= 0).")
     sw = np.ones(Y.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if not float(sw @ Y[:, 0]) > 0:
-        raise ValueError(f"The weighted sum of y must be positive for the {family} loss (log link); "
-                         f"got all zeros.")
+        raise ValueError(zero_sum_message(family, bool(np.logical_or.reduce(Y[:, 0] > 0))))
     return Y
+
+
+def zero_sum_message(family, weighted):
+    """The error for a ``y`` whose weighted sum is 0; ``weighted``: ``y`` may be positive on rows of weight 0.
+
+    (Before, "got all zeros" whatever ``y``: wrong where its positive values have weight 0.)
+    """
+    got = "y is 0 on every row of positive sample weight" if weighted else "got all zeros"
+    return (f"The weighted sum of y must be positive for the {family} loss (log link); {got}: the null "
+            f"model's mean would be 0 (an intercept of minus infinity).")
 
 
 def nonnegative_refit(loss, support, W, b):

@@ -122,7 +122,13 @@ def d2_huber_score(y, prediction, weights, epsilon):
     two rows or no positive weight, NaN (as :func:`~sklearn.metrics.r2_score`).
     """
     y = np.asarray(y, dtype=float).reshape(-1)
-    r = y - np.asarray(prediction, dtype=float).reshape(-1)
+    prediction = np.asarray(prediction, dtype=float).reshape(-1)
+    top = max(float(np.abs(y).max(initial=0.0)), float(np.abs(prediction).max(initial=0.0)))
+    if top > 0 and np.isfinite(top) and not _policy.SCALE_RANGE[0] <= top <= _policy.SCALE_RANGE[1]:
+        # (an exact power of two, as the fits': the squares of Huber's loss under- or overflowed beyond 1e+-154)
+        factor = float(np.ldexp(1.0, -int(np.frexp(top)[1])))
+        y, prediction = y * factor, prediction * factor
+    r = y - prediction
     w = np.ones_like(y) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
     if y.size < 2 or not w.sum() > 0:
         return float("nan")
