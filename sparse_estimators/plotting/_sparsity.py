@@ -122,10 +122,13 @@ class SparsityPathDisplay:
             ax = ax[0]
         ax = np.atleast_1d(ax)
         score_ax = ax[0]
-        score_ax.plot(self.k_grid, self.scores, marker="o", ms=3, label=self.score_name)
+        # drawn in increasing k (a grid given in another order would zigzag; the legend ranks at the largest k)
+        order = np.argsort(self.k_grid, kind="stable")
+        k_grid, scores = self.k_grid[order], self.scores[order]
+        score_ax.plot(k_grid, scores, marker="o", ms=3, label=self.score_name)
         if self.scores_std is not None:
-            score_ax.fill_between(self.k_grid, self.scores - self.scores_std, self.scores + self.scores_std,
-                                  alpha=0.25, label="± 1 std")
+            std = self.scores_std[order]
+            score_ax.fill_between(k_grid, scores - std, scores + std, alpha=0.25, label="± 1 std")
         if self.k_best is not None:
             for a in ax:
                 a.axvline(self.k_best, color="k", ls="--", lw=1)
@@ -135,17 +138,18 @@ class SparsityPathDisplay:
         score_ax.legend(loc="best")
         if self.coefs is not None and len(ax) > 1:
             path_ax = ax[1]
-            active = np.flatnonzero(np.any(self.coefs != 0, axis=0))
-            order = active[np.argsort(-np.abs(self.coefs[-1, active]))]
-            for rank, j in enumerate(order):
+            coefs = self.coefs[order]
+            active = np.flatnonzero(np.any(coefs != 0, axis=0))
+            ranked = active[np.argsort(-np.abs(coefs[-1, active]))]
+            for rank, j in enumerate(ranked):
                 label = None
                 if rank < max_legend:
                     label = str(self.feature_names[j]) if self.feature_names is not None else f"x{j}"
-                path_ax.plot(self.k_grid, self.coefs[:, j], lw=1.2, label=label)
+                path_ax.plot(k_grid, coefs[:, j], lw=1.2, label=label)
             path_ax.axhline(0, color="0.6", lw=0.8)
             path_ax.set_xlabel("k (number of features)")
             path_ax.set_ylabel("coefficient")
-            if len(order):
+            if len(ranked):
                 path_ax.legend(loc="best", fontsize="small")
         self.ax_ = ax
         self.figure_ = ax[0].figure
