@@ -155,3 +155,18 @@ def test_the_plot_of_an_unsorted_grid_is_drawn_in_increasing_k(search):
     first = display.ax_[1].get_legend().get_texts()[0].get_text()
     assert first == f"x{np.argmax(np.abs(at_largest))}"
     plt.close(display.figure_)
+
+
+@pytest.mark.parametrize("search", [
+    lambda grid: SparsityCV(IHTRegressor(), k_grid=grid, cv=3),
+    lambda grid: SparsityIC(IHTRegressor(), k_grid=grid),
+], ids=["SparsityCV", "SparsityIC"])
+def test_a_boolean_in_k_grid_is_refused_as_k_true_is(search):
+    # np.asarray([True, 2]) is [1, 2]: the search fitted k=1 for True, where IHTRegressor(k=True) is refused
+    X, y = _regression()
+    with pytest.raises(ValueError, match="must be an integer"):
+        IHTRegressor(k=True).fit(X, y)
+    for grid in ([True, 2], [np.True_, 3]):
+        with pytest.raises(ValueError, match="k_grid.*not booleans"):
+            search(grid).fit(X, y)
+    assert search(np.array([1, 2], dtype=np.uint8)).fit(X, y).k_ in (1, 2)
