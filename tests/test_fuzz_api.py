@@ -170,3 +170,29 @@ def test_a_boolean_in_k_grid_is_refused_as_k_true_is(search):
         with pytest.raises(ValueError, match="k_grid.*not booleans"):
             search(grid).fit(X, y)
     assert search(np.array([1, 2], dtype=np.uint8)).fit(X, y).k_ in (1, 2)
+
+
+@pytest.mark.parametrize("problem", ["multi-output", "three classes"])
+def test_the_display_draws_a_path_of_several_outputs_as_norms(problem):
+    # SparsityPathDisplay(k_grid, scores, coefs=sparsity_path(...).coefs) raised an IndexError from inside the plot
+    # for a (n_k, n_outputs, n_features) path; from_estimator alone took the norm
+    import matplotlib.pyplot as plt
+
+    from sparse_estimators.model_selection import sparsity_path
+
+    X, y = _regression()
+    if problem == "multi-output":
+        estimator, target = IHTRegressor(), np.column_stack([y, X[:, 2] - y])
+    else:
+        estimator, target = IHTClassifier(), np.digitize(y, [-1.0, 1.0])
+    path = sparsity_path(estimator, X, target, [1, 2, 3])
+    assert path.coefs.ndim == 3
+    display = SparsityPathDisplay(path.k_grid, path.objectives, coefs=path.coefs).plot()
+    curves = {int(line.get_label()[1:]): line.get_ydata() for line in display.ax_[1].lines
+              if line.get_label().startswith("x")}
+    assert curves
+    for feature, curve in curves.items():
+        assert_allclose(curve, np.sqrt((path.coefs[:, :, feature] ** 2).sum(axis=1)), rtol=1e-12)
+    plt.close(display.figure_)
+    with pytest.raises(ValueError, match="coefs must have shape"):
+        SparsityPathDisplay(path.k_grid, path.objectives, coefs=path.coefs[:2])

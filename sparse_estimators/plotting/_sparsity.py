@@ -12,6 +12,16 @@ def _pyplot():
     return plt
 
 
+def _paths(coefs, n_levels):
+    """One curve per feature: ``(n_k, n_features)``, the l2 norm over the outputs or classes of a 3-D path."""
+    if coefs.ndim == 3:  # (sparsity_path's coefs of several outputs or classes: (n_k, n_outputs, n_features))
+        coefs = np.linalg.norm(coefs, axis=1)
+    if coefs.ndim != 2 or coefs.shape[0] != n_levels:
+        raise ValueError(f"coefs must have shape (n_k, n_features) or (n_k, n_outputs, n_features) with n_k = "
+                         f"{n_levels} (the length of k_grid), got shape {coefs.shape}.")
+    return coefs
+
+
 class SparsityPathDisplay:
     """Score against ``k`` (mean ± std) and coefficient paths, scikit-learn display style.
 
@@ -26,8 +36,9 @@ class SparsityPathDisplay:
         Mean cross-validated score, or the information criterion.
     scores_std : ndarray of shape (n_k,) or None
         Standard deviation across folds (drawn as a band).
-    coefs : ndarray of shape (n_k, n_features) or None
-        Coefficients at each ``k`` (for multi-output models, the row l2 norm).
+    coefs : ndarray of shape (n_k, n_features) or (n_k, n_outputs, n_features), or None
+        Coefficients at each ``k`` (``sparsity_path``'s ``coefs``); several
+        outputs or classes are drawn as their l2 norm per feature.
     k_best : int or None
         The chosen ``k`` (a vertical line).
     score_name : str, default="score"
@@ -48,7 +59,7 @@ class SparsityPathDisplay:
         self.k_grid = np.asarray(k_grid)
         self.scores = np.asarray(scores)
         self.scores_std = None if scores_std is None else np.asarray(scores_std)
-        self.coefs = None if coefs is None else np.asarray(coefs)
+        self.coefs = None if coefs is None else _paths(np.asarray(coefs), self.k_grid.size)
         self.k_best = k_best
         self.score_name = score_name
         self.feature_names = feature_names
@@ -95,8 +106,6 @@ class SparsityPathDisplay:
         if X is not None and y is not None:
             path = sparsity_path(estimator.estimator, X, y, grid, sample_weight=sample_weight)
             coefs = path.coefs
-            if coefs.ndim == 3:  # several outputs/classes: one curve per feature
-                coefs = np.linalg.norm(coefs, axis=1)
             names = getattr(estimator, "feature_names_in_", None)
         display = cls(grid, scores, std, coefs, estimator.k_, name, names)
         return display.plot(ax=ax, max_legend=max_legend)
