@@ -87,6 +87,20 @@ def test_a_regressor_refitted_after_a_classifier_has_no_classes(make):
     assert _public_attributes(model) == _public_attributes(fresh)
 
 
+@pytest.mark.parametrize("search", [
+    lambda: SparsityCV(IHTRegressor(), k_grid=[1, 2, 3], cv=3),
+    lambda: SparsityIC(IHTRegressor(), k_grid=[1, 2, 3]),
+], ids=["SparsityCV", "SparsityIC"])
+def test_a_numpy_refit_after_a_dask_fit_has_no_passes(search):
+    da = pytest.importorskip("dask.array")
+    X, y = _regression(120)
+    model = search().fit(da.from_array(X, chunks=(40, 10)), y)
+    assert model.n_passes_ >= 1
+    model.fit(X, y)
+    assert not hasattr(model, "n_passes_")
+    assert _public_attributes(model) == _public_attributes(search().fit(X, y))
+
+
 def test_sparsity_cv_best_score_is_not_an_earlier_fits():
     # documented: no best_score_ when refit is a callable over several metrics (no metric chose k)
     X, y = _regression()
