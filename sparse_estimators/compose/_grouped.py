@@ -143,6 +143,8 @@ class GroupsFromTransformer(_SurvivalDelegateMixin, _DocLinkMixin, MetaEstimator
                     delattr(self, name)
             if hasattr(self.estimator_, "classes_"):
                 self.classes_ = self.estimator_.classes_
+            else:  # (not an earlier classifier's labels)
+                self.__dict__.pop("classes_", None)
         return self
 
     #: the survival functions (of a survival estimator) are delegated to the fitted estimator, on transformed X

@@ -107,7 +107,8 @@ class _ReducedRankMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         super()._store(fit, info)
         coef = np.atleast_2d(self.coef_)
         U, s, Vt = np.linalg.svd(coef, full_matrices=False)
-        self.rank_ = int(np.sum(s > s[0] * max(coef.shape) * np.finfo(float).eps)) if s.size and s[0] > 0 else 0
+        # (numpy's matrix_rank tolerance, in coef_'s precision: float32 rounding of a rank-r matrix is not rank)
+        self.rank_ = int(np.sum(s > s[0] * max(coef.shape) * np.finfo(coef.dtype).eps)) if s.size and s[0] > 0 else 0
         U, Vt = U[:, :self.rank_], Vt[:self.rank_]
         if self.rank_:
             U, Vt = svd_flip(U, Vt, u_based_decision=True)  # (signs fixed by the matrix, not by the LAPACK kernel)

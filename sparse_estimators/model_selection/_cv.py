@@ -20,11 +20,12 @@ from sklearn.utils.metadata_routing import (
 )
 from sklearn.utils.validation import (
     _check_sample_weight,
+    check_is_fitted,
 )
 
 from .._dask import is_dask_collection
 from ._path import _search_grid
-from ._scoring import _fold_rescore, _fold_scores, _guarded, _rank, _Scoring
+from ._scoring import _accepts_sample_weight, _fold_rescore, _fold_scores, _guarded, _rank, _Scoring
 from ._search import _SparsitySearchBase
 
 __all__ = ["SparsityCV"]
@@ -122,7 +123,7 @@ class SparsityCV(_SparsitySearchBase):
         (R^2, D^2, accuracy, or the concordance index of the survival
         models). Several metrics (a list of names or a dict of
         scorers) are all reported in ``cv_results_``; ``refit`` then names
-        the one that chooses ``k``.
+        the one that chooses ``k``. :meth:`score` scores by that metric too.
     refit : bool, str or callable, default=True
         How ``k`` is chosen, as in ``GridSearchCV``: ``True``, the best mean
         score (single metric); a metric name, the best mean score of that
@@ -376,6 +377,42 @@ class SparsityCV(_SparsitySearchBase):
         self.best_params_ = {"k": self.k_}
         if metric is not None or not self.multimetric_:
             self.best_score_ = float(results[f"mean_test_{metric or 'score'}"][best])
+        else:  # (not an earlier fit's: no metric chose k)
+            self.__dict__.pop("best_score_", None)
+
+    def score(self, X, y, sample_weight=None):
+        """The score of the refitted best estimator by the metric that chose ``k``, as ``GridSearchCV``'s.
+
+        ``scoring`` (its ``refit`` metric when there are several); the
+        estimator's own ``score`` (R^2, accuracy, D^2, concordance index)
+        when ``scoring`` is None, or when ``refit`` is a callable over
+        several metrics (no metric chose ``k``). A nested cross-validation
+        (``cross_val_score(search, X, y)``) thus scores the outer folds by the
+        metric the inner search optimised.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets), or a structured survival array
+        sample_weight : array-like of shape (n_samples,), default=None
+            Passed to the scorer when it accepts it.
+
+        Returns
+        -------
+        float
+        """
+        check_is_fitted(self)
+        scorer, _, _ = self._get_scorers()
+        metric = self.refit if isinstance(self.refit, str) else None
+        if scorer is None or (self.multimetric_ and metric is None):
+            return self.best_estimator_.score(X, y, sample_weight=sample_weight)
+        if isinstance(scorer, _MultimetricScorer):
+            scorer = scorer._scorers[metric]
+        kwargs = {} if sample_weight is None or not _accepts_sample_weight(scorer) else {"sample_weight": sample_weight}
+        score = scorer(self.best_estimator_, X, y, **kwargs)
+        if isinstance(score, dict):  # (a callable scoring returning a dict of metrics)
+            score = score[metric or "score"]
+        return float(score)
 
     def _report(self, start):
         score = f" (mean score {self.best_score_:.4f})" if hasattr(self, "best_score_") else ""

@@ -26,8 +26,12 @@ def _check_k_grid(k_grid, n_features, *, stacklevel=3, name="n_features"):
     if k_grid is None:
         return default_k_grid(n_features)
     grid = np.asarray(k_grid)
-    if grid.ndim != 1 or grid.size == 0 or not np.issubdtype(grid.dtype, np.integer) or np.any(grid < 1):
-        raise ValueError(f"The 'k_grid' parameter must be a non-empty 1-D sequence of integers >= 1, got {k_grid!r}.")
+    # (booleans mixed with integers would become 0 and 1 in the array: refused, as the estimators' k=True is)
+    booleans = any(isinstance(v, (bool, np.bool_)) for v in np.ravel(np.asarray(k_grid, dtype=object)))
+    if (grid.ndim != 1 or grid.size == 0 or not np.issubdtype(grid.dtype, np.integer) or np.any(grid < 1)
+            or booleans):
+        raise ValueError(f"The 'k_grid' parameter must be a non-empty 1-D sequence of integers >= 1 (not booleans), "
+                         f"got {k_grid!r}.")
     grid = grid.astype(np.int64)
     clipped = grid[grid > n_features]
     grid = np.minimum(grid, n_features)

@@ -109,6 +109,8 @@ class _SparsitySearchBase(_SupportMixin, _SurvivalDelegateMixin, _DocLinkMixin, 
 
     def _refit(self, X, y, sample_weight, setup=None):
         """Fit the best estimator; ``setup``: ``(template, loss, info)`` of a path on the same data, reused."""
+        for name in ("classes_", "n_passes_"):  # (an earlier fit's: a classifier's labels, a dask X's passes)
+            self.__dict__.pop(name, None)
         best = clone(self.estimator).set_params(k=int(self.k_))
         if setup is None:
             self.best_estimator_ = best.fit(X, y, sample_weight=sample_weight)

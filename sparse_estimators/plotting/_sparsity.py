@@ -12,6 +12,16 @@ def _pyplot():
     return plt
 
 
+def _paths(coefs, n_levels):
+    """One curve per feature: ``(n_k, n_features)``, the l2 norm over the outputs or classes of a 3-D path."""
+    if coefs.ndim == 3:  # (sparsity_path's coefs of several outputs or classes: (n_k, n_outputs, n_features))
+        coefs = np.linalg.norm(coefs, axis=1)
+    if coefs.ndim != 2 or coefs.shape[0] != n_levels:
+        raise ValueError(f"coefs must have shape (n_k, n_features) or (n_k, n_outputs, n_features) with n_k = "
+                         f"{n_levels} (the length of k_grid), got shape {coefs.shape}.")
+    return coefs
+
+
 class SparsityPathDisplay:
     """Score against ``k`` (mean ± std) and coefficient paths, scikit-learn display style.
 
@@ -26,8 +36,9 @@ class SparsityPathDisplay:
         Mean cross-validated score, or the information criterion.
     scores_std : ndarray of shape (n_k,) or None
         Standard deviation across folds (drawn as a band).
-    coefs : ndarray of shape (n_k, n_features) or None
-        Coefficients at each ``k`` (for multi-output models, the row l2 norm).
+    coefs : ndarray of shape (n_k, n_features) or (n_k, n_outputs, n_features), or None
+        Coefficients at each ``k`` (``sparsity_path``'s ``coefs``); several
+        outputs or classes are drawn as their l2 norm per feature.
     k_best : int or None
         The chosen ``k`` (a vertical line).
     score_name : str, default="score"
@@ -48,7 +59,7 @@ class SparsityPathDisplay:
         self.k_grid = np.asarray(k_grid)
         self.scores = np.asarray(scores)
         self.scores_std = None if scores_std is None else np.asarray(scores_std)
-        self.coefs = None if coefs is None else np.asarray(coefs)
+        self.coefs = None if coefs is None else _paths(np.asarray(coefs), self.k_grid.size)
         self.k_best = k_best
         self.score_name = score_name
         self.feature_names = feature_names
@@ -95,8 +106,6 @@ class SparsityPathDisplay:
         if X is not None and y is not None:
             path = sparsity_path(estimator.estimator, X, y, grid, sample_weight=sample_weight)
             coefs = path.coefs
-            if coefs.ndim == 3:  # several outputs/classes: one curve per feature
-                coefs = np.linalg.norm(coefs, axis=1)
             names = getattr(estimator, "feature_names_in_", None)
         display = cls(grid, scores, std, coefs, estimator.k_, name, names)
         return display.plot(ax=ax, max_legend=max_legend)
@@ -122,10 +131,13 @@ class SparsityPathDisplay:
             ax = ax[0]
         ax = np.atleast_1d(ax)
         score_ax = ax[0]
-        score_ax.plot(self.k_grid, self.scores, marker="o", ms=3, label=self.score_name)
+        # drawn in increasing k (a grid given in another order would zigzag; the legend ranks at the largest k)
+        order = np.argsort(self.k_grid, kind="stable")
+        k_grid, scores = self.k_grid[order], self.scores[order]
+        score_ax.plot(k_grid, scores, marker="o", ms=3, label=self.score_name)
         if self.scores_std is not None:
-            score_ax.fill_between(self.k_grid, self.scores - self.scores_std, self.scores + self.scores_std,
-                                  alpha=0.25, label="± 1 std")
+            std = self.scores_std[order]
+            score_ax.fill_between(k_grid, scores - std, scores + std, alpha=0.25, label="± 1 std")
         if self.k_best is not None:
             for a in ax:
                 a.axvline(self.k_best, color="k", ls="--", lw=1)
@@ -135,17 +147,18 @@ class SparsityPathDisplay:
         score_ax.legend(loc="best")
         if self.coefs is not None and len(ax) > 1:
             path_ax = ax[1]
-            active = np.flatnonzero(np.any(self.coefs != 0, axis=0))
-            order = active[np.argsort(-np.abs(self.coefs[-1, active]))]
-            for rank, j in enumerate(order):
+            coefs = self.coefs[order]
+            active = np.flatnonzero(np.any(coefs != 0, axis=0))
+            ranked = active[np.argsort(-np.abs(coefs[-1, active]))]
+            for rank, j in enumerate(ranked):
                 label = None
                 if rank < max_legend:
                     label = str(self.feature_names[j]) if self.feature_names is not None else f"x{j}"
-                path_ax.plot(self.k_grid, self.coefs[:, j], lw=1.2, label=label)
+                path_ax.plot(k_grid, coefs[:, j], lw=1.2, label=label)
             path_ax.axhline(0, color="0.6", lw=0.8)
             path_ax.set_xlabel("k (number of features)")
             path_ax.set_ylabel("coefficient")
-            if len(order):
+            if len(ranked):
                 path_ax.legend(loc="best", fontsize="small")
         self.ax_ = ax
         self.figure_ = ax[0].figure
