@@ -384,3 +384,24 @@ def test_marginal_gains_without_masks_as_with():
         usable[[4, 17]] = False
         gain = _forward_gain(None, None, None, h, usable, g)
         assert np.all(gain[[4, 17]] == -np.inf) and np.all(np.isfinite(np.delete(gain, [4, 17])))
+
+
+def test_top_set_as_the_single_partition():
+    """The splicing searches' top sets: the set of the single-kth partition, ties, infinities and NaN included."""
+    from sparse_estimators.solvers._splice import _top_set
+
+    rng = np.random.RandomState(5)
+    for trial in range(400):
+        p = rng.randint(1, 160)
+        s = rng.standard_normal(p)
+        if trial % 4 == 1:  # (ties: the fallback's choice among them)
+            s = rng.randint(0, 4, p).astype(float)
+        elif trial % 4 == 2:
+            s[rng.rand(p) < 0.3] = -np.inf
+            s[rng.rand(p) < 0.05] = np.inf
+        elif trial % 4 == 3:
+            s[rng.rand(p) < 0.1] = np.nan
+        for c in {0, 1, 2, rng.randint(0, p + 2), p - 1, p, p + 1}:
+            expected = (-s).argpartition(min(c, p) - 1)[:c] if c < p else np.arange(p)
+            got = _top_set(s, c)
+            assert got.dtype == expected.dtype and sorted(got.tolist()) == sorted(expected.tolist())
