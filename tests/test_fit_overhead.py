@@ -349,3 +349,59 @@ def test_support_jump_patience_per_loss_and_structure():
     wide, target = _data(2, n=30, p=200)
     assert _policy.SQUARED_PATIENCE_MIN_SAMPLES > 30 / (10 * np.log(190))
     assert est._refit_patience(SquaredLoss(wide, target), Rows(Hard()), 10) == 3
+
+
+@pytest.mark.parametrize("shape", [(40, 1), (12, 3), (5, 1)])
+def test_cold_start_projection_as_the_partition(shape):
+    """IHT's cold start: its first k rows (signed zeros kept), the same array and support as projecting the zeros."""
+    from sparse_estimators.solvers._base import project
+    from sparse_estimators.solvers._iht import _cold_projection
+    from sparse_estimators.structures import get_structure
+    from sparse_estimators.thresholding import Hard
+
+    structure = get_structure(Hard())
+    W0 = np.zeros(shape)
+    W0[1, 0] = W0[3, -1] = -0.0  # (the copy must keep their sign, as the projection's does)
+    for k in (0, 1, 2, 4, shape[0], shape[0] + 3):
+        W, support = _cold_projection(W0, k)
+        W_ref, support_ref = project(structure, k, W0)
+        assert W.tobytes() == W_ref.tobytes() and W.shape == W_ref.shape
+        assert support.dtype == support_ref.dtype and np.array_equal(support, support_ref)
+
+
+def test_marginal_gains_without_masks_as_with():
+    """The gains when every feature is usable: the bytes of the masked form (and -inf where one is not)."""
+    from sparse_estimators._utils import row_squares
+    from sparse_estimators.solvers._splice import _forward_gain
+
+    rng = np.random.RandomState(3)
+    for m in (1, 3):
+        g = rng.standard_normal((50, m))
+        h = rng.uniform(0.1, 2.0, 50)
+        usable = np.ones(50, dtype=bool)
+        masked = np.where(usable, 0.5 * row_squares(g) / np.where(usable, h, 1.0), -np.inf)
+        assert _forward_gain(None, None, None, h, usable, g).tobytes() == masked.tobytes()
+        usable[[4, 17]] = False
+        gain = _forward_gain(None, None, None, h, usable, g)
+        assert np.all(gain[[4, 17]] == -np.inf) and np.all(np.isfinite(np.delete(gain, [4, 17])))
+
+
+def test_top_set_as_the_single_partition():
+    """The splicing searches' top sets: the set of the single-kth partition, ties, infinities and NaN included."""
+    from sparse_estimators.solvers._splice import _top_set
+
+    rng = np.random.RandomState(5)
+    for trial in range(400):
+        p = rng.randint(1, 160)
+        s = rng.standard_normal(p)
+        if trial % 4 == 1:  # (ties: the fallback's choice among them)
+            s = rng.randint(0, 4, p).astype(float)
+        elif trial % 4 == 2:
+            s[rng.rand(p) < 0.3] = -np.inf
+            s[rng.rand(p) < 0.05] = np.inf
+        elif trial % 4 == 3:
+            s[rng.rand(p) < 0.1] = np.nan
+        for c in {0, 1, 2, rng.randint(0, p + 2), p - 1, p, p + 1}:
+            expected = (-s).argpartition(min(c, p) - 1)[:c] if c < p else np.arange(p)
+            got = _top_set(s, c)
+            assert got.dtype == expected.dtype and sorted(got.tolist()) == sorted(expected.tolist())

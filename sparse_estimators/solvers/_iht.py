@@ -1,11 +1,14 @@
 """Iterative hard (or any-operator) thresholding: projected gradient descent."""
 
+import numpy as np
+
 from ..structures import Rows, get_structure
 from ..thresholding import Hard
 from ._base import (
     IterationMonitor,
     StepGrowthLatch,
     SupportJump,
+    _any,
     backtracking_step,
     gradient_step,
     initial_step,
@@ -66,7 +69,11 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     operator = get_structure(operator)  # (a plain operator thresholds rows)
     eta, L = initial_step(loss, step_size)
     eta_next = eta
-    (W, support), b = project(operator, k, W0), b0.copy()
+    if plain_hard(operator) and type(W0) is np.ndarray and W0.dtype == np.float64 and not _any(W0, axis=None):
+        W, support = _cold_projection(W0, k)  # (a cold start: no partition of p zeros)
+    else:
+        W, support = project(operator, k, W0)
+    b = b0.copy()
     Z = loss.linear_predictor(W, b)
     f = loss.value_from_z(Z, W)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard,
@@ -127,3 +134,15 @@ def plain_hard(structure):
     """
     return (type(structure) is Rows and structure.forced is None and structure.excluded is None
             and type(structure.operator) is Hard)
+
+
+def _cold_projection(W0, k):
+    """``project(Hard(), k, W0)`` for a float64 ``W0`` of zeros: its first ``k`` rows (ties go to the lower index).
+
+    The same array (the rows kept are copied, signed zeros included) and support as the partition of ``p``
+    zero magnitudes would give.
+    """
+    support = np.arange(min(max(k, 0), W0.shape[0]))
+    W = np.zeros(W0.shape, W0.dtype)
+    W[:support.size] = W0[:support.size]
+    return W, support

@@ -240,8 +240,8 @@ def _gram_rounds(sub, local, coef, b, f, objective, h_U, usable_U, C, tau, max_i
     if f is None:  # the start's refit
         coef, f = sub.refit_support(local)
         objective.append(f)
-    scale = np.where(usable_U, h_U, 1.0)
     unusable = (~usable_U).nonzero()[0]  # (indices: usually none, cheaper to assign than a mask over U)
+    scale = np.where(usable_U, h_U, 1.0) if unusable.size else h_U  # (h_U: U's own gather, never modified)
 
     def rank(local, coef):  # _ranked's orders, from the gradient G W - C on U
         backward = 0.5 * h_U[local] * row_squares(coef)
