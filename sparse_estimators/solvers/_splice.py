@@ -26,7 +26,9 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dposv as _posv
 
+from .._utils import concatenate as _concatenate
 from .._utils import row_squares
+from .._utils import where as _where
 from ..structures import Rows
 from ._base import SolverResult, nonzero_rows, same_indices
 
@@ -268,7 +270,7 @@ def _forward_gain(loss, Z, W, h, usable, gW=None):
     """Loss decrease from adding each feature alone (one coordinate Newton step) at ``Z`` (``gW``: the gradient)."""
     if gW is None:
         gW = loss.gradient_from_z(Z, W)[0]
-    return np.where(usable, 0.5 * row_squares(gW) / np.where(usable, h, 1.0), -np.inf)
+    return _where(usable, 0.5 * row_squares(gW) / _where(usable, h, 1.0), -np.inf)
 
 
 def _ranked(loss, support, W, Z, h, usable, protected=None, gW=None):
@@ -294,7 +296,7 @@ def _swaps(kept, adds, sizes):
 
 def _sorted_union(a, b):
     """The indices of ``a`` and ``b`` (disjoint) sorted: ``np.sort(np.concatenate(...))``, sorted in place."""
-    out = np.concatenate((a, b))
+    out = _concatenate((a, b))
     out.sort()
     return out
 
