@@ -12,9 +12,9 @@ import pytest
 from numpy.testing import assert_array_equal
 from scipy.linalg import lapack
 
-from sparse_estimators._utils import row_squares
+from sparse_estimators._utils import concatenate, row_squares, vdot, where
 from sparse_estimators.losses import SquaredLoss
-from sparse_estimators.losses._pointwise_newton import _Lazy
+from sparse_estimators.losses._pointwise_newton import _fortran, _Lazy
 from sparse_estimators.losses._squared import _batched_normal_equations, _cholesky_solve
 from sparse_estimators.solvers._splice import _sorted_union, _swaps
 
@@ -120,3 +120,30 @@ def test_candidate_values_equal_the_einsum_form(m):
         assert f_c == 0.5 * float(np.add.reduce(np.einsum("nm,nm->n", R, R)) / R.shape[0])
         assert_array_equal(np.flatnonzero(W_c.any(axis=1)), support)
 
+
+
+def test_undispatched_functions_equal_numpys():
+    # _utils' vdot, concatenate and where skip NumPy's __array_function__ dispatch: the same results
+    rng = np.random.RandomState(4)
+    W, V = rng.standard_normal((50, 1)), rng.standard_normal((50, 1))
+    V[::7] = -0.0
+    assert vdot(W, V) == np.vdot(W, V) and vdot(W, W) == np.vdot(W, W)
+    a, b = np.array([7, 2, 9]), np.array([4, 1])
+    assert_array_equal(concatenate((a, b)), [7, 2, 9, 4, 1])
+    assert concatenate((a, b)).dtype == np.concatenate((a, b)).dtype
+    mask = W[:, 0] > 0
+    assert where(mask, V[:, 0], -np.inf).tobytes() == np.where(mask, V[:, 0], -np.inf).tobytes()
+    with pytest.raises(ValueError):  # (mismatched shapes are still refused)
+        vdot(W, V[:10])
+
+
+def test_fortran_copy_of_the_refit_block():
+    # the Hessian's operand: the same values in Fortran order, a C-ordered block copied, a Fortran one as it is
+    rng = np.random.RandomState(5)
+    A = rng.standard_normal((30, 4))
+    F = _fortran(A)
+    assert F.flags.f_contiguous and F is not A
+    assert_array_equal(F, A)
+    assert _fortran(F) is F
+    w = rng.random(30)
+    assert_array_equal(F.T * w, A.T * w)  # (the weighted rows: elementwise, the same products)

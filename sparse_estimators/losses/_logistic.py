@@ -245,7 +245,8 @@ class _GLMLoss(BaseLoss):
         k = support.size
         A = np.empty((self.n_samples, k + int(self.fit_intercept)))
         if self.design.offset is not None:  # (copied and centred in one pass: the same differences)
-            np.subtract(self.design._copy(support, None), self.design.offset[support], out=A[:, :k])
+            # (transposed: the copy's rows are X's columns; a third of the time of the strided rows of n)
+            np.subtract(self.design._copy(support, None).T, self.design.offset[support][:, None], out=A[:, :k].T)
         else:
             A[:, :k] = self.design._copy(support, None)
         if self.fit_intercept:

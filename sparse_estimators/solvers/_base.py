@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _policy
+from .._utils import vdot as _vdot
 
 
 @dataclass
@@ -137,7 +138,7 @@ class IterationMonitor:
             self.scale = max(abs(self.f0), abs(f))
         # (||W||^2 is finite only if every entry is: one C call where the elementwise test takes two,
         # and the stopping test's scale below reuses it)
-        squared = np.vdot(W, W)
+        squared = _vdot(W, W)
         if (not math.isfinite(f) or not (math.isfinite(squared) or _all(np.isfinite(W), axis=None))
                 or f - self.best[0] > self.blowup * self.scale):
             self.diverged = True
@@ -157,12 +158,12 @@ class IterationMonitor:
             return False  # (the stopping test below needs an unchanged support or the first iteration)
         if moved is None:
             dW = W - W_old
-            moved = np.vdot(dW, dW)
+            moved = _vdot(dW, dW)
             if b is not b_old:  # (an intercept that is no variable is passed on unchanged: its change is 0)
                 db = b - b_old
-                moved = moved + np.vdot(db, db)
+                moved = moved + _vdot(db, db)
         change = math.sqrt(moved)
-        scale = math.sqrt(squared + np.vdot(b, b))
+        scale = math.sqrt(squared + _vdot(b, b))
         if self.verbose >= 2:
             print(f"[{self.name}] iter {it:4d}  objective {f:.6e}  rel. change {change / max(scale, 1e-300):.2e}")
         if (same_support or it == 1 and change == 0) and change <= self.tol * scale:
@@ -276,20 +277,20 @@ def _ratio_and_move(loss, f, fn, Z, W, b, Wn, bn, gW, gb, eta, penalty=0.0, Z_st
     """:func:`curvature_ratio`, and the squared length of the step ``||Wn - W||^2 + ||bn - b||^2`` (its ``moved``)."""
     dW = Wn - W
     if bn is b:  # (an intercept that is no variable takes no step: its term is 0)
-        db, moved = None, np.vdot(dW, dW)
+        db, moved = None, _vdot(dW, dW)
     else:
         db = bn - b
-        moved = np.vdot(dW, dW) + np.vdot(db, db)
+        moved = _vdot(dW, dW) + _vdot(db, db)
     allowance = moved / (2.0 * eta) - penalty
     if allowance <= 0.0:
         return 0.0, moved
     excess = None if Z_start is None else loss.divergence_from_z(Z_start, Z)
     if excess is not None:
         return float(excess / allowance), moved
-    excess = fn - f - np.vdot(gW, dW) - (0.0 if gb is None or db is None else np.vdot(gb, db))
+    excess = fn - f - _vdot(gW, dW) - (0.0 if gb is None or db is None else _vdot(gb, db))
     if abs(excess) <= 1e-8 * abs(f):
         gWn, gbn = loss.gradient_from_z(Z, Wn)
-        excess = 0.5 * (np.vdot(gWn - gW, dW) + (0.0 if gb is None or db is None else np.vdot(gbn - gb, db)))
+        excess = 0.5 * (_vdot(gWn - gW, dW) + (0.0 if gb is None or db is None else _vdot(gbn - gb, db)))
     return float(excess / allowance), moved
 
 

@@ -26,7 +26,9 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dposv as _posv
 
+from .._utils import concatenate as _concatenate
 from .._utils import row_squares
+from .._utils import where as _where
 from ..structures import Rows
 from ._base import SolverResult, _all, nonzero_rows, same_indices
 
@@ -287,7 +289,7 @@ def _forward_gain(loss, Z, W, h, usable, gW=None):
     gain = 0.5 * row_squares(gW)
     if _all(usable):  # (no constant column, the usual case: the masks below change no value; two np.where
         return gain / h  # over p cost more than the rest of this function at p = 1000)
-    return np.where(usable, gain / np.where(usable, h, 1.0), -np.inf)
+    return _where(usable, gain / _where(usable, h, 1.0), -np.inf)
 
 
 def _ranked(loss, support, W, Z, h, usable, protected=None, gW=None):
@@ -313,7 +315,7 @@ def _swaps(kept, adds, sizes):
 
 def _sorted_union(a, b):
     """The indices of ``a`` and ``b`` (disjoint) sorted: ``np.sort(np.concatenate(...))``, sorted in place."""
-    out = np.concatenate((a, b))
+    out = _concatenate((a, b))
     out.sort()
     return out
 
