@@ -5,6 +5,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from . import _policy
+
 __all__ = ["all_or_nothing"]
 
 #: Root of the published documentation: the HTML repr of an estimator links to its API page under
@@ -43,6 +45,19 @@ class _DocLinkMixin:
 vdot = getattr(np.vdot, "_implementation", np.vdot)
 concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
 where = getattr(np.where, "_implementation", np.where)
+
+
+def power_of_two_scale(*arrays):
+    """An exact power of two bringing the largest magnitude of ``arrays`` into [0.5, 1), or 1.
+
+    1 when that magnitude is 0, not finite, or within ``_policy.SCALE_RANGE``:
+    data of ordinary scale are untouched; data of extreme magnitude (whose
+    squares under- or overflow) are solved rescaled, no digit changed.
+    """
+    top = max((float(np.abs(a).max()) for a in arrays if a.size), default=0.0)
+    if top == 0.0 or not np.isfinite(top) or _policy.SCALE_RANGE[0] <= top <= _policy.SCALE_RANGE[1]:
+        return 1.0
+    return float(np.ldexp(1.0, -int(np.frexp(top)[1])))
 
 
 def row_squares(A):

@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
 
 from .. import _policy
+from .._utils import power_of_two_scale
 from ..thresholding import threshold_singular_values
 from ._als import _solve_als
 from ._completion_local_search import _solve_local_search
@@ -68,12 +69,6 @@ def _line_search_step(U, obs, S):
     if not (num > 0 and den > 0):
         return 1.0
     return max(num / den, 1.0)
-
-
-def _power_of_two_scale(values):
-    """Data of extreme magnitude are solved rescaled by a power of two (exact), as the estimators do."""
-    top = float(np.abs(values).max()) if values.size else 0.0
-    return 1.0 if top == 0 or 2.0 ** -20 <= top <= 2.0 ** 20 else float(np.ldexp(1.0, -np.frexp(top)[1]))
 
 
 def _effective_rank(rank, shape):
@@ -270,7 +265,7 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
     r = _effective_rank(rank, shape)
     rng = check_random_state(random_state)
 
-    scale = _power_of_two_scale(S.data)
+    scale = power_of_two_scale(S.data)
     if scale != 1.0:
         S.data *= scale
     S, row_index, col_index = restrict(S, r)  # (only the rows and columns with an entry, when few)

@@ -11,9 +11,9 @@ from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from .. import _policy
-from .._utils import all_or_nothing
+from .._utils import all_or_nothing, power_of_two_scale
 from ..thresholding import get_operator
-from ._completion import _Observed, _power_of_two_scale, _solve
+from ._completion import _Observed, _solve
 from ._factored import _entries
 from ._imputer_input import _warn, check_params, column_scale, validate_X
 from ._imputer_rank import alpha_growth, auto_rank, auto_rank_and_alpha
@@ -427,7 +427,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             n_iter, loss_curve = 0, np.zeros(0)
         else:
             # the offsets are fitted jointly with the low-rank part (complete_matrix's center=True)
-            power = _power_of_two_scale(values)
+            power = power_of_two_scale(values)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 obs = _Observed(rows, cols, values * power, (m, n_valid))
@@ -444,7 +444,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             n_iter, loss_curve = result.n_iter, result.loss_curve
         # the noise level and the scores' variance: the probabilistic-PCA model of transform (computed on the
         # data rescaled by a power of two, as the completion is: squares of extreme data are not representable)
-        power = _power_of_two_scale(values)
+        power = power_of_two_scale(values)
         residuals = (values - mean[cols]) * power
         if s.size:
             # (solver='als': from the fit's own pattern, whose order is that of rows, cols, by dense row blocks;

@@ -9,6 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from .. import _policy
+from .._utils import power_of_two_scale
 from ._completion import _check_observed, complete_matrix
 
 __all__ = ["RankValidation", "choose_rank"]
@@ -215,7 +216,6 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     rank 0).
     """
     from ._als import _solve_als  # (the ALS module imports the completion's helpers)
-    from ._completion import _power_of_two_scale
     from ._factored import CompletionResult, _column_sums, _Observed, _randomized_svd
 
     m, n = shape
@@ -223,7 +223,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     n_out = max(1, int(round(holdout * values.size)))
     perm = rng.permutation(values.size)
     out, keep = np.sort(perm[:n_out]), np.sort(perm[n_out:])
-    scale = _power_of_two_scale(values)
+    scale = power_of_two_scale(values)
     obs = _Observed(rows[keep], cols[keep], values[keep] * scale, shape)
     counts = _column_sums(obs.cols, n)
     mu = _column_sums(obs.cols, n, obs.values) / np.maximum(counts, 1) if center else np.zeros(n)

@@ -6,6 +6,7 @@ import numpy as np
 from scipy.special import erf
 
 from .. import _policy
+from .._utils import power_of_two_scale
 from ._base import cholesky_newton_solve
 from ._glm import _NonNegativeRefit
 from ._logistic import _GLMLoss
@@ -123,10 +124,8 @@ def d2_huber_score(y, prediction, weights, epsilon):
     """
     y = np.asarray(y, dtype=float).reshape(-1)
     prediction = np.asarray(prediction, dtype=float).reshape(-1)
-    top = max(float(np.abs(y).max(initial=0.0)), float(np.abs(prediction).max(initial=0.0)))
-    if top > 0 and np.isfinite(top) and not _policy.SCALE_RANGE[0] <= top <= _policy.SCALE_RANGE[1]:
-        # (an exact power of two, as the fits': the squares of Huber's loss under- or overflowed beyond 1e+-154)
-        factor = float(np.ldexp(1.0, -int(np.frexp(top)[1])))
+    factor = power_of_two_scale(y, prediction)  # (as the fits: Huber's squares under- or overflowed beyond 1e+-154)
+    if factor != 1.0:
         y, prediction = y * factor, prediction * factor
     r = y - prediction
     w = np.ones_like(y) if weights is None else np.asarray(weights, dtype=float).reshape(-1)

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.linalg
 
 from .. import _policy
-from ..impute._completion import _power_of_two_scale
+from .._utils import power_of_two_scale
 from ..losses import GramSquaredLoss
 from ..solvers import iobs
 from ..structures import NMPattern, PerOutput
@@ -379,7 +379,7 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
         return np.zeros_like(W)
     # the problem is solved on W and X rescaled by powers of two (exact; 1 unless beyond 2^+-20): at 1e+-160,
     # H = X^T X / n and the saliencies W^2 overflowed or underflowed (a NaN error, or every weight pruned)
-    w_scale, x_scale = _power_of_two_scale(W), _power_of_two_scale(X)
+    w_scale, x_scale = power_of_two_scale(W), power_of_two_scale(X)
     if x_scale != 1.0:
         X = X * x_scale
     if w_scale == 1.0:
