@@ -236,6 +236,13 @@ ALS_REFINE = (2 ** 0.5, 2 ** -0.5)
 #: must beat, and risen, over this many sweeps in a row (doc/changelog.rst, "hopeless ALS fits")
 ALS_HOPELESS_SWEEPS = 3
 
+# -- layer pruning (pruning/_layer.py) -------------------------------------------------------------------------
+
+#: a layer's Hessian (or a row's block H_QQ) whose smallest squared Cholesky pivot is at most this share of its
+#: largest diagonal entry is singular to working precision: SparseGPT's sweep refuses it, a row's refit takes
+#: the minimum-norm least-squares solution (doc/changelog.rst, "Layer pruning on linearly dependent inputs")
+PRUNING_SINGULAR = 1e-12
+
 # -- command line (sparse_estimators/_cli/) -----------------------------------------------------------------
 
 #: --task auto: an integer target with at most this many distinct values (and fewer than half the rows) is

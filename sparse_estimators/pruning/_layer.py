@@ -27,9 +27,6 @@ from ..thresholding import Hard
 __all__ = ["prune_layer", "layer_error"]
 
 METHODS = ("magnitude", "wanda", "obs", "iobs")
-#: a symmetric positive semi-definite matrix whose squared Cholesky pivot falls to this share of its largest
-#: diagonal entry is singular to working precision
-_SINGULAR = 1e-12
 
 
 def _parse_pattern(pattern):
@@ -112,7 +109,7 @@ def _singular_rows(A):
         if len(A) == 1:
             return np.zeros(1, dtype=int)
         return np.array([i for i in range(len(A)) if _singular_rows(A[i:i + 1]).size], dtype=int)
-    return np.flatnonzero(np.min(pivots, axis=1) ** 2 <= _SINGULAR * top)
+    return np.flatnonzero(np.min(pivots, axis=1) ** 2 <= _policy.PRUNING_SINGULAR * top)
 
 
 def _regular(H):
@@ -123,7 +120,8 @@ def _regular(H):
     ``p x p`` eigenvalue spares the refits' per-row checks.
     """
     top = float(np.max(np.diag(H)))
-    return top > 0 and scipy.linalg.eigh(H, eigvals_only=True, subset_by_index=[0, 0])[0] > _SINGULAR * top
+    smallest = scipy.linalg.eigh(H, eigvals_only=True, subset_by_index=[0, 0])[0]
+    return top > 0 and smallest > _policy.PRUNING_SINGULAR * top
 
 
 def _refit_on_masks(W, H, C, W_masked, regular=False):
@@ -216,7 +214,8 @@ def _sparsegpt(W, H, k, nm, damping, blocksize):
     H[np.diag_indices_from(H)] += damping * float(np.mean(np.diag(H)))
     try:
         L = scipy.linalg.cholesky(H, lower=True)
-        if float(np.min(np.diag(L))) ** 2 <= _SINGULAR * float(np.max(np.diag(H))):  # (singular to working precision)
+        # (singular to working precision)
+        if float(np.min(np.diag(L))) ** 2 <= _policy.PRUNING_SINGULAR * float(np.max(np.diag(H))):
             raise np.linalg.LinAlgError
     except np.linalg.LinAlgError:
         raise ValueError("The layer's Hessian X^T X / n is singular (inputs linearly dependent on the calibration "
