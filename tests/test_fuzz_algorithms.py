@@ -79,6 +79,12 @@ def test_regularized_classifier_warm_refit_multinomial():
     np.testing.assert_array_equal(rows, model.support_)
     assert rows.size == 3
     np.testing.assert_allclose(model.coef_, first, atol=1e-6)
+    # other classes (coefficients of another shape): a cold start, weights 1, no error
+    binary = (y3 == 2).astype(int)
+    _fit(model, X, binary)
+    assert model.coef_.shape == (1, X.shape[1]) and model.n_iter_ > 100
+    _fit(model, X, y3)
+    np.testing.assert_allclose(model.coef_, first, atol=1e-6)
 
 
 def test_regularized_warm_start_on_new_data_and_cold_paths():

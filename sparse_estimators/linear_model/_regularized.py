@@ -95,9 +95,11 @@ class _WeightStepMixin:
         """
         W, b = super()._initial_point_unscaled(loss, coef_init, coef_scale, intercept_scale)
         weights = getattr(self, "weights_", None)
-        warm = (coef_init is None and self.warm_start and self.k is not None and hasattr(self, "coef_")
+        previous = np.asarray(getattr(self, "coef_", ()), dtype=float)
+        # (only where the start is the previous coefficients: not after a change of classes or targets)
+        warm = (coef_init is None and self.warm_start and self.k is not None and previous.size == W.size
                 and weights is not None and weights.shape == (W.shape[0],)
-                and np.array_equal(W, np.asarray(self.coef_, dtype=float).reshape(W.shape[::-1]).T))
+                and np.array_equal(W, previous.reshape(W.shape[::-1]).T))
         self._start_weights = weights if warm else None
         return W, b
 
