@@ -49,6 +49,7 @@ class _Fit(NamedTuple):
     loss_curve: np.ndarray
     n_exchanges: int = 0
     gradient: np.ndarray | None = None  # at coef, when the solver left it (SolverResult.gradient)
+    weights: np.ndarray | None = None  # regularized IHT's final per-feature weights (SolverResult.weights)
 
 
 @functools.cache
@@ -467,7 +468,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                   f"{time.perf_counter() - start:.2f} s, "
                   f"objective {loss.value(W, b):.6g}, {support.size} features selected")
         return _Fit(W, b, loss.intercept(W, b), support, result.n_iter,
-                    np.asarray(result.objective, dtype=float), n_exchanges, gradient)
+                    np.asarray(result.objective, dtype=float), n_exchanges, gradient, getattr(result, "weights", None))
 
     def _fit(self, X, y, sample_weight, coef_init, setup=None):
         """Validate, set up the loss, solve, store: all or nothing.

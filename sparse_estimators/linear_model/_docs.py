@@ -171,7 +171,10 @@ default='hard'
         the non-negative refit puts one). The automatic choice of ``k`` and
         the searches' grids start at their number.""",
     "warm_start": """warm_start : bool, default=False
-        Start from the previous fit's coefficients when refitting.""",
+        Start from the previous fit's coefficients when refitting (a fit
+        with other classes or targets starts cold). With ``k=None`` the
+        level is chosen again along a path that starts from zero
+        coefficients, so the previous coefficients are not used.""",
     "verbose": """verbose : int, default=0
         1 prints a summary of the fit; 2 one line per iteration.""",
     "alpha": """alpha : float, default=1e-4

@@ -70,7 +70,7 @@ def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L, Z):
 
 
 def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4, verbose=0,
-                    weight_step=None, support_refit=0):
+                    weight_step=None, support_refit=0, weights0=None):
     """Regularized IHT: IHT on ``f(x) + ||x||_w^2 / (4 eta)`` whose weights ``w`` are learned.
 
     With ``x_0 = P_k(W0)`` and ``w_0 = 1``, each iteration is
@@ -162,6 +162,12 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         IHT had the last ``0.3 max_iter`` or so iterations to converge on
         the support, which ill-conditioned (near-separable logistic) fits
         did not. 0 never jumps (Algorithm 1).
+    weights0 : ndarray of shape (n_features,) or None, default=None
+        The starting weights ``w_0``; None is the paper's ``w_0 = 1``. A
+        warm start passes the weights a previous run ended with, so that the
+        run continues Algorithm 1 rather than restarting its schedule (from
+        its own end point it then stops at once instead of after another
+        ``0.7 max_iter`` iterations).
 
     Returns
     -------
@@ -192,7 +198,9 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     # where the curvature along the steps vanishes, the doubling stops here (and below float overflow)
     eta_cap = eta * min(_policy.STEP_GROWTH_CAP, np.finfo(float).max / max(eta, 1.0))
     W, b = project(operator, k, W0)[0], b0.copy()
-    w = np.ones(p)
+    w = np.ones(p) if weights0 is None else np.array(weights0, dtype=float)
+    if w.shape != (p,):
+        raise ValueError(f"weights0 has shape {w.shape}; expected ({p},).")
     Z = loss.linear_predictor(W, b)
     f = loss.value_from_z(Z, W)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard,
