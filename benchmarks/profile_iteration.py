@@ -44,6 +44,9 @@ from threadpoolctl import threadpool_limits
 
 # measure the checkout this script lives in, whatever copy an editable install points to
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench_common import revision  # noqa: E402
 
 import sparse_estimators.solvers._iht as iht_module  # noqa: E402
 from sparse_estimators import IHTRegressor  # noqa: E402
@@ -70,21 +73,6 @@ def _portable(text):
     """cProfile text with file paths relative to the repository or the installed packages (no machine paths)."""
     text = text.replace(str(Path(__file__).resolve().parent.parent) + os.sep, "")
     return re.sub(r"\S*[/\\](?:site-packages|lib[/\\]python3\.\d+)[/\\]", "", text)
-
-
-def revision():
-    """The package's git commit and whether ``sparse_estimators/`` has uncommitted changes (read-only git)."""
-    import subprocess
-
-    root = Path(__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "sparse_estimators"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown revision"
-    return head + (" + uncommitted changes in sparse_estimators/" if dirty else " (clean sparse_estimators/)")
 
 
 def make_data(n, p, k, snr, seed):
