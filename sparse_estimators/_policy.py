@@ -111,6 +111,11 @@ INLIER_CUT = 2.5
 #: at most this many times (a bound: on compare_glm.py's huber designs, 240 fits, 4 rounds at most were needed;
 #: the support F1 there: doc/changelog.rst, "Huber's k=None")
 K_REJUDGE_ROUNDS = 5
+#: the Gaussian fit term of the information criteria floors each target's residual sum of squares at this share
+#: of the null model's: a fit closer than that is exact to rounding (float32 X, or residuals from the Gram
+#: matrix, round at about 1e-14 of it), and unfloored the criterion chose among exact models by their rounding
+#: (doc/changelog.rst, "k=None on noiseless data")
+CRITERION_RSS_FLOOR = 1e-12
 #: the Cox loss's curvature computations form dense blocks of n x this many columns (a memory bound)
 COX_BLOCK = 256
 #: the Cox models keep the baseline of their predictions at the largest training risk score instead of 0 when

@@ -260,3 +260,41 @@ def test_k_none_clone_keeps_none(make_regression):
     X, y, _, _ = make_regression(n=100, p=20, k_true=3, noise=0.3)
     est = IHTRegressor().fit(X, y)
     assert clone(est).k is None
+
+
+def _noiseless(seed, n=100, p=10):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    return X, 2 * X[:, 1] - X[:, 3] + 1  # (exact: no noise)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_k_none_on_noiseless_data_keeps_the_exact_model(dtype):
+    # every model containing the true features fits to rounding; unfloored, the Gaussian fit term ranked them by
+    # their rounding and k=None chose 3 or 4 features on some seeds; floored (_policy.CRITERION_RSS_FLOOR), they
+    # tie and the penalty picks the smallest: the two true features
+    for seed in range(8):
+        X, y = _noiseless(seed)
+        model = IHTRegressor().fit(X.astype(dtype), y.astype(dtype))
+        assert model.k_ == 2, seed
+        assert set(np.flatnonzero(model.coef_)) == {1, 3}, seed
+
+
+def test_sparsity_ic_on_noiseless_data_keeps_the_exact_model():
+    from sparse_estimators.model_selection import SparsityIC
+
+    for seed in (4, 5, 7):
+        X, y = _noiseless(seed)
+        assert SparsityIC(IHTRegressor(), k_grid=range(1, 8)).fit(X, y).k_ == 2, seed
+
+
+def test_gaussian_fit_term_is_the_log_rss_above_the_floor():
+    # with noise the floor never binds: N log(RSS / N) from the residuals themselves (numpy's least squares)
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((60, 5))
+    y = X[:, 0] + 0.1 * rng.standard_normal(60)
+    loss = SquaredLoss(X, y)
+    W, b = loss.refit(np.array([0, 2]), *loss.zeros())
+    A = np.c_[X[:, [0, 2]], np.ones(60)]
+    r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+    assert loss.minus_two_log_likelihood(W, b) == pytest.approx(60 * np.log(r @ r / 60), rel=1e-10)

@@ -5,7 +5,7 @@ import scipy.optimize
 
 from ._base import min_norm_solve
 from ._dask_design import DaskDesign
-from ._squared import GramSquaredLoss, _cholesky_solve
+from ._squared import GramSquaredLoss, _cholesky_solve, gaussian_fit_term
 
 
 def solve_normal_equations(G, rhs):
@@ -151,8 +151,7 @@ class DaskGramSquaredLoss(GramSquaredLoss):
         N = self.n_observations
         rss = N * np.maximum(self.yy_targets - 2 * np.einsum("pm,pm->m", self.C, W)
                              + np.einsum("pm,pm->m", W, self.gram @ W), 0.0)
-        with np.errstate(divide="ignore"):
-            return N * float(np.sum(np.log(rss / N)))
+        return gaussian_fit_term(rss / N, self.yy_targets, N)
 
     def restrict(self, support, dtype=np.float64):
         """The loss on the features in ``support``: the blocks of ``G`` and ``C``."""

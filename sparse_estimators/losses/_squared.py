@@ -66,6 +66,18 @@ def _batched_normal_equations(G, rhs):
     return out
 
 
+def gaussian_fit_term(rss, null_rss, N):
+    """``N sum_j log(RSS_j / N)`` from ``rss = RSS_j / N``, each floored at ``CRITERION_RSS_FLOOR`` of ``null_rss``.
+
+    ``null_rss``: the null model's ``RSS_j / N`` (the target's variance, with an intercept). Below the floor a fit
+    is exact to rounding, and the criterion would choose among exact models by their rounding; floored, they tie
+    and the penalty picks the smallest. Above it the value is unchanged.
+    """
+    floor = _policy.CRITERION_RSS_FLOOR * np.asarray(null_rss, dtype=float)
+    with np.errstate(divide="ignore"):
+        return N * float(np.sum(np.log(np.maximum(rss, floor))))
+
+
 class SquaredLoss(BaseLoss):
     """Weighted mean squared error ``sum_i s_i ||y_i - x_i W||^2 / (2 sum_i s_i)``.
 
@@ -158,13 +170,13 @@ class SquaredLoss(BaseLoss):
         ``RSS_j`` is the weighted residual sum of squares of target ``j``
         rescaled to ``N`` (:attr:`n_observations`) observations, from the
         residuals themselves (also for :class:`GramSquaredLoss`, whose values
-        are differences of large terms). A perfect fit gives ``-inf``.
+        are differences of large terms), floored by :func:`gaussian_fit_term`
+        (a fit exact to rounding); a perfect fit of a constant target gives ``-inf``.
         """
         R = self.Y - self.design.matvec(W)
         N = self.n_observations
         rss = (N / self.sw_sum) * (self.sample_weight @ (R * R))
-        with np.errstate(divide="ignore"):
-            return N * float(np.sum(np.log(rss / N)))
+        return gaussian_fit_term(rss / N, (self.sample_weight @ (self.Y * self.Y)) / self.sw_sum, N)
 
     def restrict(self, support, dtype=np.float64):  # noqa: D102
         sub = object.__new__(SquaredLoss)
