@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _policy
-from .._utils import _DocLinkMixin, all_or_nothing
+from .._utils import _DocLinkMixin, all_or_nothing, row_squares
 from ..losses._design import shared_extremes
 from ..model_selection._criteria import criterion_levels, information_criterion
 from ..model_selection._path import solve_path
@@ -98,16 +98,17 @@ def _fill_nonnegative(loss, operator, k, W, b):
         taken = _taken(W, operator)
         if taken.size >= k:
             break
-        G = np.minimum(loss.value_and_gradient(W, b)[1], 0.0)  # (the descent directions, per output)
+        f, G = loss.value_and_gradient(W, b)[:2]
+        G = np.minimum(G, 0.0)  # (the descent directions, per output)
         descent = np.any(G < 0, axis=1) & (h > loss.alpha)
         descent[taken] = False
         if operator.excluded is not None:
             descent[operator.features(operator.excluded)] = False
         if not descent.any():
             break
-        gain = np.where(descent, np.einsum("jo,jo->j", G, G) / np.maximum(h, np.finfo(float).tiny), -np.inf)
+        gain = np.where(descent, row_squares(G) / np.maximum(h, np.finfo(float).tiny), -np.inf)
         W_new, b_new = loss.refit(np.union1d(nonzero_rows(W), [int(np.argmax(gain))]), W, b)
-        if not loss.value(W_new, b_new) < loss.value(W, b):
+        if not loss.value(W_new, b_new) < f:
             break
         W, b = W_new, b_new
     return W, b

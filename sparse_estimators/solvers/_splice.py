@@ -43,12 +43,11 @@ def _top_set(scores, c):
     """:func:`_top`'s indices in no particular order (the same set: where only the set matters).
 
     The partition around the ``c``-th and ``(c + 1)``-th largest scores
-    (numpy's introselect: 4 against 8 us at 138 scores, 9 against 12 at
-    1000, than its vectorised selection for a single ``kth``) gives the
-    set when those two differ: then the ``c`` largest are one set whatever
-    the partition. A tie between them (or a NaN) takes the single-``kth``
-    partition, whose choice among the tied scores the searches have
-    always made.
+    (numpy's introselect, faster here than its selection for a single
+    ``kth``: doc/changelog.rst, "top sets") gives the set when those two
+    differ: then the ``c`` largest are one set whatever the partition. A
+    tie between them (or a NaN) takes the single-``kth`` partition, whose
+    choice among the tied scores the searches have always made.
     """
     c = min(c, scores.size)
     if c >= scores.size:
