@@ -114,8 +114,14 @@ K_REJUDGE_ROUNDS = 5
 #: the Gaussian fit term of the information criteria floors each target's residual sum of squares at this share
 #: of the null model's: a fit closer than that is exact to rounding (float32 X, or residuals from the Gram
 #: matrix, round at about 1e-14 of it), and unfloored the criterion chose among exact models by their rounding
-#: (doc/changelog.rst, "k=None on noiseless data")
+#: (doc/changelog.rst, "k=None on noiseless data"); the Gamma loss's criterion floors its mean deviance at the
+#: same share of the null model's (losses/_glm.py; doc/changelog.rst, "k=None on noiseless Gamma data")
 CRITERION_RSS_FLOOR = 1e-12
+#: a Poisson fit's zero count whose fitted mean is below this share of y's weighted mean is numerically 0: where
+#: the positive counts leave the coefficients undetermined, the zero counts are separated and the fit warns
+#: (losses/_glm.py, PoissonLoss.separated_features; separated rows end their refits at about 1e-13 of it,
+#: doc/changelog.rst, "Poisson fits with separated zero counts")
+POISSON_VANISHING_MEAN = 1e-8
 #: the Cox loss's curvature computations form dense blocks of n x this many columns (a memory bound)
 COX_BLOCK = 256
 #: the Cox models keep the baseline of their predictions at the largest training risk score instead of 0 when

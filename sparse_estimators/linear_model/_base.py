@@ -498,6 +498,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 fit, selection = self._solve(loss, operator, k, W0, b0), {}
             self._store(fit, info)
             self._store_level(k, operator)
+            self._check_fitted(loss, fit)
             if hasattr(loss.design, "n_passes"):  # (a dask X: the passes over it)
                 self.n_passes_ = loss.design.n_passes
             elif hasattr(self, "n_passes_"):
@@ -586,6 +587,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         (The regressors' Huber loss: the path's scale is a pilot, the one at the chosen level estimates the noise.)
         """
         return None
+
+    def _check_fitted(self, loss, fit):
+        """After :meth:`fit`'s final solve: warn of a model the data leave undetermined (regressors); here nothing."""
 
     def _store(self, fit, info):
         self.n_iter_ = fit.n_iter

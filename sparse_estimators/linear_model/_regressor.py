@@ -1,10 +1,12 @@
 """The regressors' base: least squares (plain or through the Gram matrix) and the GLM and robust losses."""
 
+import warnings
 from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -272,6 +274,25 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         if kwargs.get("screening") or not isinstance(loss, HuberLoss):
             return fit
         return super()._solve(loss.with_residual_scale(fit.coef, fit.b), operator, k, fit.coef, fit.b, **kwargs)
+
+    def _check_fitted(self, loss, fit):
+        """Poisson: a ConvergenceWarning naming the features whose coefficients diverge (separated zero counts).
+
+        See :meth:`~sparse_estimators.losses.PoissonLoss.separated_features`;
+        not on a dask ``X`` (it would cost a pass over it).
+        """
+        if not isinstance(loss, PoissonLoss) or getattr(loss, "blockwise", False):
+            return
+        features = loss.separated_features(fit.coef, fit.b)
+        if features.size:
+            warnings.warn(
+                f"{type(self).__name__}: feature(s) {features.tolist()} separate zero counts: along a direction "
+                "of their coefficients the linear predictor stays the same on every row of positive count and falls "
+                "on rows of zero count (e.g. a category or a range whose counts are all 0), so the Poisson "
+                "maximum-likelihood estimate does not exist: those coefficients diverge, and the fitted means on "
+                "those rows are numerically 0. coef_ is a finite point along that direction (where the solver "
+                "stopped); drop or merge those features, or leave out the rows they separate.",
+                ConvergenceWarning, stacklevel=4)
 
     def _rejudging_loss(self, loss, fit):
         """Huber: the loss at the residual scale of the level ``k=None`` chose (the path ran at the pilot scale).

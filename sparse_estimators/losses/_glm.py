@@ -1,9 +1,12 @@
 """Poisson and Gamma losses with the log link (counts and positive skewed amounts)."""
 
+import math
+
 import numpy as np
 from scipy.optimize import brentq, minimize
 from scipy.special import digamma, gammaln, xlogy
 
+from .. import _policy
 from ._base import cholesky_newton_solve
 from ._logistic import _GLMLoss
 from ._pointwise_newton import _PointwiseNewtonRefit
@@ -184,6 +187,57 @@ class PoissonLoss(_LogLinkLoss):
         terms = self._pointwise(Z) + gammaln(y + 1.0)
         return self._twice_weighted_total(terms)
 
+    def separated_features(self, W, b):
+        """The features of ``W``'s support whose coefficients diverge: zero counts separated, no finite MLE.
+
+        The Poisson likelihood has no maximum (Santos Silva and Tenreyro,
+        Economics Letters, 2010; Correia, Guimaraes and Zylkin,
+        https://arxiv.org/abs/1903.01633) when a direction ``d`` of the
+        coefficients (with the intercept) leaves the linear predictor
+        unchanged on every row of positive count and lowers it on some rows
+        of zero count (a category, or a feature's range, whose counts are all
+        0): the fit runs along ``d`` until those rows' means are numerically
+        0. Found here from the fit itself: some zero counts have a fitted
+        mean below ``_policy.POISSON_VANISHING_MEAN`` of the null model's
+        (else nothing more is computed), the rows of positive count leave a
+        direction of the support undetermined (their columns, with the ones
+        column, are rank deficient) and the fit's component in those
+        directions alone lowers such a row's mean by more than that factor.
+        Rows of weight 0 count for neither. Returns the indices (ascending)
+        of the features carrying that component; empty if none.
+        """
+        none = np.empty(0, dtype=np.intp)
+        support = W[:, 0].nonzero()[0]
+        if not support.size:  # (the null model: the MLE exists, the weighted sum of y being positive)
+            return none
+        log_share = math.log(_policy.POISSON_VANISHING_MEAN)
+        Z = self.linear_predictor(W, b, support)[:, 0]
+        cut = math.log(self.null_mean) + log_share
+        if not np.minimum.reduce(Z) < cut:  # (an ordinary fit's only cost: its linear predictor, 10 us at n = 200)
+            return none
+        y, live = self.Y[:, 0], self.sample_weight > 0
+        vanishing = live & (y == 0) & (Z < cut)
+        if not vanishing.any():
+            return none
+        A = self.design.columns(support).dense()
+        theta = W[support, 0]
+        if self.fit_intercept:
+            A, theta = np.c_[A, np.ones(A.shape[0])], np.r_[theta, b]
+        scale = np.sqrt(np.einsum("ij,ij->j", A[live], A[live]))
+        scale[scale == 0] = 1.0
+        A, theta = A / scale, theta * scale
+        positive = live & (y > 0)
+        _, sv, Vt = np.linalg.svd(A[positive], full_matrices=True)
+        rank = int(np.count_nonzero(sv > sv[0] * max(A.shape) * np.finfo(float).eps)) if sv.size else 0
+        N = Vt[rank:].T  # (the directions the positive counts leave undetermined)
+        if not N.size:
+            return none
+        undetermined = N @ (N.T @ theta)
+        if not float(np.min(A[vanishing] @ undetermined)) < log_share:
+            return none
+        coef = np.abs(undetermined[:support.size])
+        return support[coef > np.sqrt(np.finfo(float).eps) * np.abs(undetermined).max()]
+
 
 class GammaLoss(_LogLinkLoss):
     """Gamma loss with the log link, for positive skewed amounts (``y > 0``).
@@ -241,6 +295,13 @@ class GammaLoss(_LogLinkLoss):
         """Weighted mean Gamma deviance of the model."""
         return self._mean_unit_deviance(self.linear_predictor(W, b))
 
+    def _saturated_value(self):
+        """The loss at the saturated model ``mu = y``: the weighted mean of ``1 + log(y)`` (computed once)."""
+        saturated = self.__dict__.get("_saturated")
+        if saturated is None:  # (the splicing search asks at every round)
+            saturated = self._saturated = float(self.sample_weight @ (1.0 + np.log(self.Y[:, 0]))) / self.sw_sum
+        return saturated
+
     def noise_scale(self, value, k):
         """The dispersion estimated from the loss ``value`` of a fit with ``k`` features.
 
@@ -249,9 +310,7 @@ class GammaLoss(_LogLinkLoss):
         observations times the loss decrease from ``c`` spurious coefficients
         is about ``c`` times the dispersion (see :meth:`BaseLoss.noise_scale`).
         """
-        saturated = self.__dict__.get("_saturated")
-        if saturated is None:  # (the splicing search asks at every round)
-            saturated = self._saturated = float(self.sample_weight @ (1.0 + np.log(self.Y[:, 0]))) / self.sw_sum
+        saturated = self._saturated_value()
         N = self.n_observations
         dof = max(N - k - int(self.fit_intercept), 1.0)
         return max(2.0 * (value - saturated) * N / dof, _TINY)
@@ -263,17 +322,44 @@ class GammaLoss(_LogLinkLoss):
         log mu) - nu log nu - (nu - 1) log y + log Gamma(nu)``; the profile
         maximum over ``nu`` solves ``log nu - digamma(nu) = D / 2``, ``D`` the
         weighted mean deviance. Summed over :attr:`n_observations`
-        observations (weights rescaled to that count). A perfect fit gives
-        ``-inf``.
+        observations (weights rescaled to that count).
+
+        The mean deviance is floored at ``_policy.CRITERION_RSS_FLOOR`` of
+        the null model's (as least squares' residual sum of squares, see
+        :func:`~sparse_estimators.losses._squared.gaussian_fit_term`): below,
+        the fit is exact to rounding, the estimated dispersion goes to 0 and
+        the value would rank exact models by their rounding; floored, they
+        tie (the same value, from the saturated model's terms) and the
+        penalty picks the smallest. Above the floor the value is unchanged.
+        A perfect fit of a constant ``y`` gives ``-inf``.
         """
         Z = self.linear_predictor(W, b)
         half_dev = 0.5 * self._mean_unit_deviance(Z)
-        if not half_dev > 0:
-            return -np.inf
+        floor = _policy.CRITERION_RSS_FLOOR * self._null_half_deviance()
+        if not half_dev > floor:
+            return self._floored_minus_two_log_likelihood(floor)
         nu = _gamma_shape(half_dev)
         y = self.Y[:, 0]
         terms = nu * (self._pointwise(Z)) - nu * np.log(nu) - (nu - 1.0) * np.log(y) + gammaln(nu)
         return self._twice_weighted_total(terms)
+
+    def _null_half_deviance(self):
+        """Half the null model's mean deviance, ``log(mean y) - mean log(y)`` (weighted)."""
+        return max(float(np.log(self.null_mean)) + 1.0 - self._saturated_value(), 0.0)
+
+    def _floored_minus_two_log_likelihood(self, half_dev):
+        """:meth:`minus_two_log_likelihood` of any model whose half mean deviance is ``half_dev`` (``-inf`` at 0).
+
+        The mean of the pointwise loss is ``half_dev`` plus the saturated
+        model's ``mean(1 + log y)``: the value depends on the model through
+        ``half_dev`` alone, so the models at the floor tie exactly.
+        """
+        if not half_dev > 0:
+            return -np.inf
+        nu = _gamma_shape(half_dev)
+        mean_log_y = self._saturated_value() - 1.0
+        per_observation = nu * half_dev + nu - nu * np.log(nu) + mean_log_y + gammaln(nu)
+        return 2.0 * self.n_observations * float(per_observation)
 
 
 def _gamma_shape(half_deviance):
