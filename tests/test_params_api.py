@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
-from sparse_estimators import IHTRegressor
+from sparse_estimators import IHTClassifier, IHTRegressor
 from sparse_estimators.impute import LowRankImputer
 from sparse_estimators.model_selection import SparsityCV, SparsityIC
 from sparse_estimators.survival import IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis
@@ -94,15 +94,19 @@ def test_always_select_names_in_the_searches():
     np.testing.assert_array_equal(auto.support_, [0, 1, 7])
 
 
-def test_always_select_names_on_a_dask_dataframe_search():
-    """A dask DataFrame's names reach the search's grid (its groups callable needed them too)."""
+@pytest.mark.parametrize("Estimator", [IHTRegressor, IHTClassifier])
+def test_always_select_names_on_a_dask_dataframe_search(Estimator):
+    """A dask DataFrame's names reach the search's grid and (classifiers: the folds in lockstep) its folds' paths."""
     dd = pytest.importorskip("dask.dataframe")
     dask = pytest.importorskip("dask")
-    X, y = _frame(IHTRegressor, n=200)
+    X, y = _frame(Estimator, n=200)
     Xd, yd = dd.from_pandas(X, npartitions=4), dd.from_pandas(pd.Series(y), npartitions=4)
     with dask.config.set(scheduler="synchronous"):
-        search = SparsityCV(IHTRegressor(always_select=["c7"]), k_grid=range(1, 5), cv=3).fit(Xd, yd)
-    np.testing.assert_array_equal(search.best_estimator_.support_, [0, 1, 7])
+        search = SparsityCV(Estimator(always_select=["c7"]), k_grid=range(1, 5), cv=3).fit(Xd, yd)
+        by_index = SparsityCV(Estimator(always_select=[7]), k_grid=range(1, 5), cv=3).fit(Xd, yd)
+    assert {0, 1, 7} <= set(search.best_estimator_.support_.tolist())
+    np.testing.assert_array_equal(search.cv_results_["mean_test_score"], by_index.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(search.best_estimator_.coef_, by_index.best_estimator_.coef_)
 
 
 # -- thresholding operators as scikit-learn parameter objects ----------------------------------------------------
