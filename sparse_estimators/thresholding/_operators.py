@@ -31,7 +31,10 @@ class ThresholdingOperator:
     """Base class of the sparsity-level thresholding operators.
 
     Subclasses implement :meth:`shrink`; :meth:`__call__` handles support
-    selection for vectors and for the rows of a matrix.
+    selection for vectors and for the rows of a matrix. The parameters (a
+    frozen dataclass's fields, as ``c`` of :class:`Reciprocal`) follow
+    scikit-learn's protocol (:meth:`get_params`, :meth:`set_params`,
+    ``clone``), so an estimator's ``thresholding__c`` can be searched.
     """
 
     #: True when the operator returns its input unchanged on the support.
