@@ -34,15 +34,18 @@ def _data(n=120, p=12, seed=0):
 
 @pytest.mark.parametrize("mask", [[False, False, True], np.array([False, True, False])])
 def test_boolean_always_select_with_groups_is_refused(mask):
-    """A mask is not read as group labels (False == 0, True == 1): a ValueError, as without groups."""
+    """A mask is not read as group labels (False == 0, True == 1): a ValueError (without groups it is a mask)."""
     X, y = _data()
     groups = np.repeat(np.arange(3), 4)
     est = IHTRegressor(k=2, groups=groups, always_select=mask)
     with pytest.raises(ValueError, match="'always_select'.*group labels.*booleans"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
-    with pytest.raises(ValueError, match="'always_select'.*feature indices"):  # the rule without groups
-        IHTRegressor(k=2, always_select=np.zeros(12, dtype=bool)).fit(X, y)
+    # without groups a mask of one entry per feature is read as scikit-learn reads column masks: its True entries
+    mask = np.zeros(12, dtype=bool)
+    mask[7] = True
+    np.testing.assert_array_equal(IHTRegressor(k=2, always_select=mask).fit(X, y).support_,
+                                  IHTRegressor(k=2, always_select=[7]).fit(X, y).support_)
 
 
 def test_always_select_labels_are_compared_as_given():

@@ -243,7 +243,8 @@ def test_always_select_bad_input_is_named():
     X, y = _forced_data()
     cases = [(dict(k=2, always_select=[1, 2, 3]), "more than k=2"),
              (dict(k=2, always_select=[30]), r"indices in \[0, 30\)"),
-             (dict(k=2, always_select=["a"]), "feature indices"),
+             (dict(k=2, always_select=["a"]), "X has no feature names"),  # (names need a DataFrame's columns)
+             (dict(k=2, always_select=[0.5]), "feature indices"),
              (dict(k=2, always_select=[[1, 2]]), "1-D"),
              (dict(k=2, groups=np.repeat(np.arange(10), 3), always_select=[11]), "not in 'groups'")]
     for params, message in cases:

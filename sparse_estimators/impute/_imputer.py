@@ -13,6 +13,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from .. import _policy
 from .._utils import all_or_nothing, power_of_two_scale
 from ..thresholding import get_operator
+from ..thresholding._operators import check_nested_params
 from ._completion import _Observed, _solve
 from ._factored import _entries
 from ._imputer_input import _warn, check_params, column_scale, validate_X
@@ -272,6 +273,23 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         self.copy = copy
         self.random_state = random_state
         self.verbose = verbose
+
+    def set_params(self, **params):
+        """Set the parameters, scikit-learn's way; ``thresholding__c`` reaches an operator object.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters; ``thresholding__<name>`` sets a parameter
+            of the ``thresholding`` operator object, in place (a ValueError
+            if ``thresholding`` is a name such as ``'reciprocal'``).
+
+        Returns
+        -------
+        self : LowRankImputer
+        """
+        check_nested_params(self.thresholding, params)
+        return super().set_params(**params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

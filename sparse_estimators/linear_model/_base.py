@@ -32,8 +32,9 @@ from ..solvers import iht, splice
 from ..solvers._base import SolverResult, nonzero_rows, same_indices
 from ..structures import Groups, Rows, Structure, get_structure
 from ..thresholding import Hard, ThresholdingOperator, get_operator
-from ..thresholding._operators import _NAMED
+from ..thresholding._operators import _NAMED, check_nested_params
 from ._dask import lazy_method, uses_dask
+from ._forced import forced_units
 from ._validation import _check_int, _check_real, check_parameters
 
 #: ``ndarray.any`` without its Python wrapper (a small fit's set-up asks a few times)
@@ -201,6 +202,25 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         self.warm_start = warm_start
         self.verbose = verbose
 
+    def set_params(self, **params):
+        """Set the parameters, scikit-learn's way; ``thresholding__c`` reaches an operator object.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters; ``thresholding__<name>`` sets a parameter
+            of the ``thresholding`` operator object (``c`` of
+            :class:`~sparse_estimators.thresholding.Reciprocal`, ``q`` of
+            :class:`~sparse_estimators.thresholding.Lq`), in place. A
+            ValueError if ``thresholding`` is a name (``'reciprocal'``).
+
+        Returns
+        -------
+        self : estimator instance
+        """
+        check_nested_params(self.thresholding, params)
+        return super().set_params(**params)
+
     # -- validation -------------------------------------------------------------
     def _validate_params(self):
         # scikit-learn's InvalidParameterError (a ValueError naming the class and the allowed range) first;
@@ -280,33 +300,11 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         return self._with_forced(structure, n_features)
 
     def _with_forced(self, structure, n_features):
-        """``structure`` keeping the ``always_select`` features (or groups), validated."""
+        """``structure`` keeping the ``always_select`` features (or groups), validated (see ``_forced.py``)."""
         if self.always_select is None:
             return structure
-        chosen = np.atleast_1d(np.asarray(self.always_select))
-        if chosen.ndim != 1:
-            raise ValueError(f"The 'always_select' parameter must be a 1-D sequence, got shape {chosen.shape}.")
-        if isinstance(structure, Groups):
-            # group labels, each compared as given (not through np.asarray, which would make 1 and '1' equal)
-            values = chosen.tolist() if isinstance(self.always_select, np.ndarray) else list(self.always_select)
-            if structure.labels.dtype.kind != "b" and any(isinstance(v, (bool, np.bool_)) for v in values):
-                raise ValueError("The 'always_select' parameter holds group labels with 'groups', got booleans: a "
-                                 "mask is not accepted (True would read as the label 1); pass the labels of the "
-                                 "groups to keep, e.g. those of groups_support_.")
-            index = {label: unit for unit, label in enumerate(structure.labels.tolist())}
-            missing = [label for label in values if label not in index]
-            if missing:
-                raise ValueError(f"The 'always_select' parameter names groups that are not in 'groups': {missing}.")
-            units = np.array([index[label] for label in values], dtype=np.intp)
-        else:
-            if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
-                raise ValueError(f"The 'always_select' parameter must hold feature indices (integers) without "
-                                 f"'groups', got {chosen.dtype} values.")
-            if chosen.size and (chosen.min() < 0 or chosen.max() >= n_features):
-                raise ValueError(f"The 'always_select' parameter must hold indices in [0, {n_features}), "
-                                 f"got {sorted(set(chosen.tolist()))}.")
-            units = chosen
-        return structure.with_forced(units)
+        return structure.with_forced(forced_units(self.always_select, structure, n_features,
+                                                  getattr(self, "feature_names_in_", None)))
 
     # -- fitting ----------------------------------------------------------------
     def _initial_point(self, loss, coef_init, info=None):

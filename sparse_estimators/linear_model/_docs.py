@@ -72,7 +72,9 @@ default='hard'
         The operator that enforces sparsity (see
         :mod:`sparse_estimators.thresholding`). Strings use the operators'
         defaults (``Reciprocal(c=0.0)``, ``Lq(q=2/3)``); pass an object for
-        other parameters. Operators other than hard shrink the kept entries
+        other parameters, which are then nested parameters of the estimator
+        (``thresholding__c``, ``thresholding__q``: ``set_params`` and a grid
+        search reach them). Operators other than hard shrink the kept entries
         and the solver returns its best iterate.""",
     "step_size": """step_size : 'auto' or float, default='auto'
         'auto': adaptive step, backtracking on the quadratic upper bound
@@ -160,11 +162,16 @@ default='hard'
         F1 in less time. Labels are compared as given, all numbers or all
         strings: a mix (``[1, "1", 2]``) is refused, since numpy would read
         ``1`` as ``"1"``. None: every feature is its own unit.""",
-    "always_select": """always_select : array-like of int (or of group labels) or None, default=None
-        Features (their indices; with ``groups``, group labels, compared as
-        given) that every fit keeps, as abess's ``always_select``; a boolean
-        mask is refused with a ValueError, with or without ``groups`` (unless
-        the group labels are booleans). They count towards ``k`` (more of
+    "always_select": """always_select : array-like of int, str or bool (or of group labels), or None, \
+default=None
+        Features that every fit keeps, as abess's ``always_select``: their
+        indices; their names, resolved at ``fit`` against
+        ``feature_names_in_`` (``X`` a DataFrame; an unknown name, or names
+        with an ``X`` without feature names, is a ValueError); or a boolean
+        mask of one entry per feature, as scikit-learn's ``ColumnTransformer``
+        reads column specifications. With ``groups``, group labels, compared
+        as given (a boolean mask is then refused, unless the group labels
+        are booleans). They count towards ``k`` (more of
         them than ``k`` is an error), are kept unshrunk by the thresholding
         operator, never exchanged out by the splicing search, and are always
         in ``support_`` (with ``positive=True``, with a zero coefficient where

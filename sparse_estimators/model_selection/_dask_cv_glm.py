@@ -27,7 +27,7 @@ from sklearn.model_selection import KFold, check_cv
 from sklearn.utils.validation import _check_sample_weight
 
 from .. import _policy
-from .._dask import check_dask_fit_input
+from .._dask import check_dask_fit_input, set_feature_names
 from ..losses._robust import d2_huber_score
 from ._lockstep import run_in_lockstep
 from ._path import _fitted_estimator, _path_fits, _search_grid
@@ -261,8 +261,14 @@ class _LockstepFolds:
         train = self.train[i]
         X_train = _subset(self.Xa, self._blocks(train))
         sw = None if self.sample_weight is None else self.sample_weight[train]
-        template, grid, fits, info, loss = _path_fits(self.estimator, X_train, self.y[train], sw, grid,
-                                                      second_search=False)
+        def setup(est):  # (the fold's rows are a dask array: the search's X names the features, for groups
+            # given as a callable of the names and always_select's names)
+            loss_info = est._setup(X_train, self.y[train], sw)
+            set_feature_names(est, self.X)
+            return loss_info
+
+        template, grid, fits, info, loss = _path_fits(self.estimator, None, None, None, grid, second_search=False,
+                                                      setup=setup)
         self.setups[i] = (template, loss, info)
         self.passes[i] += loss.design.n_passes
         test, train_scores = self.scores(template, fits, grid, info, i)

@@ -8,6 +8,7 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 from sklearn.utils.validation import _check_feature_names
 
+from .._dask import set_feature_names
 from ._criteria import criterion_levels
 
 
@@ -74,7 +75,9 @@ def _search_grid(estimator, X, k_grid):
     """:func:`_level_grid` for a search on ``X`` before any fit: the estimator's structure resolved on ``X``."""
     est = clone(estimator)
     operator = est._validate_params()
-    _check_feature_names(est, X, reset=True)  # (groups given as a callable of the feature names)
+    _check_feature_names(est, X, reset=True)  # (groups as a callable of the feature names, always_select's names)
+    if not hasattr(est, "feature_names_in_"):  # (a dask DataFrame's names, which scikit-learn does not read)
+        set_feature_names(est, X)
     return _level_grid(k_grid, est._structure_for(operator, X.shape[1]), X.shape[1], stacklevel=5)
 
 

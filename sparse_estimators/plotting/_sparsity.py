@@ -26,7 +26,8 @@ class SparsityPathDisplay:
     """Score against ``k`` (mean ± std) and coefficient paths, scikit-learn display style.
 
     Build it with :meth:`from_estimator` (from a fitted :class:`SparsityCV`
-    or :class:`SparsityIC`) and draw with :meth:`plot`; or pass the arrays.
+    or :class:`SparsityIC`, or an estimator fitted with ``k=None``) and draw
+    with :meth:`plot`; or pass the arrays.
 
     Parameters
     ----------
@@ -66,15 +67,22 @@ class SparsityPathDisplay:
 
     @classmethod
     def from_estimator(cls, estimator, X=None, y=None, *, sample_weight=None, ax=None, max_legend=10):
-        """Draw the plots for a fitted :class:`SparsityCV` or :class:`SparsityIC`.
+        """Draw the plots for a fitted :class:`SparsityCV`, :class:`SparsityIC` or ``k=None`` estimator.
 
         Parameters
         ----------
-        estimator : SparsityCV or SparsityIC
-            Fitted selector.
+        estimator : SparsityCV, SparsityIC or estimator fitted with k=None
+            Fitted selector; or an estimator of this package fitted with
+            ``k=None``, which chose ``k_`` along its own path: its criterion
+            (``criterion_path_`` over ``k_path_``, named by
+            ``k_criterion_``) is drawn, and ``k_`` marked. An estimator
+            fitted with an integer ``k`` has no path to draw (a TypeError).
         X, y : array-like, default=None
             When given, the coefficient paths are computed on them with
-            :func:`sparsity_path` (usually the training data).
+            :func:`sparsity_path` (usually the training data), over the
+            levels of the score panel (for a ``k=None`` fit, ``k_path_``:
+            the estimator's own solver at each level, while its criterion
+            ranked the cheaper fits of its path, see ``k``).
         sample_weight : array-like, default=None
             Sample weights for the path.
         ax : array of two matplotlib Axes, or one Axes, default=None
@@ -88,6 +96,7 @@ class SparsityPathDisplay:
         """
         from ..model_selection import sparsity_path
 
+        source = getattr(estimator, "estimator", None)  # (the searches' estimator: its paths are drawn)
         if hasattr(estimator, "cv_results_"):
             results = estimator.cv_results_
             grid = np.array([p["k"] for p in results["params"]])
@@ -100,11 +109,16 @@ class SparsityPathDisplay:
         elif hasattr(estimator, "criterion_"):
             grid, scores, std = estimator.k_grid_, estimator.criterion_, None
             name = estimator.criterion.upper()
+        elif hasattr(estimator, "k_path_") and hasattr(estimator, "criterion_path_"):  # (fitted with k=None)
+            grid, scores, std = estimator.k_path_, estimator.criterion_path_, None
+            name = str(getattr(estimator, "k_criterion_", "criterion")).upper()
+            source = estimator
         else:
-            raise TypeError("from_estimator needs a fitted SparsityCV or SparsityIC.")
+            raise TypeError("from_estimator needs a fitted SparsityCV or SparsityIC, or an estimator fitted with "
+                            "k=None (an integer k has no path to draw).")
         coefs, names = None, None
         if X is not None and y is not None:
-            path = sparsity_path(estimator.estimator, X, y, grid, sample_weight=sample_weight)
+            path = sparsity_path(source, X, y, grid, sample_weight=sample_weight)
             coefs = path.coefs
             names = getattr(estimator, "feature_names_in_", None)
         display = cls(grid, scores, std, coefs, estimator.k_, name, names)

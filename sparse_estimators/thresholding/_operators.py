@@ -14,6 +14,9 @@ All operators are positively homogeneous, ``P(a z) = a P(z)`` for ``a > 0``,
 so no threshold needs rescaling with the step size.
 """
 
+import copy
+import dataclasses
+import inspect
 from dataclasses import dataclass
 from numbers import Real
 
@@ -28,11 +31,94 @@ class ThresholdingOperator:
     """Base class of the sparsity-level thresholding operators.
 
     Subclasses implement :meth:`shrink`; :meth:`__call__` handles support
-    selection for vectors and for the rows of a matrix.
+    selection for vectors and for the rows of a matrix. The parameters (a
+    frozen dataclass's fields, as ``c`` of :class:`Reciprocal`) follow
+    scikit-learn's protocol (:meth:`get_params`, :meth:`set_params`,
+    ``clone``), so an estimator's ``thresholding__c`` can be searched.
     """
 
     #: True when the operator returns its input unchanged on the support.
     is_hard = False
+
+    # -- scikit-learn's parameter protocol: an estimator's ``thresholding__c`` (GridSearchCV, clone) --------------
+    @classmethod
+    def _param_names(cls):
+        """The parameters: a dataclass's fields, else the named arguments of ``__init__`` (as scikit-learn's)."""
+        if dataclasses.is_dataclass(cls):
+            return [field.name for field in dataclasses.fields(cls) if field.init]
+        if cls.__init__ is object.__init__:
+            return []
+        return [p.name for p in inspect.signature(cls.__init__).parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self, deep=True):
+        """The operator's parameters, as a scikit-learn estimator gives its own.
+
+        An estimator whose ``thresholding`` is an operator object lists them
+        as nested parameters (``est.get_params()`` has ``thresholding__c``
+        for :class:`Reciprocal`), so a grid search can vary them.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also the parameters of parameters that have ``get_params``
+            (``name__param``).
+
+        Returns
+        -------
+        dict
+            Parameter names (the dataclass fields, e.g. ``c`` or ``q``;
+            for a subclass that is not a dataclass, the arguments of
+            ``__init__`` stored under their own names) mapped to values.
+        """
+        params = {}
+        for name in self._param_names():
+            if not hasattr(self, name):  # (an __init__ argument the object does not keep under its name)
+                continue
+            value = params[name] = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                params.update((f"{name}__{key}", inner) for key, inner in value.get_params().items())
+        return params
+
+    def set_params(self, **params):
+        """Set the operator's parameters in place, as a scikit-learn estimator's ``set_params``.
+
+        This is how ``est.set_params(thresholding__c=0.5)`` (and so a grid
+        search over ``thresholding__c``) reaches the operator: the values
+        are checked first (an invalid one raises a ValueError and leaves the
+        operator unchanged). It is the one way to change an operator:
+        assigning an attribute raises ``FrozenInstanceError``. Equality and
+        hash follow the parameters, so an operator changed here hashes
+        anew (do not change one that is a key of a dict or set).
+
+        Parameters
+        ----------
+        **params : dict
+            Parameter names and values (``c`` for :class:`Reciprocal`, ``q``
+            for :class:`Lq`).
+
+        Returns
+        -------
+        self : ThresholdingOperator
+            The operator, changed.
+        """
+        if not params:
+            return self
+        valid = self.get_params(deep=False)
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ValueError(f"Invalid parameter {unknown[0]!r} for operator {self!r}. Valid parameters are: "
+                             f"{sorted(valid)!r}.")
+        if dataclasses.is_dataclass(self):  # (checked by the class's own __post_init__ on a new object first)
+            checked = dataclasses.replace(self, **params)
+            params = {name: getattr(checked, name) for name in params}
+        for name, value in params.items():
+            object.__setattr__(self, name, value)  # (past a frozen dataclass's __setattr__, on purpose)
+        return self
+
+    def __sklearn_clone__(self):
+        """A copy with the same parameters (what ``sklearn.base.clone`` returns for an operator)."""
+        return copy.deepcopy(self)
 
     def shrink(self, a, tau):
         """Shrink the kept magnitudes.
@@ -326,3 +412,20 @@ class _NonNegative(ThresholdingOperator):
 
     def __repr__(self):
         return f"_NonNegative({self.operator!r})"
+
+
+def check_nested_params(thresholding, params):
+    """A ValueError for ``thresholding__<name>`` in ``params`` when the operator is given by its name.
+
+    A name (``'reciprocal'``) has no parameters to set: scikit-learn's
+    ``set_params`` would fail with an AttributeError of ``str``; this says
+    to pass the operator object instead. ``thresholding`` is the owner's
+    current value (a new one in ``params`` takes its place).
+    """
+    nested = [key for key in params if key.startswith("thresholding__")]
+    thresholding = params.get("thresholding", thresholding)
+    if nested and isinstance(thresholding, str):
+        example = {"reciprocal": "Reciprocal()", "lq": "Lq()"}.get(thresholding, "Reciprocal()")
+        raise ValueError(f"Cannot set {nested[0]!r}: thresholding={thresholding!r} is a name, without parameters; "
+                         f"pass the operator object (e.g. thresholding={example} from sparse_estimators.thresholding) "
+                         f"to set or search its parameters.")
