@@ -198,6 +198,16 @@ class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
             raise ValueError(f"The Huber scale must be > 0, got {self.scale!r}.")
 
     @property
+    def value_unit(self):
+        """``scale ** 2``: the loss's values scale with it (see :attr:`BaseLoss.value_unit`)."""
+        return self.scale ** 2
+
+    @property
+    def coef_unit(self):
+        """``scale``: the coefficients scale with it (see :attr:`BaseLoss.coef_unit`)."""
+        return self.scale
+
+    @property
     def threshold(self):
         """``epsilon * scale``: residuals beyond it count linearly."""
         return self.epsilon * self.scale
