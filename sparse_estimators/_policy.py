@@ -114,7 +114,8 @@ K_REJUDGE_ROUNDS = 5
 #: the Gaussian fit term of the information criteria floors each target's residual sum of squares at this share
 #: of the null model's: a fit closer than that is exact to rounding (float32 X, or residuals from the Gram
 #: matrix, round at about 1e-14 of it), and unfloored the criterion chose among exact models by their rounding
-#: (doc/changelog.rst, "k=None on noiseless data")
+#: (doc/changelog.rst, "k=None on noiseless data"); Huber's criterion floors its scale at the root of it times
+#: y's (losses/_robust.py, criterion_scale_floor)
 CRITERION_RSS_FLOOR = 1e-12
 #: the Cox loss's curvature computations form dense blocks of n x this many columns (a memory bound)
 COX_BLOCK = 256

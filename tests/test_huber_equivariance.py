@@ -1,12 +1,14 @@
-"""Huber regression: fits of ``c y`` are ``c`` times those of ``y``.
+"""Huber regression: fits of ``c y`` are ``c`` times those of ``y``; ``k=None`` on noiseless data.
 
 Fixed ``k``: the refits' stopping rules counted ``1 + |f|`` and abess's
 exchange threshold ``0.01 k log(p) log(log N) / N`` in absolute units, while
 Huber's values scale with ``y``'s square: on ``y / 16`` the candidates'
 refits stopped early and the search accepted exchanges the fit of ``y`` did
-not. Both are now counted in the loss's unit, ``scale ** 2``. Every check
-is an identity of the data (a factor on ``y``), never a value copied from
-the package.
+not. Both are now counted in the loss's unit, ``scale ** 2``. ``k=None``:
+on a noiseless ``y`` the chosen level's residual scale is one of rounding,
+and the criterion judged at it ranked exact models by their rounding. Every
+check is an identity of the data (a factor on ``y``) or of the model (its
+true features), never a value copied from the package.
 """
 
 import warnings
@@ -16,6 +18,8 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sparse_estimators import AcceleratedIHTRegressor, IHTRegressor, IOBSRegressor, RegularizedIHTRegressor
+from sparse_estimators.losses import HuberLoss
+from sparse_estimators.losses._robust import huber_rho
 from sparse_estimators.model_selection import SparsityCV
 
 REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
@@ -73,3 +77,33 @@ def test_huber_sparsity_cv_scores_y_and_y_over_16_alike():
     assert_allclose(search.cv_results_["mean_test_score"], reference.cv_results_["mean_test_score"], rtol=1e-10)
     assert search.k_ == reference.k_
     assert_array_equal(search.best_estimator_.support_, reference.best_estimator_.support_)
+
+
+@pytest.mark.parametrize("Est", REGRESSORS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_huber_k_none_on_noiseless_data_keeps_the_exact_model(Est, dtype):
+    # every model holding the true features fits to rounding; judged at the rounding's residual scale they
+    # were ranked by their rounding (before: k_ = 2, 2, 2, 3, 2, 3, 2, 2); at the floor they tie and the penalty
+    # picks the smallest
+    for seed in range(8):
+        rng = np.random.RandomState(seed)
+        X = rng.standard_normal((100, 10))
+        y = 2 * X[:, 1] - X[:, 3] + 1
+        model = Est(loss="huber").fit(X.astype(dtype), y.astype(dtype))
+        assert model.k_ == 2, seed
+        assert_array_equal(model.support_, [1, 3], err_msg=str(seed))
+
+
+def test_huber_criterion_is_the_quasi_likelihood_above_the_floor():
+    # with noise the floor never binds: 2 N mean(rho(r)) / scale^2 at the loss's own scale
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((80, 5))
+    y = X[:, 0] + 0.3 * rng.standard_normal(80)
+    y[:5] += 10.0
+    loss = HuberLoss(X, y)
+    W, b = loss.refit(np.array([0, 2]), *loss.zeros())
+    judge = loss.with_residual_scale(W, b)
+    assert judge.scale > judge.criterion_scale_floor()
+    r = y - X @ W[:, 0] - judge.intercept(W, b)[0]
+    expected = 2 * 80 * np.mean(huber_rho(np.abs(r), judge.epsilon * judge.scale)) / judge.scale ** 2
+    assert judge.quasi_minus_two_log_likelihood(W, b) == pytest.approx(expected, rel=1e-10)
