@@ -59,6 +59,19 @@ def test_huber_fit_of_a_power_of_two_times_y_is_that_times_the_fit(Est, seed, k)
 
 
 @pytest.mark.parametrize("Est", REGRESSORS)
+def test_huber_positive_fit_of_a_power_of_two_times_y_is_that_times_the_fit(Est):
+    # positive=True refits by L-BFGS-B, whose gradient tolerance is absolute: now in the loss's units
+    # (before: the same supports, coefficients 1e-9 to 1e-6 apart)
+    for seed in (2, 5):
+        X, y = _outlier_data(seed)
+        reference = Est(k=4, loss="huber", positive=True).fit(X, y)
+        for factor in (2.0 ** -4, 2.0 ** 10):
+            model = Est(k=4, loss="huber", positive=True).fit(X, factor * y)
+            assert_array_equal(model.support_, reference.support_)
+            assert_allclose(model.coef_ / factor, reference.coef_, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("Est", REGRESSORS)
 def test_huber_fit_of_ten_times_y_is_ten_times_the_fit(Est):
     # a factor that rounds: the same support, the coefficients to the refit's precision
     for seed, k in ((5, 5), (8, 5)):
