@@ -115,7 +115,8 @@ K_REJUDGE_ROUNDS = 5
 #: of the null model's: a fit closer than that is exact to rounding (float32 X, or residuals from the Gram
 #: matrix, round at about 1e-14 of it), and unfloored the criterion chose among exact models by their rounding
 #: (doc/changelog.rst, "k=None on noiseless data"); the Gamma loss's criterion floors its mean deviance at the
-#: same share of the null model's (losses/_glm.py; doc/changelog.rst, "k=None on noiseless Gamma data")
+#: same share of the null model's (losses/_glm.py; doc/changelog.rst, "k=None on noiseless Gamma data"), and
+#: Huber's criterion its scale at the root of it times y's (losses/_robust.py, criterion_scale_floor)
 CRITERION_RSS_FLOOR = 1e-12
 #: a Poisson fit's zero count whose fitted mean is below this share of y's weighted mean is numerically 0: where
 #: the positive counts leave the coefficients undetermined, the zero counts are separated and the fit warns

@@ -141,7 +141,8 @@ def _norm(x):
     return math.sqrt(float(x.dot(x)))
 
 
-def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, precise=True):
+def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, precise=True, value_unit=1.0,
+                    coef_unit=1.0):
     """Minimise a smooth convex function by Newton's method, to rounding error.
 
     Newton steps with an Armijo backtracking line search, iterated until the
@@ -171,6 +172,11 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
         minimum, enough to compare candidate supports, for about two
         Hessians fewer (the splicing search's candidate refits, see
         :meth:`BaseLoss.refit_candidates`).
+    value_unit, coef_unit : float, default=1.0
+        The 1 of ``1 + |f|`` and of ``1 + ||theta||`` in the rules above
+        (:attr:`BaseLoss.value_unit`, :attr:`BaseLoss.coef_unit`): Huber's
+        are its scale's, so that its refits of ``c y`` stop where those of
+        ``y`` do.
 
     Returns
     -------
@@ -181,21 +187,21 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
         H = hessian(theta)
         step = -solve(H, g)
         t, slope = 1.0, float(g @ step)
-        if not precise and -slope <= 1e-6 * (1.0 + abs(f)):
+        if not precise and -slope <= 1e-6 * (value_unit + abs(f)):
             theta_new = theta + step
             f_new, _ = fun(theta_new)
-            return theta_new if f_new <= f + 1e-12 * (1.0 + abs(f)) else theta
-        if -slope <= 1e-12 * (1.0 + abs(f)):
+            return theta_new if f_new <= f + 1e-12 * (value_unit + abs(f)) else theta
+        if -slope <= 1e-12 * (value_unit + abs(f)):
             # within rounding of the minimum in f (the decrement is what a
             # full step would gain), but theta may still be ~sqrt(eps)
             # away: full Newton steps (quadratic convergence here) until
             # the step is at the level of rounding in theta
             f_new, g_new = fun(theta + step)
-            if not f_new <= f + 1e-12 * (1.0 + abs(f)):
+            if not f_new <= f + 1e-12 * (value_unit + abs(f)):
                 break
             theta = theta + step
             f, g = f_new, g_new
-            if _norm(step) <= 1e-12 * (1.0 + _norm(theta)):
+            if _norm(step) <= 1e-12 * (coef_unit + _norm(theta)):
                 break
             continue
         while True:
@@ -204,7 +210,7 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
                 break
             t *= 0.5
         theta = theta + t * step
-        done = _norm(t * step) <= 1e-12 * (1.0 + _norm(theta)) or f - f_new <= 0
+        done = _norm(t * step) <= 1e-12 * (coef_unit + _norm(theta)) or f - f_new <= 0
         f, g = f_new, g_new
         if done:
             break
@@ -236,6 +242,11 @@ class BaseLoss:
     has_likelihood = True
     #: curvature bound of the pointwise loss (1 squared, 1/4 logistic, 1/2 multinomial)
     curvature = 1.0
+    #: the units of the loss's values and coefficients, in which the absolute parts of the refits' stopping rules
+    #: and abess's exchange threshold are counted: 1, but Huber's scale**2 and scale (its values and coefficients
+    #: scale with y, and the fits must too)
+    value_unit = 1.0
+    coef_unit = 1.0
 
     def __init__(self, design, sample_weight, n_outputs, fit_intercept, alpha=0.0):
         self.design = design
@@ -555,7 +566,7 @@ class BaseLoss:
 
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
         theta = newton_minimise(fun, lambda theta: sub.hessian(*unpack(theta)), theta, max_iter=max_iter,
-                                precise=precise)
+                                precise=precise, value_unit=self.value_unit, coef_unit=self.coef_unit)
         Ws, bs = unpack(theta)
         W_full = np.zeros_like(W)
         W_full[support] = Ws

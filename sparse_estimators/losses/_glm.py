@@ -60,18 +60,24 @@ def nonnegative_refit(loss, support, W, b):
         return W_full, b
     sub = loss.restrict(support)
     k, has_b = support.size, bool(loss.fit_intercept)
+    # in the loss's units (1, Huber's scale): L-BFGS-B's gradient tolerance is absolute, and Huber's fits of c y
+    # must stop where those of y do
+    value_unit, coef_unit = loss.value_unit, loss.coef_unit
+    ratio = coef_unit / value_unit
 
     def fun(theta):
+        theta = theta * coef_unit
         w, c = theta[:k, None], (theta[k:] if has_b else b)
         f, gW, gb = sub.value_and_gradient(w, c)
-        return f, (np.concatenate([gW[:, 0], gb]) if has_b else gW[:, 0])
+        return f / value_unit, (np.concatenate([gW[:, 0], gb]) if has_b else gW[:, 0]) * ratio
 
     theta = np.concatenate([np.maximum(W[support, 0], 0.0), b]) if has_b else np.maximum(W[support, 0], 0.0)
     bounds = [(0.0, None)] * k + [(None, None)] * int(has_b)
-    res = minimize(fun, theta, jac=True, method="L-BFGS-B", bounds=bounds,
+    res = minimize(fun, theta / coef_unit, jac=True, method="L-BFGS-B", bounds=bounds,
                    options={"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-10})
-    W_full[support, 0] = np.maximum(res.x[:k], 0.0)
-    return W_full, (res.x[k:].copy() if has_b else b)
+    x = res.x * coef_unit
+    W_full[support, 0] = np.maximum(x[:k], 0.0)
+    return W_full, (x[k:].copy() if has_b else b)
 
 
 class _NonNegativeRefit:

@@ -97,7 +97,8 @@ class _PointwiseNewtonRefit:
         The stopping rules of :func:`~sparse_estimators.losses._base.newton_minimise`:
         with ``precise``, Newton steps (Armijo backtracking) until the step is
         at the level of rounding in ``theta``; without, the full step once the
-        decrement is at most :data:`~sparse_estimators._policy.CANDIDATE_DECREMENT` times ``1 + |f|``.
+        decrement is at most :data:`~sparse_estimators._policy.CANDIDATE_DECREMENT` times ``u + |f|``, ``u`` the
+        loss's :attr:`value_unit` (1, Huber's ``scale ** 2``; the steps' ``1 + ||theta||`` likewise :attr:`coef_unit`).
         ``fallback``: the start used instead where the loss is not finite at
         ``theta``; ``decrement``: the candidates' stopping level instead of
         :attr:`candidate_decrement`. Returns ``(theta, z, f)`` with ``z = A theta``
@@ -116,6 +117,7 @@ class _PointwiseNewtonRefit:
         AFT = AF.T
         if decrement is None:
             decrement = self.candidate_decrement
+        unit, size = self.value_unit, self.coef_unit
 
         def value(z, th, t=None):
             """The value and derivatives at ``z``; ``th`` the point, or its base when ``t`` (``th + t step``)."""
@@ -149,7 +151,7 @@ class _PointwiseNewtonRefit:
             if limit is not None and f - limit > -_policy.REJECT_DECREMENTS * slope:
                 return None, (theta, z, f, d, h, left + 1), f
             Astep = A.dot(step)
-            tol = 1.0 + abs(f)
+            tol = unit + abs(f)
             if not precise and -slope <= decrement * tol:
                 z_new = z + Astep
                 f_new = value(z_new, theta, 1.0)[0]
@@ -162,7 +164,7 @@ class _PointwiseNewtonRefit:
                 if not f_new <= f + 1e-12 * tol:
                     break
                 theta, z, f, d, h = theta + step, z_new, f_new, d_new, h_new
-                if math.sqrt(step.dot(step)) <= 1e-12 * (1.0 + math.sqrt(theta.dot(theta))):
+                if math.sqrt(step.dot(step)) <= 1e-12 * (size + math.sqrt(theta.dot(theta))):
                     break
                 continue
             t = 1.0
@@ -173,7 +175,7 @@ class _PointwiseNewtonRefit:
                     break
                 t *= 0.5
             theta = theta + step if t == 1.0 else theta + t * step
-            done = t * math.sqrt(step.dot(step)) <= 1e-12 * (1.0 + math.sqrt(theta.dot(theta))) or f - f_new <= 0
+            done = t * math.sqrt(step.dot(step)) <= 1e-12 * (size + math.sqrt(theta.dot(theta))) or f - f_new <= 0
             z, f, d, h = z_new, f_new, d_new, h_new
             if done:
                 break

@@ -198,6 +198,16 @@ class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
             raise ValueError(f"The Huber scale must be > 0, got {self.scale!r}.")
 
     @property
+    def value_unit(self):
+        """``scale ** 2``: the loss's values scale with it (see :attr:`BaseLoss.value_unit`)."""
+        return self.scale ** 2
+
+    @property
+    def coef_unit(self):
+        """``scale``: the coefficients scale with it (see :attr:`BaseLoss.coef_unit`)."""
+        return self.scale
+
+    @property
     def threshold(self):
         """``epsilon * scale``: residuals beyond it count linearly."""
         return self.epsilon * self.scale
@@ -271,13 +281,32 @@ class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
 
         Minus twice the log-likelihood, up to a constant, of Huber's least
         favourable distribution (density proportional to
-        ``exp(-rho(r) / scale^2)``) at the loss's fixed scale: what the
-        estimators' automatic choice of ``k`` compares across levels. Not a
-        likelihood of the data (the scale is not estimated with it).
+        ``exp(-rho(r) / scale^2)``) at the loss's fixed scale, or at
+        :meth:`criterion_scale_floor` when that is larger (a fit exact to
+        rounding): what the estimators' automatic choice of ``k`` compares
+        across levels. Not a likelihood of the data (the scale is not
+        estimated with it).
         """
+        floor = self.criterion_scale_floor()
+        if self.scale < floor:  # (a scale of rounding: the criterion at the floor, see criterion_scale_floor)
+            return self.with_scale(floor).quasi_minus_two_log_likelihood(W, b)
         Z = self.linear_predictor(W, b)
         mean = float(self.sample_weight @ self._pointwise(Z)) / self.sw_sum
         return 2.0 * self.n_observations * mean / self.scale ** 2
+
+    def criterion_scale_floor(self):
+        """The least scale :meth:`quasi_minus_two_log_likelihood` judges at: ``sqrt(CRITERION_RSS_FLOOR)`` of y's.
+
+        ``y``'s scale: :func:`robust_scale` of ``y`` (the null model's, the pilot). A residual scale below
+        ``1e-6`` of it (``_policy.CRITERION_RSS_FLOOR = 1e-12`` in squares, as least squares floors each RSS at
+        that share of the null model's) is a fit exact to rounding; judged at it, models exact to rounding were
+        ranked by their rounding, so ``k=None`` chose among them at random. At the floor they tie and the
+        penalty picks the smallest. Above it nothing changes.
+        """
+        null = self.__dict__.get("_null_scale")
+        if null is None:  # (a weighted median of n values, once per loss and its copies)
+            null = self._null_scale = robust_scale(self.Y[:, 0], self.sample_weight)
+        return float(np.sqrt(_policy.CRITERION_RSS_FLOOR)) * null
 
     def restrict(self, support, dtype=np.float64):  # noqa: D102
         sub = super().restrict(support, dtype)
