@@ -1,6 +1,6 @@
 """Invariances a statistician takes for granted, on data with a clear answer (fuzz round 7).
 
-Two defects found (the first three tests, and the Cox weights test through
+Three defects found (the first five tests, and the Cox weights test through
 ``unique_times_``, fail before their fixes): a
 ``warm_start`` refit on the same data did not stop at its start (the first
 step, which keeps the support and moves the coefficients by rounding only,
@@ -9,7 +9,8 @@ could leave a fixed point of the shorter step: a grouped multinomial fit
 changed its support), and the Cox models' predicted functions kept the
 times of rows of sample weight 0 as steps (``unique_times_``, the
 ``return_array`` columns and the functions' domain differed from a fit
-without those rows). The other tests guard invariances that hold:
+without those rows), and Huber's Newton refit stopped at its start where no
+residual was inside the threshold (a zero Hessian). The other tests guard invariances that hold:
 integer weights as repeated rows (fixed ``k``, ``k=None``, ``SparsityIC``),
 weight 0 as a dropped row, a constant factor on weights summing to less
 than the number of rows, shifts and scalings of ``y`` that move only the
@@ -26,6 +27,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _loss_problems import cox_data
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import log_softmax
@@ -147,6 +149,35 @@ def test_cox_rows_of_weight_zero_are_no_steps_of_the_predicted_functions():
     late = y["time"][latest].max()
     with pytest.raises(ValueError):  # (outside the domain, as the fit without those rows)
         zero.predict_survival_function(X[:1])[0](late)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_huber_refit_from_a_start_without_inliers_reaches_the_minimum(fit_intercept, sparse):
+    # every residual beyond the threshold: Huber's Hessian is 0 there, and the Newton refit returned its
+    # start (a warm-started RegularizedIHTRegressor(loss='huber', fit_intercept=False) kept coefficients
+    # 0.18 away from the minimum on its support)
+    from scipy.optimize import minimize
+
+    from sparse_estimators.losses import HuberLoss
+    from sparse_estimators.losses._robust import huber_rho
+
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((100, 5))
+    y = X[:, 1] - X[:, 3] + 0.5 + 0.05 * rng.standard_normal(100)
+    loss = HuberLoss(sp.csr_matrix(X) if sparse else X, y, fit_intercept=fit_intercept, scale=0.05)
+    W = np.zeros((5, 1))
+    W[[1, 3], 0] = [3.0, 2.0]
+    W_fit, b_fit = loss.refit(np.array([1, 3]), W, np.array([-30.0]) if fit_intercept else np.zeros(1))
+    t, columns = loss.threshold, X[:, [1, 3]]
+
+    def value(theta):
+        return np.mean(huber_rho(np.abs(y - columns @ theta[:2] - (theta[2] if fit_intercept else 0.0)), t))
+
+    best = minimize(value, np.array([1.0, -1.0, 0.5][:3 if fit_intercept else 2]), method="Nelder-Mead",
+                    options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 40000})
+    assert_allclose(W_fit[[1, 3], 0], best.x[:2], rtol=1e-6, atol=1e-7)
+    assert np.count_nonzero(W_fit) == 2
 
 
 # -- invariances that hold ---------------------------------------------------------------------------------------------
