@@ -50,8 +50,9 @@ _SHARED = {
         For 'poisson' and 'gamma', :meth:`predict` returns the mean
         ``exp(X coef_ + intercept_)`` and :meth:`score` is D^2, the fraction
         of deviance explained (as :class:`~sklearn.linear_model.PoissonRegressor`
-        and :class:`~sklearn.linear_model.GammaRegressor`); for the others
-        :meth:`score` is R^2. Targets outside a loss's domain raise a
+        and :class:`~sklearn.linear_model.GammaRegressor`); for
+        'squared_error' :meth:`score` is R^2, for 'huber' the fraction of
+        Huber's loss explained (see :meth:`score`). Targets outside a loss's domain raise a
         ValueError. The losses other than 'squared_error' have a free
         intercept (never thresholded), refit by Newton's method, and ignore
         ``precompute``; ``k=None`` compares levels with the Poisson or Gamma

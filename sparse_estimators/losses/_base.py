@@ -1,5 +1,6 @@
 """Common machinery of the losses: power iteration, restriction, refits."""
 
+import inspect
 import math
 
 import numpy as np
@@ -142,7 +143,7 @@ def _norm(x):
 
 
 def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, precise=True, value_unit=1.0,
-                    coef_unit=1.0):
+                    coef_unit=1.0, flat_hessian=None):
     """Minimise a smooth convex function by Newton's method, to rounding error.
 
     Newton steps with an Armijo backtracking line search, iterated until the
@@ -177,6 +178,10 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
         (:attr:`BaseLoss.value_unit`, :attr:`BaseLoss.coef_unit`): Huber's
         are its scale's, so that its refits of ``c y`` stop where those of
         ``y`` do.
+    flat_hessian : callable or None, default=None
+        ``flat_hessian(theta)``, a majoriser's curvature, used where the
+        Newton step is 0 though the gradient is not (Huber's loss with no
+        residual inside its threshold; see ``HuberLoss._flat_curvature``).
 
     Returns
     -------
@@ -187,6 +192,9 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
         H = hessian(theta)
         step = -solve(H, g)
         t, slope = 1.0, float(g @ step)
+        if slope == 0.0 and flat_hessian is not None and g.any():  # (no curvature along g: the majoriser's step)
+            step = -solve(flat_hessian(theta), g)
+            slope = float(g @ step)
         if not precise and -slope <= 1e-6 * (value_unit + abs(f)):
             theta_new = theta + step
             f_new, _ = fun(theta_new)
@@ -564,9 +572,15 @@ class BaseLoss:
             f, gW, gb = sub.value_and_gradient(*unpack(theta))
             return f, (np.concatenate([gW.ravel(), gb]) if has_b else gW.ravel())
 
+        curvature = getattr(sub, "_flat_curvature", None)
+        if curvature is not None and "weights" not in inspect.signature(sub.hessian).parameters:
+            curvature = None  # (a Hessian that takes no curvatures of its own, e.g. a dask X's)
+        flat = None if curvature is None else (
+            lambda theta: sub.hessian(*unpack(theta), weights=lambda Z: curvature(Z[:, 0])[:, None, None]))
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
         theta = newton_minimise(fun, lambda theta: sub.hessian(*unpack(theta)), theta, max_iter=max_iter,
-                                precise=precise, value_unit=self.value_unit, coef_unit=self.coef_unit)
+                                precise=precise, value_unit=self.value_unit, coef_unit=self.coef_unit,
+                                flat_hessian=flat)
         Ws, bs = unpack(theta)
         W_full = np.zeros_like(W)
         W_full[support] = Ws

@@ -364,11 +364,15 @@ def breslow_cumulative_hazard(eta, event, time, sample_weight=None, shift=0.0):
     Returns
     -------
     times : ndarray
-        The distinct times (events and censorings), ascending.
+        The distinct times (events and censorings) of the rows of positive
+        weight, ascending.
     cumulative_hazard : ndarray
         ``exp(shift) H0`` at each of them.
     """
     sw = np.ones(time.size) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if not np.all(sw > 0):  # (a row of weight 0 is absent: its time is no step of the functions)
+        keep = sw > 0
+        eta, event, time, sw = np.asarray(eta)[keep], np.asarray(event)[keep], np.asarray(time)[keep], sw[keep]
     order = np.argsort(time, kind="stable")
     times = np.unique(time)
     risk = _reverse_cumsum((sw * np.exp(eta - shift if shift else eta))[order])

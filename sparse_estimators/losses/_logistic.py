@@ -108,9 +108,11 @@ class _GLMLoss(BaseLoss):
             return (A * A).T @ weights + self.alpha
         return design.columns(features).column_moments(weights) + self.alpha
 
-    def hessian(self, W, b):  # noqa: D102 - documented in BaseLoss
+    def hessian(self, W, b, weights=None):  # noqa: D102 - documented in BaseLoss
+        # (``weights``: ``Z -> (n, m, m)`` curvatures in place of the loss's, e.g. a majoriser's)
         m, p = self.n_outputs, self.n_features
-        Hw = self._hess_weights(self.linear_predictor(W, b)) * (self.sample_weight / self.sw_sum)[:, None, None]
+        Hw = (self._hess_weights if weights is None else weights)(self.linear_predictor(W, b))
+        Hw = Hw * (self.sample_weight / self.sw_sum)[:, None, None]
         has_b = self.fit_intercept
         q = p + int(has_b)
         H = np.zeros((q, m, q, m))

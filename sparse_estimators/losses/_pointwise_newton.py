@@ -77,6 +77,10 @@ class _PointwiseNewtonRefit:
     def _parts(self, z):
         raise NotImplementedError
 
+    #: ``z -> c``, the curvatures of a quadratic majoriser of the pointwise loss at ``z``, used where the
+    #: Hessian vanishes along the gradient (None: the loss's curvature never does)
+    _flat_curvature = None
+
     def _dense_refit(self, support, W, b, max_iter, precise=True, A=None, factor=None):
         """:meth:`_GLMLoss._dense_refit` by :meth:`_newton` (``factor`` is unused: one output)."""
         support = np.asarray(support)
@@ -148,6 +152,14 @@ class _PointwiseNewtonRefit:
                 H[diag, diag] += alpha
             step = -cholesky_solve(H, g)
             slope = float(g.dot(step))
+            if slope == 0.0 and g.any() and self._flat_curvature is not None:
+                # no curvature where the gradient points (Huber: no residual inside the threshold): the
+                # Newton step was 0 and the refit stopped at its start; the majoriser's step instead
+                H = (AFT * (sw * self._flat_curvature(z))).dot(AF)
+                if alpha:
+                    H[diag, diag] += alpha
+                step = -cholesky_solve(H, g)
+                slope = float(g.dot(step))
             if limit is not None and f - limit > -_policy.REJECT_DECREMENTS * slope:
                 return None, (theta, z, f, d, h, left + 1), f
             Astep = A.dot(step)

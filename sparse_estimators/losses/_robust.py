@@ -232,6 +232,17 @@ class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
         clipped = np.clip(r, -t, t)
         return np.where(inside, 0.5 * r * r, t * np.abs(r) - 0.5 * t * t), -clipped, inside.astype(float)
 
+    def _flat_curvature(self, z):
+        """``psi(r) / r = min(1, t / |r|)``: the curvatures of Huber's majoriser at ``z`` (IRLS's weights).
+
+        ``rho`` is concave in ``r^2``, so the quadratic with these curvatures
+        that touches it at ``r`` lies above it: the refit's step where no
+        residual is inside the threshold (the Hessian is 0 there).
+        """
+        r = np.abs(self.Y[:, 0] - z)
+        t = self.threshold
+        return np.where(r > t, t / np.where(r > t, r, 1.0), 1.0)
+
     def _hz(self, Z, Zv):
         return self._hess_diag(Z) * Zv
 

@@ -11,6 +11,7 @@ from ._base import (
     gradient_step,
     initial_step,
     project,
+    warm_support,
 )
 
 
@@ -76,10 +77,10 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     x, b = project(operator, k, W0)[0], b0.copy()
     Z_x = loss.linear_predictor(x, b)
     f_x = loss.value_from_z(Z_x, x)
-    monitor = IterationMonitor(f_x, x, b, tol=tol, keep_best=not operator.is_hard,
-                               verbose=verbose, name="AcceleratedIHT")
-    u, bu, Zu = x.copy(), b.copy(), Z_x
     support = operator.support(x, k)
+    monitor = IterationMonitor(f_x, x, b, tol=tol, keep_best=not operator.is_hard, verbose=verbose,
+                               name="AcceleratedIHT", start_support=warm_support(W0, support))
+    u, bu, Zu = x.copy(), b.copy(), Z_x
     extrapolated = False
     jump = SupportJump(loss, operator, k, support_refit, support, f_x)
     latch = StepGrowthLatch()

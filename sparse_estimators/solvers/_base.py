@@ -64,6 +64,11 @@ class SolverResult:
     start_gradient: np.ndarray | None = None
 
 
+def warm_support(W0, support):
+    """``support`` if the start ``W0`` is warm (not all zero), else None (:class:`IterationMonitor`'s argument)."""
+    return support if _any(W0, axis=None) else None
+
+
 def same_indices(a, b):
     """``np.array_equal`` for two index arrays, without its overhead (called every iteration).
 
@@ -106,13 +111,20 @@ class IterationMonitor:
         ``>= 2`` prints one line per iteration.
     name : str
         Solver name for verbose output.
+    start_support : ndarray or None, default=None
+        The support of a warm start (``W0`` not zero): the start then counts
+        as iterate 0, so that a first step that keeps its support and moves
+        it by at most ``tol`` stops the solver (a refit from a previous
+        solution on the same data ends there). None: the first iteration
+        stops only if it does not move at all (a cold start's support is
+        arbitrary).
     """
 
     #: an objective that rises above the best one by this many times the
     #: objective's scale (start and first iterate) means divergence
     blowup = 1e4
 
-    def __init__(self, f0, W0, b0, *, tol, keep_best, verbose=0, name="solver"):
+    def __init__(self, f0, W0, b0, *, tol, keep_best, verbose=0, name="solver", start_support=None):
         self.f0 = f0
         self.tol = tol
         self.keep_best = keep_best
@@ -125,7 +137,7 @@ class IterationMonitor:
         self.converged = False
         self.refitted = False  # the last iterate is a SupportJump's minimiser
         self.scale = abs(f0)
-        self._support = None
+        self._support = start_support
 
     def update(self, it, W_old, b_old, W, b, f, support, moved=None):
         """Record iteration ``it``; return True when the solver should stop.

@@ -14,6 +14,7 @@ from ._base import (
     initial_step,
     project,
     same_indices,
+    warm_support,
 )
 
 
@@ -76,10 +77,10 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     b = b0.copy()
     Z = loss.linear_predictor(W, b)
     f = loss.value_from_z(Z, W)
-    monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard,
-                               verbose=verbose, name="IHT")
     if not plain_hard(operator):  # (plain hard thresholding keeps the rows it selected: their support is that)
         support = operator.support(W, k)
+    monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard, verbose=verbose, name="IHT",
+                               start_support=warm_support(W0, support))
     jump = SupportJump(loss, operator, k, support_refit, support, f)
     start_support, f_start = support, f
     latch = StepGrowthLatch()

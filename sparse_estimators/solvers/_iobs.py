@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _policy
 from ..structures import get_structure
-from ._base import IterationMonitor, backtracking_step, initial_step, project, same_indices
+from ._base import IterationMonitor, backtracking_step, initial_step, project, same_indices, warm_support
 from ._iobs_curvature import (
     _GLMCache,
     _GLMCurvature,
@@ -277,9 +277,9 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     W, b = project(operator, k, W0)[0], np.asarray(b0, dtype=float).copy()
     Z = loss.linear_predictor(W, b)
     f = f0 = loss.value_from_z(Z, W)
-    monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not (operator.is_hard or correction),
-                               verbose=verbose, name="IOBS")
     support = operator.support(W, k)
+    monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not (operator.is_hard or correction),
+                               verbose=verbose, name="IOBS", start_support=warm_support(W0, support))
     curvature = _LeastSquaresCurvature(loss, route, damping) if least_squares else None
     cache = None if least_squares else _GLMCache(loss)
     eta = L = None

@@ -5,7 +5,15 @@ import numpy as np
 from .. import _policy
 from .._utils import row_squares
 from ..structures import get_structure
-from ._base import IterationMonitor, SupportJump, curvature_ratio, gradient_step, initial_step, project
+from ._base import (
+    IterationMonitor,
+    SupportJump,
+    curvature_ratio,
+    gradient_step,
+    initial_step,
+    project,
+    warm_support,
+)
 
 
 def _support_size(structure, k, p):
@@ -203,9 +211,9 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         raise ValueError(f"weights0 has shape {w.shape}; expected ({p},).")
     Z = loss.linear_predictor(W, b)
     f = loss.value_from_z(Z, W)
-    monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard,
-                               verbose=verbose, name="RegularizedIHT")
     support = operator.support(W, k)
+    monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard, verbose=verbose,
+                               name="RegularizedIHT", start_support=warm_support(W0, support))
     jump = SupportJump(loss, operator, k, support_refit, support, f)
     it, start_gradient = 0, None
     for it in range(1, max_iter + 1):

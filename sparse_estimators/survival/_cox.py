@@ -75,8 +75,9 @@ _COX_ATTRIBUTES = """coef_ : ndarray of shape (n_features,)
         about 709): then the largest training ``X coef_``, with a
         UserWarning at :term:`fit`.
     unique_times_ : ndarray of shape (n_unique_times,)
-        The distinct times of the training data (events and censorings),
-        where the predicted functions are evaluated with ``return_array=True``.
+        The distinct times of the training data (events and censorings;
+        rows of sample weight 0 are left out, as if absent), where the
+        predicted functions are evaluated with ``return_array=True``.
     n_iter_ : int
         Number of iterations of the sparse solver.
     n_exchanges_ : int
