@@ -62,6 +62,17 @@ class SparsityIC(_SparsitySearchBase):
     level is judged). With ``always_select``, the bound is at least their
     number of features, and the grid starts at their number.
 
+    **Not the estimators' k=None.** SparsityIC takes the level of the
+    smallest criterion (``argmin``; ties: the first of the grid). An
+    estimator's ``k=None`` takes the smallest level whose EBIC is within 4
+    of its path's minimum, over cheaper fits (hard-thresholding IHT, no
+    splicing search) that stop 10 levels past the best: on the same data,
+    ``SparsityIC(est, k_grid=est_fitted.k_path_)`` has the same criterion
+    wherever the two fits agree, and can choose a larger ``k`` than
+    ``est(k=None)`` (with a criterion lower by less than 4). For the
+    choice of ``k=None``, take the smallest ``k`` of ``k_grid_`` whose
+    ``criterion_`` is within 4 of its minimum.
+
     The Huber loss (``loss='huber'``) is not a likelihood: SparsityIC raises
     a ValueError for it; use :class:`SparsityCV`.
 
