@@ -36,7 +36,7 @@ KINDS = ["ls", "huber", "poisson", "gamma", "logistic", "multinomial", "cox"]
 
 
 def test_sparsity_ic_and_k_none_differ_by_the_documented_margin():
-    # n=40, p=10, one strong feature and a weak one: the EBIC at k=2 is lower than at k=1 by about 1.2 (< 4)
+    # n=40, p=10, one strong feature and a weak one: the EBIC at k=2 is lower than at k=1 by about 0.6 (< 4)
     rng = np.random.RandomState(7)
     X = rng.standard_normal((40, 10))
     y = 1.2 * X[:, 2] + 0.35 * X[:, 7] + rng.standard_normal(40)
