@@ -105,3 +105,27 @@ def test_path_display_draws_the_fitted_attributes():
         np.testing.assert_array_equal(display.scores, scores)
         assert display.k_best == fitted.k_
     plt.close("all")
+
+
+def test_path_display_draws_the_metric_a_partial_refit_chose_by():
+    # refit=partial(one_standard_error, metric="neg_log_loss") chooses k by the log-loss: the display drew accuracy
+    pytest.importorskip("matplotlib")
+    import functools
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sparse_estimators.model_selection import one_standard_error
+    from sparse_estimators.plotting import SparsityPathDisplay
+
+    X, y, est = _problem("logistic", 4)
+    refit = functools.partial(one_standard_error, metric="neg_log_loss")
+    search = SparsityCV(est, k_grid=[1, 2, 3], cv=KFold(3), scoring=["accuracy", "neg_log_loss"],
+                        refit=refit).fit(X, y)
+    display = SparsityPathDisplay.from_estimator(search)
+    np.testing.assert_array_equal(display.scores, search.cv_results_["mean_test_neg_log_loss"])
+    np.testing.assert_array_equal(display.scores_std, search.cv_results_["std_test_neg_log_loss"])
+    assert display.score_name == "mean CV neg_log_loss" and display.k_best == search.k_
+    plt.close("all")

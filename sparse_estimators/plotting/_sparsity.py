@@ -72,8 +72,11 @@ class SparsityPathDisplay:
         Parameters
         ----------
         estimator : SparsityCV, SparsityIC or estimator fitted with k=None
-            Fitted selector; or an estimator of this package fitted with
-            ``k=None``, which chose ``k_`` along its own path: its criterion
+            Fitted selector (with several metrics, the mean score drawn is
+            the one ``refit`` names: its name, or the ``metric`` keyword of a
+            ``functools.partial`` such as ``partial(one_standard_error,
+            metric="roc_auc")``; else the first metric); or an estimator of
+            this package fitted with ``k=None``, which chose ``k_`` along its own path: its criterion
             (``criterion_path_`` over ``k_path_``, named by
             ``k_criterion_``) is drawn, and ``k_`` marked. An estimator
             fitted with an integer ``k`` has no path to draw (a TypeError).
@@ -100,9 +103,11 @@ class SparsityPathDisplay:
         if hasattr(estimator, "cv_results_"):
             results = estimator.cv_results_
             grid = np.array([p["k"] for p in results["params"]])
-            # (several metrics: the one refit chose k by, else the first)
+            # (several metrics: the one refit chose k by, a partial's metric= included, else the first)
+            refit = estimator.refit
+            chosen = refit if isinstance(refit, str) else getattr(refit, "keywords", {}).get("metric")
             metric = "score" if "mean_test_score" in results else (
-                estimator.refit if isinstance(estimator.refit, str) and f"mean_test_{estimator.refit}" in results
+                chosen if isinstance(chosen, str) and f"mean_test_{chosen}" in results
                 else next(key[len("mean_test_"):] for key in results if key.startswith("mean_test_")))
             scores, std = results[f"mean_test_{metric}"], results[f"std_test_{metric}"]
             name = "mean CV score" if metric == "score" else f"mean CV {metric}"
