@@ -86,6 +86,16 @@ def test_cv_results_format_best_estimator_and_n_jobs(kind):
     np.testing.assert_allclose(one.best_estimator_.coef_, refit.coef_, rtol=1e-10, atol=1e-12)
 
 
+def test_param_k_has_grid_search_cvs_integer_dtype():
+    X, y, est = _problem("ls", 0)
+    search = SparsityCV(est, k_grid=[1, 3, 2], cv=KFold(3)).fit(X, y)
+    grid = GridSearchCV(est, {"k": [1, 3, 2]}, cv=KFold(3)).fit(X, y)
+    for results in (search.cv_results_, grid.cv_results_):
+        assert isinstance(results["param_k"], np.ma.MaskedArray)
+        assert np.issubdtype(results["param_k"].dtype, np.integer)
+    np.testing.assert_array_equal(search.cv_results_["param_k"], grid.cv_results_["param_k"])
+
+
 def test_path_display_draws_the_fitted_attributes():
     pytest.importorskip("matplotlib")
     import matplotlib

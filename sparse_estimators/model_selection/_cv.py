@@ -428,7 +428,7 @@ class SparsityCV(_SparsitySearchBase):
 
     @staticmethod
     def _results(grid, test_scores, train_scores, times, full, n_splits):
-        results = {"param_k": np.ma.MaskedArray(grid.astype(object), mask=False),
+        results = {"param_k": np.ma.MaskedArray(grid.astype(np.int64), mask=False),  # (integers, as GridSearchCV's)
                    "params": [{"k": int(k)} for k in grid]}
         for kind, scores in (("test", test_scores), ("train", train_scores)):
             for name, values in (scores or {}).items():
