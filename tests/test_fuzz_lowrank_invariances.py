@@ -229,6 +229,6 @@ def test_pruned_network_with_gradient_rounds_ignores_the_calibration_order():
     a = prune_mlp(mlp, X, 0.5, y=y, random_state=0)
     perm = rng.permutation(X.shape[0])
     b = prune_mlp(mlp, X[perm], 0.5, y=y[perm], random_state=0)
-    for A, B in zip(a.coefs_, b.coefs_):
+    for A, B in zip(a.coefs_, b.coefs_, strict=True):
         np.testing.assert_array_equal(A != 0, B != 0)
     _close(b.predict_proba(X), a.predict_proba(X), 1.0, 1e-6)
