@@ -337,6 +337,12 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     and one ``k x k`` restricted solve per row, batched (``O(m k^3)``);
     the three final refits cost as much as three such restricted solves.
 
+    'obs' and 'iobs' depend on the order of the inputs (SparseGPT's sweep goes
+    through them left to right, and I-OBS starts from its result):
+    permuting the columns of ``W`` and ``X`` alike can give other masks
+    (and errors: some rows better, some worse), whereas 'magnitude' and
+    'wanda' permute their masks with the inputs (see the changelog).
+
     Examples
     --------
     >>> import numpy as np
