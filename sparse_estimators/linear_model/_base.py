@@ -6,8 +6,9 @@ estimator pair is two short subclasses of
 :class:`~sparse_estimators.linear_model._classifier.SparseClassifierBase` that
 name the solver and its extra hyperparameters (``_solver_params``). This
 module holds what both share (:class:`_SparseLinearBase`: parameters,
-operator and structure set-up, the solver call, ``k=None``); the losses'
-scaling is in ``_scaling.py``, input checks in ``_validation.py``.
+operator and structure set-up, the solver call); ``k=None``'s path is in
+``_auto_k.py``, the losses' scaling in ``_scaling.py``, input checks in
+``_validation.py``.
 """
 
 import functools
@@ -26,13 +27,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import _policy
 from .._utils import _DocLinkMixin, all_or_nothing, row_squares
 from ..losses._design import shared_extremes
-from ..model_selection._criteria import criterion_levels, information_criterion
-from ..model_selection._path import solve_path
 from ..solvers import iht, splice
 from ..solvers._base import SolverResult, nonzero_rows, same_indices
 from ..structures import Groups, Rows, Structure, get_structure
-from ..thresholding import Hard, ThresholdingOperator, get_operator
+from ..thresholding import ThresholdingOperator, get_operator
 from ..thresholding._operators import _NAMED, check_nested_params
+from ._auto_k import choose_k
 from ._dask import lazy_method, uses_dask
 from ._forced import forced_units
 from ._validation import _check_int, _check_real, check_parameters
@@ -509,75 +509,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         return self
 
     def _choose_k(self, loss, operator, W0, b0):
-        """``k=None``: choose ``k`` by an information criterion along a warm-started path, then fit there.
-
-        The path fits hard-thresholding IHT at ``k = 1, 2, ...`` (each level
-        warm-started from the last and refitted on its support, no splicing
-        search: the cheap fits that rank the levels), while the model has at
-        most :func:`~sparse_estimators.model_selection._criteria.largest_k`
-        features (counted inside the selected groups, with groups: groups
-        too large to fit are left out, see
-        :func:`~sparse_estimators.model_selection._criteria.criterion_levels`),
-        and stops ``_k_patience`` levels after the best value of the criterion
-        ``_k_criterion``; the chosen level is the smallest whose criterion is
-        within ``_k_margin`` of that best value. The estimator's own algorithm (solver, operator,
-        splicing) then fits at the best level, started from the path's
-        solution there (the path's fit is kept if that one has more features
-        than the bound).
-
-        Returns
-        -------
-        k : int
-            The chosen level.
-        fit : _Fit
-        selection : dict
-            ``k_path_``, ``criterion_path_``, ``k_criterion_``.
-        """
-        criterion = self._k_criterion
-        values = {}
-        # the criteria judge models of at most `bound` features, counted inside the selected groups: groups
-        # that cannot fit beside the forced ones are left out, and the path stops at the first larger model
-        bound, admissible, top = criterion_levels(operator, loss.n_observations, loss.n_features,
-                                                  loss.coefficients_per_feature)
-        first = 1 if operator.forced is None else max(1, operator.forced.size)
-        if top < first:
-            raise ValueError(f"k=None cannot choose {self._level_name}: every group has more than {bound} features, "
-                             f"the most an information criterion can judge with {loss.n_observations:g} "
-                             f"observations and {loss.n_features} features (n / log(n_features)); pass "
-                             f"{self._level_name}.")
-        if not admissible.all():
-            operator = operator.with_excluded(np.flatnonzero(~admissible))
-
-        def n_features(fit):  # (the features inside the selected units)
-            return operator.features(operator.units(fit.support)).size
-
-        def stop(k, fit):
-            if n_features(fit) > bound:
-                return True
-            values[k] = information_criterion(loss, fit.coef, fit.b, criterion, structure=operator)
-            best = min(values, key=values.get)
-            return k - best >= self._k_patience
-
-        path = solve_path(self, loss, operator.with_operator(self._constrained(Hard())), range(first, top + 1),
-                          loss.zeros()[0], b0, screening=True, stop=stop)
-        levels = np.array(sorted(values))
-        curve = np.array([values[k] for k in levels])
-        best = int(levels[np.flatnonzero(curve <= curve.min() + self._k_margin)[0]])
-        for _ in range(_policy.K_REJUDGE_ROUNDS):  # (until the level stays: see _rejudging_loss)
-            judge = self._rejudging_loss(loss, path[best])
-            if judge is None:
-                break
-            curve = np.array([information_criterion(judge, path[k].coef, path[k].b, criterion, structure=operator)
-                              for k in levels])
-            level = int(levels[np.flatnonzero(curve <= curve.min() + self._k_margin)[0]])
-            if level == best:
-                break
-            best = level
-        cheap = path[best]
-        fit = self._solve(loss, operator, best, cheap.coef, cheap.b)
-        if n_features(fit) > bound:  # (the estimator's own search took larger groups): the judged model
-            fit = cheap
-        return best, fit, {"k_path_": levels, "criterion_path_": curve, "k_criterion_": criterion}
+        """``k=None``: choose ``k`` along a warm-started path, then fit there (:func:`._auto_k.choose_k`)."""
+        return choose_k(self, loss, operator, W0, b0)
 
     def _rejudging_loss(self, loss, fit):
         """The loss whose criterion judges ``k=None``'s path again after it chose ``fit``'s level; None: no second look.
