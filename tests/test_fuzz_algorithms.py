@@ -57,7 +57,8 @@ def test_regularized_warm_refit_stops_at_once(thresholding):
     assert model.n_iter_ > 100  # (the schedule: the cold fit is long)
     coef = model.coef_.copy()
     assert not _fit(model, X, y)
-    assert model.n_iter_ <= 10
+    # (against ~700 for the schedule; soft thresholding shrinks the debiased start again over a few steps)
+    assert model.n_iter_ <= 20
     np.testing.assert_array_equal(model.support_, [1, 5, 9])
     ref, ref_b = _lstsq_on(X, y, model.support_)
     np.testing.assert_allclose(model.coef_[model.support_], ref, rtol=1e-6)

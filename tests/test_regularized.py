@@ -387,3 +387,26 @@ def test_grid_search_over_weight_step_in_pipeline():
     assert len(grid.cv_results_["params"]) == 4
     np.testing.assert_array_equal(grid.best_estimator_[-1].support_, support)
     assert grid.best_score_ > 0.95
+
+
+@pytest.mark.parametrize("n_classes, seed, thresholding",
+                         [(2, 0, "lq"), (2, 2, "lq"), (2, 2, "reciprocal"), (3, 0, "lq"), (3, 0, "reciprocal")])
+def test_non_hard_operators_converge_with_defaults(n_classes, seed, thresholding):
+    """Lq and reciprocal operators settle their step as plain IHT's do (notes §3: their fixed points depend on it).
+
+    The regularized solver doubled a step that used at most half of the
+    model's allowance whatever the operator, so the iterates of these
+    default fits cycled (step eta, 2 eta, rejected 2 eta, ...) until
+    ``max_iter`` with a ConvergenceWarning. They must now stop before
+    ``max_iter``, at their lowest loss, the loss not rising over the last
+    iterations (a cycle rises and falls).
+    """
+    from sklearn.datasets import make_classification
+    X, y = make_classification(200, 30, n_informative=4, n_redundant=0, n_classes=n_classes, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = RegularizedIHTClassifier(k=4, thresholding=thresholding).fit(X, y)
+    curve = est.loss_curve_
+    assert est.n_iter_ < est.max_iter
+    assert curve[-1] <= curve.min() * (1 + 1e-12)
+    assert np.all(np.diff(curve[-20:]) <= 1e-12 * curve[-1])

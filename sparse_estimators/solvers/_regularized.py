@@ -7,10 +7,12 @@ from .._utils import row_squares
 from ..structures import get_structure
 from ._base import (
     IterationMonitor,
+    StepGrowthLatch,
     SupportJump,
     curvature_ratio,
     gradient_step,
     initial_step,
+    next_step,
     project,
     warm_support,
 )
@@ -52,7 +54,7 @@ def _step(loss, operator, k, W, b, gW, gb, w, eta):
     return gradient_step(loss, operator, k, (1.0 - 0.5 * w)[:, None] * W, b, gW, gb, eta)
 
 
-def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L, Z):
+def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L, Z, grow_on_stable=False):
     """Algorithm 1's step with an adaptive ``eta`` (halved until accepted; see ``backtracking_step``).
 
     Accepted when the quadratic upper model of the regularized objective
@@ -63,7 +65,10 @@ def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L, Z):
         f(x+) <= f(x) + <grad f, d> + ||d||^2 / (2 eta) - ||d||_w^2 / (4 eta),
 
     which always holds at the floor ``eta = 1/(2L)``, where ``g`` is
-    ``1/eta``-smooth (``L`` from ``f``, ``L`` from the penalty).
+    ``1/eta``-smooth (``L`` from ``f``, ``L`` from the penalty). The next
+    step follows :func:`~sparse_estimators.solvers._base.next_step`, as plain
+    IHT's: operators other than hard stop doubling on a stable support once
+    the latch closes (``grow_on_stable``), else their iterates cycle.
     """
     floor = 0.0 if L is None else 0.5 / L
     eta = max(eta, floor)
@@ -74,7 +79,7 @@ def _backtracking(loss, operator, k, W, b, f, gW, gb, w, eta, L, Z):
         if eta <= floor or ratio <= 1.0 or halvings == 60:
             break
         eta = max(0.5 * eta, floor)
-    return Wn, bn, Zn, fn, support, eta, (2.0 * eta if ratio <= 0.5 else eta)
+    return Wn, bn, Zn, fn, support, eta, next_step(operator, W, support, eta, ratio, grow_on_stable and halvings == 0)
 
 
 def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4, verbose=0,
@@ -215,14 +220,18 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard, verbose=verbose,
                                name="RegularizedIHT", start_support=warm_support(W0, support))
     jump = SupportJump(loss, operator, k, support_refit, support, f)
+    latch = StepGrowthLatch()
     it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         gW, gb = loss.gradient_from_z(Z, W)
         if it == 1:
             start_gradient = gW
         if auto:
+            tried = eta_next
             Wn, bn, Zn, fn, support_n, eta, eta_next = _backtracking(
-                loss, operator, k, W, b, f, gW, gb, w, eta_next, L, Z)
+                loss, operator, k, W, b, f, gW, gb, w, eta_next, L, Z, grow_on_stable=latch.open)
+            if not operator.is_hard:  # (hard thresholding's next step never reads the latch: see next_step)
+                latch.update(support_n, tried, eta)
             eta_next = min(eta_next, eta_cap)
         else:
             Wn, bn, Zn, fn, support_n = _step(loss, operator, k, W, b, gW, gb, w, eta)
