@@ -94,6 +94,25 @@ def test_parameter_constraints_cover_the_parameters(cls):
     assert not missing, f"{cls.__name__} validates no constraint for {sorted(missing)}"
 
 
+@pytest.mark.parametrize("cls", _ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_documented_string_options_are_the_valid_ones(cls):
+    # the quoted values of a type line ("{'hard', 'soft'} or ThresholdingOperator, default='hard'") against
+    # the StrOptions that validate the parameter (scoring's are scikit-learn's scorer names, not listed)
+    from sklearn.utils._param_validation import StrOptions
+
+    documented = {entry.name: entry.type for entry in _class_doc(cls)["Parameters"]}
+    wrong = []
+    for name, constraints in getattr(cls, "_parameter_constraints", {}).items():
+        options = [c for c in constraints if isinstance(c, StrOptions)]
+        if name not in documented or name == "scoring" or not options:
+            continue
+        valid = set().union(*(c.options for c in options))
+        quoted = set(re.findall(r"'([^']*)'", documented[name].split("default=")[0]))
+        if quoted != valid:
+            wrong.append(f"{name}: documented {sorted(quoted)}, valid {sorted(valid)}")
+    assert not wrong, f"{cls.__name__}: " + "; ".join(wrong)
+
+
 @pytest.mark.parametrize("cls", _CLASSES, ids=lambda cls: cls.__name__)
 def test_public_methods_document_their_arguments(cls):
     wrong = []
