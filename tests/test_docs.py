@@ -104,5 +104,6 @@ def test_first_pages_show_the_whole_package():
     index = (DOC / "index.rst").read_text().split("Install\n=======")[0]
     for text in (opening, index):
         for name in ["IHTRegressor", "IHTClassifier", "groups=", "always_select", "SparsityCV", "SparsityIC",
-                     "ReducedRankRegressor", "ReducedRankClassifier", "complete_matrix", "LowRankImputer"]:
+                     "ReducedRankRegressor", "ReducedRankClassifier", "complete_matrix", "LowRankImputer",
+                     "IHTCoxPHSurvivalAnalysis", "dask"]:
             assert name in text, name

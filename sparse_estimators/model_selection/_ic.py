@@ -108,6 +108,9 @@ class SparsityIC(_SparsitySearchBase):
         Class labels (classifiers).
     n_features_in_ : int
         Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Names of features seen during fit, when ``X`` has string column
+        names.
 
     See Also
     --------

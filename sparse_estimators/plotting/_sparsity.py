@@ -35,16 +35,16 @@ class SparsityPathDisplay:
         Sparsity levels.
     scores : ndarray of shape (n_k,)
         Mean cross-validated score, or the information criterion.
-    scores_std : ndarray of shape (n_k,) or None
+    scores_std : ndarray of shape (n_k,) or None, default=None
         Standard deviation across folds (drawn as a band).
-    coefs : ndarray of shape (n_k, n_features) or (n_k, n_outputs, n_features), or None
+    coefs : ndarray of shape (n_k, n_features) or (n_k, n_outputs, n_features), or None, default=None
         Coefficients at each ``k`` (``sparsity_path``'s ``coefs``); several
         outputs or classes are drawn as their l2 norm per feature.
-    k_best : int or None
+    k_best : int or None, default=None
         The chosen ``k`` (a vertical line).
     score_name : str, default="score"
         Label of the score axis.
-    feature_names : list of str or None
+    feature_names : list of str or None, default=None
         Names for the legend of the coefficient paths.
 
     Attributes

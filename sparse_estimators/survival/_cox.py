@@ -434,6 +434,10 @@ class RegularizedIHTCoxPHSurvivalAnalysis(_SupportMixin, _WeightStepMixin, _CoxP
     Attributes
     ----------
     {attrs}
+    weights_ : ndarray of shape (n_features,)
+        The per-feature penalty weights the run ended with (see
+        :class:`~sparse_estimators.RegularizedIHTRegressor`); a warm start
+        continues from them.
 
     See Also
     --------

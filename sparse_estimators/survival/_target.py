@@ -119,10 +119,12 @@ def concordance_index(event, time, estimate, sample_weight=None, tied_tol=1e-8):
 class StepFunction:
     """A right-continuous step function ``f(z) = a y_i + b`` for ``x_i <= z < x_{i+1}``.
 
-    The same object as scikit-survival's ``sksurv.functions.StepFunction``
+    The interface of scikit-survival's ``sksurv.functions.StepFunction``
     (attributes ``x``, ``y``, ``a``, ``b``, ``domain``; calling it outside
     its domain raises a ValueError), so that code written for
-    scikit-survival's predicted functions works with these.
+    scikit-survival's predicted functions works with these; it is a class
+    of this package (scikit-survival is not a dependency), so
+    ``isinstance(f, sksurv.functions.StepFunction)`` is False.
 
     Parameters
     ----------
