@@ -22,7 +22,10 @@ from sklearn.base import BaseEstimator
 import sparse_estimators
 from sparse_estimators import compose, impute, model_selection, plotting, survival
 
-docscrape = pytest.importorskip("numpydoc.docscrape")
+try:
+    from numpydoc import docscrape
+except ImportError:  # (scikit-learn ships numpydoc's parser: the test extra need not install numpydoc and Sphinx)
+    docscrape = pytest.importorskip("sklearn.externals._numpydoc.docscrape")
 
 _MODULES = [sparse_estimators, survival, model_selection, impute, compose, plotting]
 _CLASSES = sorted({obj for module in _MODULES for obj in (getattr(module, name) for name in module.__all__)
