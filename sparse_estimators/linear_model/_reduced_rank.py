@@ -294,9 +294,13 @@ class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
         if result.diverged or not operator.is_hard or loss.intercept_is_variable or not hasattr(loss, "y_mean"):
             return result
         W, b = result.coef, result.intercept
-        if not result.refitted and np.any(W):
-            W, b = operator.refit(loss, None, W, b)
-        best = _reduced_rank_least_squares(loss, W, b, int(k))
+        # the debiasing refit, as LowRank.refit computes it (W_ols V V^T, V the column space of W), W_ols shared
+        # with the closed form
+        V = operator.column_space(W, min(W.shape))
+        W_ols, b = loss.refit(np.arange(loss.n_features), W, b)
+        if V.shape[1] and not result.refitted:
+            W = W_ols @ V @ V.T
+        best = _reduced_rank_least_squares(loss, W, b, int(k), W_ols=W_ols)
         far = np.linalg.norm(best - W) > self.tol * np.linalg.norm(best)
         if (far or not result.converged) and loss.value(best, b) <= loss.value(W, b):
             W, result.converged = best, True
