@@ -131,3 +131,24 @@ def test_regularized_solver_with_soft_thresholding_is_refused_by_the_imputer_as_
     with pytest.raises(ValueError) as imputer:
         LowRankImputer(rank=2, solver="regularized", thresholding="soft").fit(X)
     assert str(imputer.value) == str(core.value)
+
+
+@pytest.mark.parametrize("solver", ["accelerated", "iht", "regularized", "als"])
+@pytest.mark.parametrize("center", [False, True])
+def test_rows_and_columns_without_an_entry_are_exactly_zero(solver, center):
+    """The Notes' promise: exact zeros (plus the offset with ``center``), not rounding. Before, the range finder's
+    QR left up to 3e-14 in them (measured 4e-15 to 3e-14 over the four solvers, 5 seeds)."""
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((60, 3)) @ rng.standard_normal((3, 40)) + (2.0 if center else 0.0)
+    mask = rng.uniform(size=M.shape) < 0.5
+    mask[[3, 17, 41], :] = False
+    mask[:, [0, 22]] = False
+    rows, cols = np.nonzero(mask)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = complete_matrix((rows, cols, M[rows, cols]), 3, shape=M.shape, solver=solver, center=center)
+    dense = result.to_dense()
+    offsets = result.column_offsets if center else np.zeros(40)
+    assert np.all(dense[[3, 17, 41]] == offsets)
+    assert np.all(dense[:, [0, 22]] == 0.0)
+    assert np.abs(dense[mask] - M[mask]).max() < 1e-3 * np.abs(M).max()  # (the rest is still the completion)

@@ -34,7 +34,7 @@ from ._factored import (
     _orth,
     _randomized_svd,
 )
-from ._observed import check_observed, check_solver_thresholding, expand, restrict
+from ._observed import check_observed, check_solver_thresholding, expand, restrict, zero_unobserved
 from ._observed import check_observed as _check_observed  # noqa: F401 (the name choose_rank imports)
 
 __all__ = ["CompletionResult", "complete_matrix"]
@@ -224,9 +224,10 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
 
     Notes
     -----
-    A row or column with no observed entry gets zeros in the completed
-    matrix (the gradient never reaches it), plus its offset with ``center``
-    (0 for an empty column).
+    A row or column with no observed entry gets exact zeros in the completed
+    matrix (the gradient never reaches it; its rows of ``U`` or columns of
+    ``Vt`` are set to 0), plus its offset with ``center`` (0 for an empty
+    column).
 
     Examples
     --------
@@ -279,7 +280,7 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         raise ValueError(f"The 'alpha' parameter (the ridge on the factors) needs solver='als', got solver={solver!r}.")
     result = _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter,
                     rng, verbose, scale, offsets=bool(center), alpha=alpha)
-    return expand(result, row_index, col_index, shape)
+    return expand(zero_unobserved(result, obs.rows, obs.cols), row_index, col_index, shape)
 
 
 def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter, rng,

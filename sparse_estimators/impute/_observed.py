@@ -181,6 +181,27 @@ def _pad(index, bound, size):
     return np.union1d(index, extra)
 
 
+def zero_unobserved(result, rows, cols):
+    """``result`` with exact zeros in ``U``'s rows and ``Vt``'s columns (and the offsets) that no entry touches.
+
+    The gradient never reaches them, but the range finder's orthogonalisation
+    mixes rounding into them (values up to 3e-14 in the completed matrix).
+    """
+    m, n = result.U.shape[0], result.Vt.shape[1]
+    empty_rows = np.bincount(rows, minlength=m) == 0
+    empty_cols = np.bincount(cols, minlength=n) == 0
+    if not (empty_rows.any() or empty_cols.any()):
+        return result
+    U, Vt = result.U.copy(), result.Vt.copy()
+    U[empty_rows] = 0.0
+    Vt[:, empty_cols] = 0.0
+    offsets = result.column_offsets
+    if offsets is not None and offsets.size:
+        offsets = offsets.copy()
+        offsets[empty_cols] = 0.0
+    return dataclasses.replace(result, U=U, Vt=Vt, column_offsets=offsets)
+
+
 def expand(result, row_index, col_index, shape):
     """A completion of the restricted problem as the completion of the full one (zeros elsewhere)."""
     if row_index is None:

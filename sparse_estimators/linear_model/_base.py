@@ -372,6 +372,14 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         """The options of this fit's splicing search (``_splice_options``, set per task)."""
         return self._splice_options
 
+    def _finish_solver(self, loss, operator, k, result):
+        """The solver's result, before the warnings and the debiasing refit (``debias=True`` fits only).
+
+        An estimator that knows its minimiser in closed form may finish the
+        run with it (:class:`~sparse_estimators.ReducedRankRegressor`); none here.
+        """
+        return result
+
     def _solve(self, loss, operator, k, W0, b0, *, screening=False, refitted_start=False, second_search=True):
         """Run the solver and the debiasing refit; no attribute is set.
 
@@ -417,6 +425,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         else:
             result = solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
                             max_iter=self.max_iter, tol=self.tol, verbose=self.verbose, **options)
+            if not screening and debias:
+                result = self._finish_solver(loss, operator, k, result)
         W, b = result.coef, result.intercept
         name = type(self).__name__
         if result.diverged:

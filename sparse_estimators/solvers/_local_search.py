@@ -382,14 +382,16 @@ def low_rank_local_search(loss, operator, k, *, W0, b0, step_size="auto", max_it
                         converged=out["converged"])
 
 
-def _reduced_rank_least_squares(loss, W, b, rank):
+def _reduced_rank_least_squares(loss, W, b, rank, W_ols=None):
     """Reduced-rank regression in closed form: ``W_ols V V^T``.
 
     ``V`` holds the top ``rank`` right singular vectors of the (weighted,
     centred) fitted values ``X W_ols``: eigenvectors of ``W_ols^T H W_ols``
     (``m x m``, ``H`` the loss's Hessian, through Hessian-vector products).
+    ``W_ols``: the least-squares fit on every feature, if the caller has it.
     """
-    W_ols, _ = loss.refit(np.arange(loss.n_features), W, b)
+    if W_ols is None:
+        W_ols, _ = loss.refit(np.arange(loss.n_features), W, b)
     M = W_ols.T @ loss.hessp(W_ols, b, W_ols, None)[0]
     V = np.linalg.eigh(0.5 * (M + M.T))[1][:, ::-1][:, :rank]
     return W_ols @ V @ V.T
