@@ -165,17 +165,11 @@ def _fits(cls):
     return [(cls(k=2), X, target), (cls(k=None), X.to_numpy(), target), (cls(k=1, groups=groups), X, target)]
 
 
-_KNOWN_GAPS = {  # documented in a module another change owns; the test shows the gap until it is closed
-    "ReducedRankClassifier": "n_exchanges_ is set by fit but not documented",
-    "ReducedRankRegressor": "n_exchanges_ is set by fit but not documented",
-}
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("cls", _ESTIMATORS, ids=lambda cls: cls.__name__)
-def test_documented_attributes_are_the_fitted_ones(cls, request):
-    if cls.__name__ in _KNOWN_GAPS:
-        request.applymarker(pytest.mark.xfail(reason=_KNOWN_GAPS[cls.__name__], strict=False))
+def test_documented_attributes_are_the_fitted_ones(cls):
     documented = set(_names(_class_doc(cls)["Attributes"]))
     seen = set()
     for estimator, X, y in _fits(cls):

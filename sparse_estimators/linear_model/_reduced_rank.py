@@ -34,6 +34,9 @@ _RANK_ATTRIBUTES = """rank_ : int
         Number of iterations of the solver.
     loss_curve_ : ndarray of shape (``n_iter_``,)
         Training objective after each iteration.
+    n_exchanges_ : int
+        Always 0: a rank constraint has no splicing search (the attribute
+        the sparse models share, kept so that code reading it works here).
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
