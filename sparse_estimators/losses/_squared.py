@@ -132,8 +132,9 @@ class SquaredLoss(BaseLoss):
         of ``c y`` accept the exchanges those of ``y`` do, and are ``c`` times
         them. Chosen over the null model's value (half of it) and a noise
         estimate at abess's start (the residual mean square of its refit),
-        which need the same or more and gave the same support F1 on the peer
-        designs (measurements in ``doc/changelog.rst``).
+        which gave the same support F1 on the peer designs: the variance is a
+        constant of the loss, known before any fit, where the estimate would
+        vary with the search's start (measurements in ``doc/changelog.rst``).
         """
         unit = self.__dict__.get("_value_unit")
         if unit is None:
