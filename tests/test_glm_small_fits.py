@@ -81,12 +81,13 @@ def test_refit_columns_are_the_centred_columns(family, dtype, fit_intercept):
 
 
 def test_abess_threshold_is_its_formula_per_loss_and_k():
-    # computed once per (k, outputs, features, observations): two losses of other sizes get their own values
+    # computed once per (k, outputs, features, observations): two losses of other sizes get their own values;
+    # in the loss's unit (Poisson's: the null model's dispersion)
     values = []
     for n, p, k in ((200, 100, 5), (500, 300, 10), (200, 100, 7), (150, 100, 5)):
         X, y = _data("poisson", n=n, p=p)
         loss = PoissonLoss(X, y)
-        expected = 0.01 * k * math.log(p) * math.log(math.log(n)) / n
+        expected = 0.01 * k * math.log(p) * math.log(math.log(n)) / n * loss.value_unit
         for _ in range(2):  # (the second call reads the stored value)
             assert_allclose(_abess_threshold(loss, k), expected, rtol=1e-14)
         values.append(_abess_threshold(loss, k))

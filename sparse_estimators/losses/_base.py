@@ -176,8 +176,8 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
     value_unit, coef_unit : float, default=1.0
         The 1 of ``1 + |f|`` and of ``1 + ||theta||`` in the rules above
         (:attr:`BaseLoss.value_unit`, :attr:`BaseLoss.coef_unit`): Huber's
-        are its scale's, so that its refits of ``c y`` stop where those of
-        ``y`` do.
+        and Poisson's scale with ``y``, so that their refits of ``c y`` stop
+        where those of ``y`` do.
     flat_hessian : callable or None, default=None
         ``flat_hessian(theta)``, a majoriser's curvature, used where the
         Newton step is 0 though the gradient is not (Huber's loss with no
@@ -251,8 +251,8 @@ class BaseLoss:
     #: curvature bound of the pointwise loss (1 squared, 1/4 logistic, 1/2 multinomial)
     curvature = 1.0
     #: the units of the loss's values and coefficients, in which the absolute parts of the refits' stopping rules
-    #: and abess's exchange threshold are counted: 1, but Huber's scale**2 and scale (its values and coefficients
-    #: scale with y, and the fits must too)
+    #: and abess's exchange threshold are counted: 1, but least squares' y's variance, Poisson's dispersion and
+    #: Huber's scale**2 and scale (their values scale with y, and the fits must too)
     value_unit = 1.0
     coef_unit = 1.0
 

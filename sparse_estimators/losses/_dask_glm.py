@@ -339,6 +339,9 @@ class DaskSquaredMixin(DaskRowsMixin):
                 (self.Y * self.Y * self.sample_weight[:, None]).sum(axis=0).compute(), dtype=float))
         return self._target_squares
 
+    def _target_mean_square(self):  # (see SquaredLoss.value_unit; from the targets alone, without reading X)
+        return float(self._yy().sum()) / self.sw_sum
+
     def _normal_equations(self, support):
         """``X_S^T S X_S`` and ``X_S^T S Y`` (raw weights ``S``) from one pass, for the columns ``support``."""
         design = self.design.columns(support)

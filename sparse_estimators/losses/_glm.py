@@ -125,7 +125,23 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
         sub = super().restrict(support, dtype)
         sub.null_mean = self.null_mean
         sub.curvature = self.curvature
+        for cached in ("_value_unit", "_saturated"):  # (functions of y and the weights, which sub shares)
+            if cached in self.__dict__:
+                sub.__dict__[cached] = self.__dict__[cached]
         return sub
+
+    def noise_scale(self, value, k):
+        """The dispersion estimated from the loss ``value`` of a fit with ``k`` features.
+
+        The mean deviance ``2 (value - value_saturated)`` over ``N - k - 1``
+        degrees of freedom (``N`` observations): twice the number of
+        observations times the loss decrease from ``c`` spurious coefficients
+        is about ``c`` times the dispersion (see :meth:`BaseLoss.noise_scale`).
+        """
+        saturated = self._saturated_value()
+        N = self.n_observations
+        dof = max(N - k - int(self.fit_intercept), 1.0)
+        return max(2.0 * (value - saturated) * N / dof, _TINY)
 
 
 class PoissonLoss(_LogLinkLoss):
@@ -164,6 +180,36 @@ class PoissonLoss(_LogLinkLoss):
     def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):
         super().__init__(X, y, sample_weight, fit_intercept, alpha)
         self.curvature = self.null_mean
+
+    @property
+    def value_unit(self):
+        """The null model's Pearson dispersion ``sum_i s_i (y_i - m)^2 / (m sum_i s_i)``, ``m`` y's weighted mean.
+
+        (1 for a constant ``y``.) The values of ``c y`` are ``c`` times those
+        of ``y`` up to a constant, its coefficients the same (the intercept
+        plus ``log c``): abess's exchange threshold, a loss decrease for a
+        dispersion of 1 (about 1 for counts; ``c`` for ``c`` times counts,
+        e.g. rates), and the refits' stopping rules count in this unit, and
+        :meth:`noise_scale` (the splicing gates) is the dispersion too, so
+        that the fits of ``c y`` are those of ``y``. Chosen over ``m`` (y's
+        unit, but far from the dispersion for counts of large mean) and the
+        null dispersion for the gates as well, which changed more count fits
+        (measurements in ``doc/changelog.rst``).
+        """
+        unit = self.__dict__.get("_value_unit")
+        if unit is None:
+            y, m = self.Y[:, 0], self.null_mean
+            unit = float(self.sample_weight @ ((y - m) * (y - m))) / (self.sw_sum * m)
+            unit = self._value_unit = unit if unit > 0 else 1.0
+        return unit
+
+    def _saturated_value(self):
+        """The loss at the saturated model ``mu = y``: the weighted mean of ``y - y log(y)`` (computed once)."""
+        saturated = self.__dict__.get("_saturated")
+        if saturated is None:  # (the splicing search asks at every round)
+            y = self.Y[:, 0]
+            saturated = self._saturated = float(self.sample_weight @ (y - xlogy(y, y))) / self.sw_sum
+        return saturated
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
@@ -307,19 +353,6 @@ class GammaLoss(_LogLinkLoss):
         if saturated is None:  # (the splicing search asks at every round)
             saturated = self._saturated = float(self.sample_weight @ (1.0 + np.log(self.Y[:, 0]))) / self.sw_sum
         return saturated
-
-    def noise_scale(self, value, k):
-        """The dispersion estimated from the loss ``value`` of a fit with ``k`` features.
-
-        The mean deviance ``2 (value - value_saturated)`` over ``N - k - 1``
-        degrees of freedom (``N`` observations): twice the number of
-        observations times the loss decrease from ``c`` spurious coefficients
-        is about ``c`` times the dispersion (see :meth:`BaseLoss.noise_scale`).
-        """
-        saturated = self._saturated_value()
-        N = self.n_observations
-        dof = max(N - k - int(self.fit_intercept), 1.0)
-        return max(2.0 * (value - saturated) * N / dof, _TINY)
 
     def minus_two_log_likelihood(self, W, b):
         """Minus twice the Gamma log-likelihood with the shape (inverse dispersion) estimated by maximum likelihood.

@@ -102,7 +102,8 @@ class _PointwiseNewtonRefit:
         with ``precise``, Newton steps (Armijo backtracking) until the step is
         at the level of rounding in ``theta``; without, the full step once the
         decrement is at most :data:`~sparse_estimators._policy.CANDIDATE_DECREMENT` times ``u + |f|``, ``u`` the
-        loss's :attr:`value_unit` (1, Huber's ``scale ** 2``; the steps' ``1 + ||theta||`` likewise :attr:`coef_unit`).
+        loss's :attr:`value_unit` (1; Huber's ``scale ** 2``, Poisson's dispersion; the steps' ``1 + ||theta||``
+        likewise :attr:`coef_unit`).
         ``fallback``: the start used instead where the loss is not finite at
         ``theta``; ``decrement``: the candidates' stopping level instead of
         :attr:`candidate_decrement`. Returns ``(theta, z, f)`` with ``z = A theta``

@@ -118,6 +118,34 @@ class SquaredLoss(BaseLoss):
         self.y_mean = y_mean
         self.Y = Y - y_mean
 
+    @property
+    def value_unit(self):
+        """``y``'s weighted variance (mean over the outputs; 1 for a constant ``y``): see :attr:`BaseLoss.value_unit`.
+
+        The weighted mean square of ``y`` about the null model's fit (its
+        weighted mean, 0 without an intercept): the noise variance that the
+        null model estimates, an upper bound of the noise variance that needs
+        no fit. abess's exchange threshold ``0.01 k m log(p) log(log N) / N``
+        (``solvers/_splice_abess.py``) is a loss decrease for a noise
+        variance of 1 (a spurious feature lowers the loss by about ``sigma**2
+        / (2 N)`` times a chi-square), so it is counted in this unit: the fits
+        of ``c y`` accept the exchanges those of ``y`` do, and are ``c`` times
+        them. Chosen over the null model's value (half of it) and a noise
+        estimate at abess's start (the residual mean square of its refit),
+        which gave the same support F1 on the peer designs: the variance is a
+        constant of the loss, known before any fit, where the estimate would
+        vary with the search's start (measurements in ``doc/changelog.rst``).
+        """
+        unit = self.__dict__.get("_value_unit")
+        if unit is None:
+            unit = self._target_mean_square() / self.n_outputs
+            unit = self._value_unit = unit if unit > 0 else 1.0
+        return unit
+
+    def _target_mean_square(self):
+        """``sum_i s_i ||y_i - y_mean||^2 / sum_i s_i``, summed over the outputs (``y_mean`` 0 without an intercept)."""
+        return float(self.sample_weight @ np.einsum("ij,ij->i", self.Y, self.Y)) / self.sw_sum
+
     def value_from_z(self, Z, W):  # noqa: D102
         R = self.Y - Z
         if R.shape[1] == 1:  # (one output: each row's sum of squares is its one square, as einsum forms it)
@@ -370,6 +398,9 @@ class GramSquaredLoss(SquaredLoss):
         self.gram = self.design.weighted_gram(s)
         self.C = self.design.rmatvec(self.Y * s[:, None])
         self.yy = float(s @ np.einsum("ij,ij->i", self.Y, self.Y))
+
+    def _target_mean_square(self):  # (computed once, in the constructor)
+        return self.yy
 
     def linear_predictor(self, W, b, rows=None):
         """``Z = [G W; W]``, shape ``(2 n_features, n_outputs)`` (see the class description).

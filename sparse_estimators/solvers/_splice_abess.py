@@ -24,8 +24,8 @@ from ._splice import _forward_gain, _ranked, _screened, _sorted_union, _swaps, _
 def _abess_threshold(loss, k):
     """The threshold of an exchange in abess's search: ``0.01 k m log(p) log(log N) / N``, in the loss's value unit.
 
-    (:attr:`~sparse_estimators.losses.BaseLoss.value_unit`: 1, Huber's ``scale ** 2``, so that its fits of ``c y``
-    accept the exchanges those of ``y`` do.)
+    (:attr:`~sparse_estimators.losses.BaseLoss.value_unit`: 1; least squares' ``y``'s variance, Poisson's dispersion,
+    Huber's ``scale ** 2``, so that their fits of ``c y`` accept the exchanges those of ``y`` do.)
     """
     return _threshold(k, loss.n_outputs, loss.n_features, loss.n_observations) * loss.value_unit
 
