@@ -343,7 +343,9 @@ def test_classifier_recovers_support_and_never_increases_the_objective(n_classes
     assert clf.score(X, y) > 0.9
     curve = clf.loss_curve_
     assert np.all(np.diff(curve) <= 1e-10 * np.abs(curve[:-1]))
-    assert clf.n_iter_ <= 30
+    # (without the correction the top-k Newton step stops lowering the loss near the minimum on the support,
+    # and projected-gradient steps, slower, end the fit there: 115 and 153 iterations here)
+    assert clf.n_iter_ <= (300 if options.get("correction") is False else 30)
 
 
 def test_regressor_safeguard_with_an_over_long_step():

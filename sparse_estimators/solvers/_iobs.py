@@ -147,6 +147,20 @@ def _blockwise_route(hessian, p, m):
 
 
 # -- the solver -----------------------------------------------------------------
+def _negligible(Wt, bt, W, b, tol):
+    """Whether the move from ``(W, b)`` to the trial ``(Wt, bt)`` is at most ``tol`` of the trial's norm.
+
+    The stopping test of :class:`~sparse_estimators.solvers._base.IterationMonitor`: accepting a step
+    that the halvings shrank to such a move, with the support kept, would end the fit there (a step of
+    no descent, whose loss at that size is within rounding of ``f``: on a float32 ``X``, products to
+    1e-7, the halvings met such a "decrease" and the fit stopped at the first non-descent Newton step).
+    A step already that small before any halving is a converged iterate's, and is accepted as before.
+    """
+    dW, db = Wt - W, bt - b
+    moved = float(np.vdot(dW, dW) + np.vdot(db, db))
+    return moved <= tol * tol * float(np.vdot(Wt, Wt) + np.vdot(bt, bt))
+
+
 def _covers(Q, current, n_rows):
     """Whether the support ``Q`` holds the current non-zeros (rows; or, per output, a mask)."""
     if Q.ndim == 1:  # (a mask of Q's rows: np.isin's set machinery costs more than the step at small p)
@@ -193,7 +207,11 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     correction, if ``Q`` contains the current support, the segment from
     ``theta_t`` to the corrected point is then searched by halving; as a last
     resort one projected-gradient step with backtracking (as in
-    :func:`~sparse_estimators.solvers.iht`) is taken. With hard thresholding
+    :func:`~sparse_estimators.solvers.iht`) is taken. The halvings of a
+    step that moves the iterate by more than ``tol`` (relative) stop where
+    the halved step moves it by at most ``tol``: accepted, such a step
+    would end the fit by the stopping test while its loss is only within
+    rounding of the current one. With hard thresholding
     (or the correction) the objective therefore never increases and the
     iteration cannot diverge.
 
@@ -338,6 +356,10 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                     segment = (Wc, bc, Q)
             else:
                 Wc, bc = Wp, (b if db is None else b - s * db)
+                if h == 0:
+                    shrinkable = not _negligible(Wc, bc, W, b, tol)
+                elif shrinkable and _negligible(Wc, bc, W, b, tol):  # (smaller fractions move less: the safeguard)
+                    break
             Zc = loss.linear_predictor(Wc, bc)
             fc = loss.value_from_z(Zc, Wc)
             if fc <= f + slack:
@@ -346,9 +368,12 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                 break
         if accepted is None and segment is not None:
             Wc, bc, Q = segment
+            shrinkable = not _negligible(Wc, bc, W, b, tol)
             for h in range(1, _policy.MAX_HALVINGS + 1):
                 a = 0.5**h
                 Wa, ba = W + a * (Wc - W), b + a * (bc - b)
+                if shrinkable and _negligible(Wa, ba, W, b, tol):  # (as above: the safeguard step instead)
+                    break
                 Za = loss.linear_predictor(Wa, ba)
                 fa = loss.value_from_z(Za, Wa)
                 if fa <= f + slack:
