@@ -130,6 +130,14 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
                 sub.__dict__[cached] = self.__dict__[cached]
         return sub
 
+    def _saturated_value(self):
+        """The loss at the saturated model ``mu = y``: the weighted mean of ``_saturated_pointwise`` (computed once)."""
+        saturated = self.__dict__.get("_saturated")
+        if saturated is None:  # (the splicing search asks at every round)
+            terms = self._saturated_pointwise(self.Y[:, 0])
+            saturated = self._saturated = float(self.sample_weight @ terms) / self.sw_sum
+        return saturated
+
     def noise_scale(self, value, k):
         """The dispersion estimated from the loss ``value`` of a fit with ``k`` features.
 
@@ -203,13 +211,10 @@ class PoissonLoss(_LogLinkLoss):
             unit = self._value_unit = unit if unit > 0 else 1.0
         return unit
 
-    def _saturated_value(self):
-        """The loss at the saturated model ``mu = y``: the weighted mean of ``y - y log(y)`` (computed once)."""
-        saturated = self.__dict__.get("_saturated")
-        if saturated is None:  # (the splicing search asks at every round)
-            y = self.Y[:, 0]
-            saturated = self._saturated = float(self.sample_weight @ (y - xlogy(y, y))) / self.sw_sum
-        return saturated
+    @staticmethod
+    def _saturated_pointwise(y):
+        """The pointwise loss at ``mu = y``: ``y - y log(y)``."""
+        return y - xlogy(y, y)
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
@@ -347,12 +352,10 @@ class GammaLoss(_LogLinkLoss):
         """Weighted mean Gamma deviance of the model."""
         return self._mean_unit_deviance(self.linear_predictor(W, b))
 
-    def _saturated_value(self):
-        """The loss at the saturated model ``mu = y``: the weighted mean of ``1 + log(y)`` (computed once)."""
-        saturated = self.__dict__.get("_saturated")
-        if saturated is None:  # (the splicing search asks at every round)
-            saturated = self._saturated = float(self.sample_weight @ (1.0 + np.log(self.Y[:, 0]))) / self.sw_sum
-        return saturated
+    @staticmethod
+    def _saturated_pointwise(y):
+        """The pointwise loss at ``mu = y``: ``1 + log(y)``."""
+        return 1.0 + np.log(y)
 
     def minus_two_log_likelihood(self, W, b):
         """Minus twice the Gamma log-likelihood with the shape (inverse dispersion) estimated by maximum likelihood.
