@@ -71,7 +71,12 @@ def _samples_per_selection(loss, k):
     (:source:`benchmarks/compare_groups.py`'s designs, 20 data sets per
     setting; issue 33).
     """
-    return loss.n_observations / (k * np.log(max(loss.n_features - k, 2)))
+    return _observations_per_selection(loss.n_observations, loss.n_features, k)
+
+
+@functools.lru_cache(maxsize=64)  # (a fit asks three to five times: a NumPy log each)
+def _observations_per_selection(N, p, k):
+    return N / (k * np.log(max(p - k, 2)))
 
 
 #: the parameter names of each estimator class (see _SparseLinearBase._get_param_names)

@@ -6,6 +6,7 @@ import scipy.optimize
 from scipy.linalg.lapack import dposv as _posv
 
 from .. import _policy
+from .._utils import row_squares
 from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
 
@@ -144,7 +145,7 @@ class SquaredLoss(BaseLoss):
 
     def _target_mean_square(self):
         """``sum_i s_i ||y_i - y_mean||^2 / sum_i s_i``, summed over the outputs (``y_mean`` 0 without an intercept)."""
-        return float(self.sample_weight @ np.einsum("ij,ij->i", self.Y, self.Y)) / self.sw_sum
+        return float(self.sample_weight @ row_squares(self.Y)) / self.sw_sum  # (einsum's values, without its parsing)
 
     def value_from_z(self, Z, W):  # noqa: D102
         R = self.Y - Z

@@ -240,7 +240,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         Z0 = None if zero_gradient is not None else loss.linear_predictor(W0, b0)
         forward = _forward_gain(loss, Z0, W0, h, usable, zero_gradient)
         if protected is None:
-            start = np.sort(_top_set(forward, k))
+            start = _top_set(forward, k)  # (a new array: sorted in place, np.sort's copy and wrapper saved)
+            start.sort()
         else:  # the forced features and the best of the others
             free = np.where(protected, -np.inf, forward)
             start = np.union1d(np.flatnonzero(protected), _top(free, k - int(protected.sum())))
@@ -249,7 +250,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         W, b = loss.refit(start, W0, b0)
         Z = loss.linear_predictor(W, b, start)
         f = loss.value_from_z(Z, W)
-    from ._splice_abess import _abess_search_stays, _abess_threshold, _important_search  # (it builds on this module)
+    _abess_search_stays, _abess_threshold, _important_search = _abess_functions()
 
     need_floor = 0.0
     if screening_start == "abess" and (loss.n_features <= k + 128 or same_indices(start, support)):
@@ -279,6 +280,19 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     if not exact:  # candidates are evaluated approximately (batched normal equations, Newton to 1e-12)
         best.coef, best.intercept = loss.refit(best.support, best.coef, best.intercept)
     return best
+
+
+def _abess_functions():
+    """``_splice_abess``'s functions that :func:`splice` calls (imported at the first call: that module builds on
+    this one; then kept, the import statement's look-ups cost more than the call of this function)."""
+    if not _ABESS:
+        from ._splice_abess import _abess_search_stays, _abess_threshold, _important_search
+
+        _ABESS.extend((_abess_search_stays, _abess_threshold, _important_search))
+    return _ABESS
+
+
+_ABESS = []
 
 
 def _forward_gain(loss, Z, W, h, usable, gW=None):

@@ -127,7 +127,8 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     U, stuck, sub = None, False, None
     for _ in range(max_rounds):
         gain[support] = np.inf  # U keeps the support
-        U_last, U = U, (np.sort(_top_set(gain, U_size)) if U_size < p else np.arange(p))
+        U_last, U = U, (_top_set(gain, U_size) if U_size < p else np.arange(p))
+        U.sort()  # (a new array: sorted in place)
         if stuck and np.array_equal(U, U_last):  # (the round would repeat the last one's failed attempt)
             break
         # the search below works in U's own indices, on U's columns (a copy, unless U is everything;
