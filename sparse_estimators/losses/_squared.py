@@ -249,7 +249,8 @@ class SquaredLoss(BaseLoss):
             support = np.asarray(support)
         if self.positive:
             return self._nonnegative_refit(support, W, b)
-        W_full = np.zeros_like(W)
+        # (np.zeros for a C-ordered W: zeros_like's array, without its Python wrapper)
+        W_full = np.zeros(W.shape, W.dtype) if W.flags.c_contiguous else np.zeros_like(W)
         if support.size:
             A = self._centred_columns(support)
             Aw = A if self.uniform_weights else A * self.sample_weight[:, None]

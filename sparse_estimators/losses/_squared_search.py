@@ -119,7 +119,8 @@ class LazyGramSquaredLoss(GramSquaredLoss):
 
     def gradient_on(self, rows, coef):
         """The gradient ``X_U^T S (X_rows coef - Y) / sum(S)``, shape ``(q, m)``, of the fit ``coef`` on ``rows``."""
-        return -self._product(self._A, self.Y - self._A[:, rows] @ coef)
+        # (the product with Z - Y: the negated values of the product with Y - Z, exactly, without a negation)
+        return self._product(self._A, self._A[:, rows] @ coef - self.Y)
 
     def refit_support(self, support):
         """``(coef, value)``: least squares on the features ``support`` (sorted), its coefficients and loss value.

@@ -71,7 +71,8 @@ def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchang
         in_U = np.zeros(p, dtype=bool)
         in_U[_top_set(g, U_size)] = True
     else:  # (U holds every feature)
-        in_U = np.ones(p, dtype=bool)
+        in_U = np.empty(p, dtype=bool)
+        in_U.fill(True)  # (np.ones's array, without its Python wrapper)
     in_U[support] = False
     C = int(min(max_exchange, k, U_size - k, np.count_nonzero(usable & in_U)))
     if C < 1:
