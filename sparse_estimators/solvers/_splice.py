@@ -30,6 +30,7 @@ from .._utils import concatenate as _concatenate
 from .._utils import row_squares
 from .._utils import where as _where
 from ..structures import Rows
+from ..thresholding._selection import kth_pair
 from ._base import SolverResult, _all, nonzero_rows, same_indices
 
 
@@ -54,7 +55,7 @@ def _top_set(scores, c):
         return np.arange(scores.size)
     negative = -scores
     if c > 0:
-        order = negative.argpartition((c - 1, c))
+        order = negative.argpartition(kth_pair(c - 1))
         if negative[order[c - 1]] < negative[order[c]]:
             return order[:c]
     return negative.argpartition(c - 1)[:c]
@@ -283,8 +284,11 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
 
 
 def _abess_functions():
-    """``_splice_abess``'s functions that :func:`splice` calls (imported at the first call: that module builds on
-    this one; then kept, the import statement's look-ups cost more than the call of this function)."""
+    """``_splice_abess``'s functions that :func:`splice` calls, imported at the first call.
+
+    That module builds on this one; once imported they are kept (the import statement's look-ups cost more
+    than the call of this function).
+    """
     if not _ABESS:
         from ._splice_abess import _abess_search_stays, _abess_threshold, _important_search
 

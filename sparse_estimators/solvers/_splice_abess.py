@@ -120,7 +120,8 @@ def _important_search(loss, k, start, W0, b0, h, usable, max_exchange, max_round
     p = loss.n_features
     tau = _abess_threshold(loss, k)
     U_size = min(p, k + important_search)
-    support, W, b = np.sort(start), W0, b0
+    support, W, b = start.copy(), W0, b0
+    support.sort()  # (np.sort's copy, without its wrapper)
     objective, f = [], None  # (f: the current value, once the start is refitted)
     if gain is None:
         gain = _forward_gain(loss, loss.linear_predictor(W0, b0), W0, h, usable)

@@ -7,6 +7,24 @@ import numpy as np
 _NAN_MESSAGE = "Cannot threshold: the magnitudes contain NaN (a NaN in the input or a diverged iterate)."
 
 
+def kth_pair(i):
+    """``np.array((i, i + 1))``, built once per ``i`` (read-only).
+
+    ``argpartition``'s ``kth`` without the conversion of a tuple: a microsecond of a call that the solvers
+    make every iteration.
+    """
+    pair = _KTH_PAIRS.get(i)
+    if pair is None:
+        pair = np.array((i, i + 1), dtype=np.intp)
+        pair.setflags(write=False)
+        if len(_KTH_PAIRS) < 4096:  # (bounded: the levels and sizes of a session's fits)
+            _KTH_PAIRS[i] = pair
+    return pair
+
+
+_KTH_PAIRS = {}
+
+
 def select_top_k(magnitudes, k):
     """Indices of the ``k`` largest magnitudes, sorted, with ties to the lower index.
 
@@ -45,7 +63,7 @@ def select_top_k(magnitudes, k):
         return np.empty(0, dtype=np.intp), float(magnitudes.max(initial=0.0))
     # one partition places both the k-th largest value and the (k+1)-th, which
     # is the largest magnitude left out whether or not the k-th one is tied
-    order = magnitudes.argpartition((p - k - 1, p - k))
+    order = magnitudes.argpartition(kth_pair(p - k - 1))
     top = magnitudes[order[p - k - 1:]]
     # (NaN sorts last: it would be in the top k or left out; a sum is NaN when an entry is, one C call)
     if math.isnan(np.add.reduce(top)) and np.isnan(top).any():
