@@ -405,3 +405,48 @@ def test_top_set_as_the_single_partition():
             expected = (-s).argpartition(min(c, p) - 1)[:c] if c < p else np.arange(p)
             got = _top_set(s, c)
             assert got.dtype == expected.dtype and sorted(got.tolist()) == sorted(expected.tolist())
+
+
+def test_kth_pair_partitions_as_the_tuple():
+    """argpartition with the cached ``kth`` pair places what it places with the tuple; the pair is shared, read-only."""
+    from sparse_estimators.thresholding._selection import kth_pair
+
+    rng = np.random.RandomState(7)
+    for trial in range(200):
+        p = rng.randint(2, 300)
+        a = rng.standard_normal(p) if trial % 2 else rng.randint(0, 5, p).astype(float)  # (ties: every other one)
+        i = rng.randint(0, p - 1)
+        got, expected = a.argpartition(kth_pair(i)), a.argpartition((i, i + 1))
+        assert np.array_equal(a[got[i:i + 2]], a[expected[i:i + 2]])
+        assert np.all(a[got[:i]] <= a[got[i]]) and np.all(a[got[i + 2:]] >= a[got[i + 1]])
+    pair = kth_pair(3)
+    assert pair is kth_pair(3) and pair.tolist() == [3, 4] and not pair.flags.writeable
+
+
+@pytest.mark.parametrize("name, value", [("max_iter", np.int64(50)), ("tol", np.float64(1e-3)), ("tol", 0),
+                                         ("step_size", np.float32(0.5)), ("verbose", np.int32(0))])
+def test_numpy_scalar_parameters_still_accepted(name, value):
+    """The plain-int and plain-float shortcuts of the parameter checks leave NumPy scalars to the general test."""
+    X, y = _data()
+    plain = value.item() if hasattr(value, "item") else value
+    _same_fit(IHTRegressor(k=3, **{name: value}).fit(X, y), IHTRegressor(k=3, **{name: plain}).fit(X, y))
+
+
+@pytest.mark.parametrize("name, value", [("max_iter", True), ("tol", float("nan")), ("tol", float("inf")),
+                                         ("step_size", -0.5), ("max_iter", 0), ("tol", -1e-9)])
+def test_plain_scalar_parameters_still_refused(name, value):
+    """bool, non-finite and out-of-range plain scalars are refused as before the shortcuts (a ValueError names them)."""
+    X, y = _data()
+    with pytest.raises(ValueError, match=f"'{name}'"):
+        IHTRegressor(k=3, **{name: value}).fit(X, y)
+
+
+def test_observations_per_selection_as_the_formula():
+    """The memoised observations per ``k log(p - k)``: the formula's value, for int and NumPy int levels."""
+    from sparse_estimators.linear_model._base import _samples_per_selection
+    from sparse_estimators.losses._squared import SquaredLoss
+
+    X, y = _data(n=50, p=12)
+    loss = SquaredLoss(X, y)
+    for k in (1, 3, np.int64(5), 10, 11):
+        assert _samples_per_selection(loss, k) == 50 / (k * np.log(max(12 - k, 2)))
