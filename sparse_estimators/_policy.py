@@ -89,10 +89,6 @@ CANCELLATION_RATIO = 1e6
 #: reduction over the rows of a narrow array loops over rows of p entries (n = 500, p = 100: 49 against 15 us;
 #: doc/changelog.rst, "Small least-squares fits, einsum and the column extremes")
 EXTREME_ROW_WIDTH = 2048
-#: LinearDesign.column_moments squares a C-ordered X of at most this many entries at once, then takes the same
-#: products of its blocks of rows (bit-identical): n = 500, p = 100 in 33 against 41 us; at 2 ** 17 and more entries
-#: (n = 100, p = 1000; 400 x 400) the fits were no faster (doc/changelog.rst, "Plain least-squares small fits")
-SQUARED_AT_ONCE_MAX_ENTRIES = 2 ** 16
 
 # -- GLM losses and their Newton refits ---------------------------------------------------------------------
 

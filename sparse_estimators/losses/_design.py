@@ -287,16 +287,9 @@ class LinearDesign:
         else:
             second = np.zeros((self.shape[1],) + w.shape[1:])
             rows = min(256, max(8, self.shape[0] // 8))  # temporaries of at most 1/8 of X (n >= 64)
-            # a small C-ordered X is squared at once (one ufunc call, not one per block): its blocks of rows are the
-            # arrays the blocks' own squares would be, their products the same (_policy.SQUARED_AT_ONCE_MAX_ENTRIES)
-            squares = (self.X * self.X if type(self.X) is np.ndarray and self.X.flags.c_contiguous
-                       and self.X.size <= _policy.SQUARED_AT_ONCE_MAX_ENTRIES else None)
             for start in range(0, self.shape[0], rows):  # (.dot: @'s BLAS call, without the matmul ufunc's dispatch)
-                if squares is None:
-                    block = self.X[start:start + rows]
-                    second += (block * block).T.dot(w[start:start + rows])
-                else:
-                    second += squares[start:start + rows].T.dot(w[start:start + rows])
+                block = self.X[start:start + rows]
+                second += (block * block).T.dot(w[start:start + rows])
         if self.offset is not None:  # E[(x - o)^2] = E[x^2] - 2 o E[x] + o^2
             first = np.asarray(self.X.T @ w if self.is_sparse else self.X.T.dot(w), dtype=float)
             o = self.offset if w.ndim == 1 else self.offset[:, None]
