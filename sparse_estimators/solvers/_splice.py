@@ -287,16 +287,18 @@ def _abess_functions():
     """``_splice_abess``'s functions that :func:`splice` calls, imported at the first call.
 
     That module builds on this one; once imported they are kept (the import statement's look-ups cost more
-    than the call of this function).
+    than the call of this function). One tuple, assigned at once: threads that race at the first call only
+    import twice.
     """
-    if not _ABESS:
+    global _ABESS
+    if _ABESS is None:
         from ._splice_abess import _abess_search_stays, _abess_threshold, _important_search
 
-        _ABESS.extend((_abess_search_stays, _abess_threshold, _important_search))
+        _ABESS = (_abess_search_stays, _abess_threshold, _important_search)
     return _ABESS
 
 
-_ABESS = []
+_ABESS = None
 
 
 def _forward_gain(loss, Z, W, h, usable, gW=None):
