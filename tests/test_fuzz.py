@@ -101,7 +101,7 @@ def _check_fitted(est, X, y, k_max):
     coef = np.asarray(est.coef_)
     assert np.all(np.isfinite(coef)), "coef_ is not finite"
     assert np.all(np.isfinite(est.intercept_)), "intercept_ is not finite"
-    assert 1 <= est.k_ <= k_max
+    assert (0 if est.k is None else 1) <= est.k_ <= k_max  # (k=None on a constant target: the null model, k_ 0)
     assert est.support_.size <= est.k_
     pred = est.predict(X)
     assert pred.shape[0] == X.shape[0]

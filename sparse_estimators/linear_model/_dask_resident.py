@@ -44,12 +44,14 @@ def _validated(est, X, y, sample_weight):
     return X, (Y[:, 0] if y_ndim == 1 else Y), sample_weight
 
 
-def _one_pass(est, X, Y, weights, centred_scale, extra):
+def _one_pass(est, X, Y, weights, centred_scale, extra, target_extremes=False):
     """The set-up's pass: checks of ``X`` and the weights, the scale, the centring; ``(design, stats, extra)``.
 
     ``Y`` (n, m) and ``weights`` (n,) are dask arrays, persisted on the
     workers in the same computation; ``extra`` maps names to further lazy
-    summaries, computed in the pass too.
+    summaries, computed in the pass too. ``target_extremes``: also ``Y``'s
+    extremes on the rows of positive weight (``values['t_high']``,
+    ``values['t_low']``: a constant target, see :func:`_constant_target`).
     """
     import dask
     import dask.array as da
@@ -64,6 +66,9 @@ def _one_pass(est, X, Y, weights, centred_scale, extra):
     lazy = {"x": set_up_pass(X, Y, w), "weight": w.sum(), "w_min": w.min(), "w_max": w.max(),
             "positive": da.count_nonzero(w > 0), "w_bad": da.count_nonzero(~da.isfinite(w)), "label_sums": w @ Y,
             **extra}
+    if target_extremes:  # (two reductions in the same pass)
+        weighted = (w > 0)[:, None]
+        lazy.update(t_high=da.where(weighted, Y, -np.inf).max(axis=0), t_low=da.where(weighted, Y, np.inf).min(axis=0))
     names = list(lazy)
     persisted = dask.persist(Y, *([w] if given else []), *lazy.values())  # (one computation: X read once)
     Y, w = persisted[0], persisted[1] if given else w
@@ -150,6 +155,12 @@ def dask_classifier_setup(est, X, y, sample_weight):
     return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0), "dtype": X.dtype}
 
 
+def _constant_target(values, scale=1.0):
+    """The target's value per output if its extremes on the rows of positive weight are equal, else None."""
+    high, low = np.atleast_1d(values["t_high"]).astype(float), np.atleast_1d(values["t_low"]).astype(float)
+    return high * scale if np.all(high == low) else None
+
+
 def dask_log_link_setup(est, X, y, sample_weight, name):
     """``(loss, info)`` for ``loss='poisson'`` or ``'gamma'`` on a dask ``X`` (see the module docstring)."""
     import dask.array as da
@@ -165,7 +176,7 @@ def dask_log_link_setup(est, X, y, sample_weight, name):
     Y = (y if y.ndim == 2 else y[:, None]).astype(np.float64)
     cls = PoissonLoss if name == "poisson" else GammaLoss
     extra = {"y_bad": da.count_nonzero(~da.isfinite(Y)), "y_min": Y.min()}
-    design, x_scale, Y, w, stats, values = _one_pass(est, X, Y, sample_weight, False, extra)
+    design, x_scale, Y, w, stats, values = _one_pass(est, X, Y, sample_weight, False, extra, True)
     family = cls._family
     if values["y_bad"]:
         raise ValueError("Input y contains NaN or infinity.")
@@ -178,7 +189,7 @@ def dask_log_link_setup(est, X, y, sample_weight, name):
     if not stats["label_sums"][0] > 0:
         raise ValueError(zero_sum_message(family, sample_weight is not None))
     null_mean = float(stats["label_sums"][0]) / stats["weight"]
-    attributes = {"null_mean": null_mean, "positive": bool(est.positive)}
+    attributes = {"null_mean": null_mean, "positive": bool(est.positive), "_constant_target": _constant_target(values)}
     if cls is PoissonLoss:
         attributes["curvature"] = null_mean
     loss = make_dask_loss(cls, design, Y, w, stats, est.fit_intercept, **attributes)
@@ -205,18 +216,20 @@ def dask_squared_passes_setup(est, X, y, sample_weight):
     y_ndim = y.ndim
     Y = (y if y.ndim == 2 else y[:, None]).astype(np.float64)
     extra = {"y_bad": da.count_nonzero(~da.isfinite(Y)), "y_high": Y.max(axis=0), "y_low": Y.min(axis=0)}
-    design, x_scale, Y, w, stats, values = _one_pass(est, X, Y, sample_weight, False, extra)
+    design, x_scale, Y, w, stats, values = _one_pass(est, X, Y, sample_weight, False, extra, True)
     if values["y_bad"]:
         raise ValueError("Input y contains NaN or infinity.")
     y_scale = _scale_from_extremes(np.atleast_1d(values["y_high"]), np.atleast_1d(values["y_low"]))
     if y_scale != 1.0:  # (an exact power of two, applied lazily)
         Y = Y * y_scale
+    constant = None
     if est.fit_intercept:
-        y_mean = stats["label_sums"] * y_scale / stats["weight"]
+        constant = _constant_target(values, y_scale)  # (as SquaredLoss: a constant target centred exactly)
+        y_mean = stats["label_sums"] * y_scale / stats["weight"] if constant is None else constant
         x_mean = design.offset
     else:
         y_mean, x_mean = np.zeros(Y.shape[1]), np.zeros(X.shape[1])
     stats["products"] = None  # (of the targets as given: this loss's are rescaled and centred)
     loss = make_dask_loss(SquaredLoss, design, Y - y_mean, w, stats, est.fit_intercept, x_mean=x_mean,
-                          y_mean=y_mean, positive=bool(est.positive))
+                          y_mean=y_mean, positive=bool(est.positive), _constant_target=constant)
     return loss, {"y_ndim": y_ndim, "scale": (x_scale, y_scale), "dtype": X.dtype}

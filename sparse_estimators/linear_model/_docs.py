@@ -201,7 +201,8 @@ default=None
 _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         Coefficients; exactly ``k`` features are non-zero (fewer only when
         the data support fewer, e.g. with soft thresholding or constant
-        columns).
+        columns; none for a regressor's constant target with
+        ``fit_intercept=True``, whose model is the intercept alone).
     intercept_ : {intercept_type}
         Intercept (0 when ``fit_intercept=False``).
     support_ : ndarray of shape (n_selected,)
@@ -215,7 +216,8 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         Number of iterations of the sparse solver (0 for a fit that the
         splicing search makes alone: a group fit, see ``groups``, and
         :class:`~sparse_estimators.IHTRegressor`'s least-squares fits with
-        many observations per feature, see its description).
+        many observations per feature, see its description; and for a
+        regressor's null model of a constant target).
     n_exchanges_ : int
         Number of accepted exchanges of the splicing search (0 when
         ``splicing=False``).
@@ -223,7 +225,9 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         Training objective (weighted mean loss) after each iteration.
     k_ : int
         The number of features the model uses: ``k``, clipped to the number
-        of features, or the level chosen when ``k=None``.
+        of features, or the level chosen when ``k=None`` (for a regressor's
+        constant target, the number of ``always_select`` features: 0
+        without).
     k_path_ : ndarray of shape (n_levels,)
         Only when ``k=None``: the levels ``1, 2, ...`` of the path that
         chose ``k_``.

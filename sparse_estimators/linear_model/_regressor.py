@@ -16,7 +16,7 @@ from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, PoissonLoss, Squared
 from ..losses._robust import d2_huber_score
 from ..structures import Rows
 from ..thresholding._operators import _NonNegative
-from ._base import _samples_per_selection, _SparseLinearBase
+from ._base import _Fit, _samples_per_selection, _SparseLinearBase
 from ._dask import dask_regression_setup, lazy_score, uses_dask
 from ._scaling import _rescaled
 from ._validation import _checked_weights, validated_regression
@@ -254,10 +254,44 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
             return d2_huber_score(y, eta, sample_weight, self.epsilon)
         if power is None:
             return float(r2_score(y, eta, sample_weight=sample_weight))
-        return float(d2_tweedie_score(np.asarray(y, dtype=float), np.exp(eta), sample_weight=sample_weight,
-                                      power=power))
+        y, mean = np.asarray(y, dtype=float).reshape(-1), np.exp(np.asarray(eta, dtype=float).reshape(-1))
+        rows = slice(None) if sample_weight is None else np.asarray(sample_weight).reshape(-1) > 0
+        if y.size >= 2 and np.any(rows) and np.all(y[rows] == y[rows][0]):
+            # a constant y leaves no deviance to explain (scikit-learn divides by 0): as R^2 (force_finite) and
+            # d2_huber_score, 1 where the means are y (to the rounding of exp(log y)), else 0
+            return 1.0 if np.all(np.abs(mean[rows] - y[rows]) <= 4 * np.finfo(float).eps * y[rows]) else 0.0
+        return float(d2_tweedie_score(y, mean, sample_weight=sample_weight, power=power))
 
     _warn_depth = 5
+
+    def _null_fit(self, loss, operator):
+        """The null model when it minimises the loss (a constant target with an intercept, see below), else None.
+
+        With ``fit_intercept=True`` and a target constant on the rows of
+        positive weight, the intercept alone fits every row exactly for each
+        regression loss (:meth:`~sparse_estimators.losses.BaseLoss.null_minimiser`):
+        ``coef_`` is 0 and no feature is selected but the ``always_select``
+        ones (their coefficients are 0 at the minimum too). No solver runs:
+        they would select features by the rounding noise of the gradient at
+        that point (coefficients of 1e-17 to 1e-33), and the criteria of
+        ``k=None`` compare residuals that are exactly 0.
+        """
+        b = loss.null_minimiser()
+        if b is None:
+            return None
+        operator = self._structure(operator, loss)
+        W = loss.zeros()[0]
+        support = (np.empty(0, dtype=np.intp) if operator.forced is None
+                   else np.asarray(operator.features(operator.forced), dtype=np.intp))
+        return _Fit(W, b, loss.intercept(W, b), support, 0, np.empty(0), 0)
+
+    def _choose_k(self, loss, operator, W0, b0):
+        """``k=None``; a constant target (:meth:`_null_fit`) chooses the null model: ``k_`` is the forced count."""
+        fit = self._null_fit(loss, operator)
+        if fit is None:
+            return super()._choose_k(loss, operator, W0, b0)
+        operator = self._structure(operator, loss)
+        return 0 if operator.forced is None else operator.forced.size, fit, {}
 
     def _solve(self, loss, operator, k, W0, b0, **kwargs):
         """:meth:`_SparseLinearBase._solve`; Huber fits twice, the second time at the first fit's residual scale.
@@ -270,6 +304,9 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         multiplies the coefficients by ``c``. The screening fits of ``k=None``
         keep the pilot (one loss along the path, comparable levels).
         """
+        null = self._null_fit(loss, operator)
+        if null is not None:  # (every level of a path too: sparsity_path, SparsityIC, SparsityCV's folds)
+            return null
         fit = super()._solve(loss, operator, k, W0, b0, **kwargs)
         if kwargs.get("screening") or not isinstance(loss, HuberLoss):
             return fit

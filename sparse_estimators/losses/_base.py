@@ -8,6 +8,8 @@ import scipy.linalg
 from scipy.linalg.lapack import dpotrs as _potrs
 from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
+from ._design import constant_target
+
 
 def power_iteration(apply, n, *, max_iter=300, tol=1e-7, seed=0):
     """Largest eigenvalue of a symmetric positive semi-definite operator.
@@ -348,6 +350,30 @@ class BaseLoss:
     def initial_intercept(self):
         """The intercept that is optimal at ``W = 0`` (a good start)."""
         return np.zeros(self.n_outputs)
+
+    #: whether each pointwise loss is least where the model's mean is ``y`` (squared error, Poisson, Gamma, Huber)
+    null_fits_constant = False
+
+    def constant_target(self):
+        """The target's value per output if constant on the rows of positive weight, else None (cached)."""
+        if "_constant_target" not in self.__dict__:
+            self._constant_target = constant_target(self.Y, self.sample_weight)
+        return self._constant_target
+
+    def null_intercept(self, value):
+        """The intercept variable ``b`` of the null model of mean ``value`` (the link of ``value``)."""
+        return np.asarray(value, dtype=float)
+
+    def null_minimiser(self):
+        """``b`` with ``(0, b)`` a minimiser: the intercept alone fits every row exactly; else None.
+
+        With ``fit_intercept``, :attr:`null_fits_constant` and a constant target (:meth:`constant_target`), any
+        coefficient could only keep or raise the loss (``SparseRegressorBase._null_fit`` returns that model).
+        """
+        if not (self.null_fits_constant and self.fit_intercept):
+            return None
+        value = self.constant_target()
+        return None if value is None else self.null_intercept(value)
 
     # -- smoothness -----------------------------------------------------------
     def _gram_apply(self, v):

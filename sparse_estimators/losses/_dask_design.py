@@ -27,6 +27,8 @@ def _block_statistics(x, y, w, centred):
         "x_high": x.max(axis=0, initial=-np.inf), "x_low": x.min(axis=0, initial=np.inf),
         "y_high": y.max(axis=0, initial=-np.inf), "y_low": y.min(axis=0, initial=np.inf),
     }
+    weighted = y[w > 0]  # (the target's extremes where it counts: a constant target, see set_statistics)
+    out.update(t_high=weighted.max(axis=0, initial=-np.inf), t_low=weighted.min(axis=0, initial=np.inf))
     if any(bad):  # (reported by the caller; zeros, not nan_to_num's float maximum, whose products overflow)
         x, y, w = (np.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0) for v in (x, y, w))
     w = np.maximum(w, 0.0)  # (negative weights are reported from w_min)
@@ -54,6 +56,7 @@ def _merge(a, b):
         "positive": a["positive"] + b["positive"],
         "x_high": np.maximum(a["x_high"], b["x_high"]), "x_low": np.minimum(a["x_low"], b["x_low"]),
         "y_high": np.maximum(a["y_high"], b["y_high"]), "y_low": np.minimum(a["y_low"], b["y_low"]),
+        "t_high": np.maximum(a["t_high"], b["t_high"]), "t_low": np.minimum(a["t_low"], b["t_low"]),
         "weight": total, "x_mean": a["x_mean"] + share * dx, "y_mean": a["y_mean"] + share * dy,
         "xx": a["xx"] + b["xx"] + cross * np.outer(dx, dx),
         "xy": a["xy"] + b["xy"] + cross * np.outer(dx, dy),
@@ -153,7 +156,8 @@ class DaskDesign:
             weight), ``w_min``, ``w_max``, ``nonfinite`` (counts in X, y,
             weights), ``x_mean`` (p,), ``y_mean`` (m,), ``xx`` (p, p),
             ``xy`` (p, m), ``yy`` (m,), the extremes ``x_high``, ``x_low``
-            (p,), ``y_high``, ``y_low`` (m,).
+            (p,), ``y_high``, ``y_low`` (m,), and ``t_high``, ``t_low`` (m,)
+            those of ``y`` on the rows of positive weight.
         """
         import dask
 

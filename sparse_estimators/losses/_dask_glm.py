@@ -48,6 +48,10 @@ class DaskRowsMixin:
     def _state(self):
         return {key: value for key, value in self.__dict__.items() if isinstance(value, _SCALARS)}
 
+    def constant_target(self):
+        """The set-up's, from its pass's extremes of the target (:func:`make_dask_loss`'s attributes); no pass here."""
+        return self.__dict__.get("_constant_target")
+
     def _blocks(self, method, Z, *more, out_columns=None, drop=False, square=False):
         """The NumPy class's pointwise ``method`` applied to the blocks of ``Z`` (lazy)."""
         m = Z.shape[1]

@@ -129,9 +129,12 @@ class DaskGramSquaredLoss(GramSquaredLoss):
         self.C = stats["xy"] * (x_scale * y_scale / total)
         self.yy_targets = stats["yy"] * (y_scale * y_scale / total)
         self.yy = float(self.yy_targets.sum())
+        self._constant_target = None
         if self.fit_intercept:
             self.x_mean = stats["x_mean"] * x_scale
             self.y_mean = stats["y_mean"] * y_scale
+            if np.all(stats["t_high"] == stats["t_low"]):  # (a constant target on the rows of positive weight)
+                self.y_mean = self._constant_target = stats["t_high"] * y_scale
             constant = stats["x_high"] == stats["x_low"]
             if constant.any():
                 self.x_mean[constant] = stats["x_high"][constant] * x_scale
@@ -140,6 +143,10 @@ class DaskGramSquaredLoss(GramSquaredLoss):
                 self.C[constant] = 0.0
         else:
             self.x_mean, self.y_mean = np.zeros(self.n_features), np.zeros(self.n_outputs)
+
+    def constant_target(self):
+        """Set by :meth:`set_statistics` (equal extremes of every target on the rows of positive weight)."""
+        return self.__dict__.get("_constant_target")
 
     @property
     def n_passes(self):

@@ -119,6 +119,19 @@ def constant_columns(X):
     return mask if mask.any() else None
 
 
+def constant_target(Y, sample_weight):
+    """The value of each column of ``Y`` if every column is constant on the rows of positive weight, else None.
+
+    Exact comparison: a target that varies, however little, is fitted as it is (rows of weight 0 do not count).
+    """
+    if sample_weight is not None and not np.logical_and.reduce(sample_weight > 0, axis=None):
+        Y = Y[sample_weight > 0]
+    if not Y.shape[0]:
+        return None
+    first = Y[0]
+    return first.astype(float) if np.logical_and.reduce(Y == first, axis=None) else None
+
+
 def column_values(X, mask):
     """The value of each column of ``mask`` (constant columns of ``X``), as float64."""
     return column_extremes(X)[0][mask]

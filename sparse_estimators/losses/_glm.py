@@ -115,6 +115,12 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
             return np.zeros(1)
         return np.array([np.log(self.null_mean)])
 
+    null_fits_constant = True
+
+    def null_intercept(self, value):
+        """``log(value)``: the log link's intercept of the null model of mean ``value``."""
+        return np.log(np.asarray(value, dtype=float))
+
     def _hess_weights(self, Z):
         return self._hess_diag(Z)[:, :, None]
 

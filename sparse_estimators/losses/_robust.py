@@ -181,6 +181,7 @@ class HuberLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
 
     curvature = 1.0
     has_likelihood = False
+    null_fits_constant = True
     #: (a support whose columns vanish on the inliers has a singular Hessian: the minimum-norm fallback)
     _solve_newton = staticmethod(cholesky_newton_solve)
 

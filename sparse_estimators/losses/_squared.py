@@ -8,7 +8,7 @@ from scipy.linalg.lapack import dposv as _posv
 from .. import _policy
 from .._utils import row_squares
 from ._base import BaseLoss
-from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
+from ._design import LinearDesign, column_values, constant_columns, constant_target, weighted_column_sums
 
 _all = np.logical_and.reduce  # (ndarray.all without its Python wrapper)
 _min = np.minimum.reduce
@@ -100,6 +100,7 @@ class SquaredLoss(BaseLoss):
 
     intercept_is_variable = False
     curvature = 1.0
+    null_fits_constant = True
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True):
         y = np.asarray(y, dtype=float)
@@ -112,9 +113,14 @@ class SquaredLoss(BaseLoss):
             constant = constant_columns(X)
             if constant is not None:  # their exact value, not a rounded mean: centered, exactly 0
                 x_mean[constant] = column_values(X, constant)
+            # a target constant on the rows of positive weight: its value, so that the null model fits it exactly
+            y_constant = constant_target(Y, None if sample_weight is None else sw)
+            if y_constant is not None:
+                y_mean = y_constant
         else:
-            x_mean, y_mean, constant = None, np.zeros(Y.shape[1]), None
+            x_mean, y_mean, constant, y_constant = None, np.zeros(Y.shape[1]), None, None
         super().__init__(LinearDesign(X, x_mean, constant), sw, Y.shape[1], fit_intercept)
+        self._constant_target = y_constant  # (Y is centred below: the test on y, once)
         self.x_mean = np.zeros(X.shape[1]) if x_mean is None else x_mean
         self.y_mean = y_mean
         self.Y = Y - y_mean
@@ -181,6 +187,10 @@ class SquaredLoss(BaseLoss):
         if not self.fit_intercept:
             return np.zeros(self.n_outputs)
         return self.y_mean - self.x_mean @ W
+
+    def null_intercept(self, value):
+        """``b`` is not a variable here (the null model's intercept is ``y_mean``, the constant): zeros."""
+        return np.zeros(self.n_outputs)
 
     def noise_scale(self, value, k):
         """Noise variance estimated from the loss ``value`` of a fit with ``k`` features.
