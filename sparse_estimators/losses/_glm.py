@@ -103,6 +103,10 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
     screens_candidates = True  # (the splicing search's candidates screened by their quadratic model)
     #: I-OBS's dense Hessian from a centred copy of X (solvers/_iobs_curvature.py, _GLMCache.centred_columns)
     iobs_centred_hessian = True
+    #: ``(Z, e)``: the last :meth:`_pointwise` call's ``Z`` and exponential term ``e`` (Poisson's ``exp(z)``,
+    #: Gamma's ``y exp(-z)``), which :meth:`_dz` at the same array reuses: the solvers take the gradient where
+    #: they took the value (the same elementwise operations: the same values; a ``Z`` is never changed in place)
+    _last_exponential = (None, None)
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):
         Y = _check_target(y, sample_weight, positive=self._positive_target, family=self._family)
@@ -218,9 +222,14 @@ class PoissonLoss(_LogLinkLoss):
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
-        return np.exp(z) - y * z
+        mu = np.exp(z)
+        self._last_exponential = (Z, mu)
+        return mu - y * z
 
     def _dz(self, Z):
+        last, mu = self._last_exponential
+        if last is Z:
+            return mu[:, None] - self.Y
         return np.exp(Z) - self.Y
 
     def _hess_diag(self, Z):
@@ -330,9 +339,14 @@ class GammaLoss(_LogLinkLoss):
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
-        return y * np.exp(-z) + z
+        ratio = y * np.exp(-z)
+        self._last_exponential = (Z, ratio)
+        return ratio + z
 
     def _dz(self, Z):
+        last, ratio = self._last_exponential
+        if last is Z:
+            return 1.0 - ratio[:, None]
         return 1.0 - self.Y * np.exp(-Z)
 
     def _hess_diag(self, Z):
