@@ -287,17 +287,9 @@ class LinearDesign:
         else:
             second = np.zeros((self.shape[1],) + w.shape[1:])
             rows = min(256, max(8, self.shape[0] // 8))  # temporaries of at most 1/8 of X (n >= 64)
-            # (a C-ordered X of at most one row block's entries is squared at once: its row blocks are those of
-            # the blocks' squares, in the same layout, for the same products; one multiply instead of n / rows)
-            squares = self.X * self.X if self.X.size <= _policy.ROW_BLOCK_ENTRIES and self.X.flags.c_contiguous \
-                else None
             for start in range(0, self.shape[0], rows):  # (.dot: @'s BLAS call, without the matmul ufunc's dispatch)
-                if squares is None:
-                    block = self.X[start:start + rows]
-                    block = block * block
-                else:
-                    block = squares[start:start + rows]
-                second += block.T.dot(w[start:start + rows])
+                block = self.X[start:start + rows]
+                second += (block * block).T.dot(w[start:start + rows])
         if self.offset is not None:  # E[(x - o)^2] = E[x^2] - 2 o E[x] + o^2
             first = np.asarray(self.X.T @ w if self.is_sparse else self.X.T.dot(w), dtype=float)
             o = self.offset if w.ndim == 1 else self.offset[:, None]

@@ -103,10 +103,23 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
     screens_candidates = True  # (the splicing search's candidates screened by their quadratic model)
     #: I-OBS's dense Hessian from a centred copy of X (solvers/_iobs_curvature.py, _GLMCache.centred_columns)
     iobs_centred_hessian = True
-    #: ``(Z, e)``: the last :meth:`_pointwise` call's ``Z`` and exponential term ``e`` (Poisson's ``exp(z)``,
-    #: Gamma's ``y exp(-z)``), which :meth:`_dz` at the same array reuses: the solvers take the gradient where
-    #: they took the value (the same elementwise operations: the same values; a ``Z`` is never changed in place)
-    _last_exponential = (None, None)
+    #: ``(shape, bytes, e)``: the last C-ordered float64 linear predictor :meth:`_pointwise` saw, and its exponential
+    #: term ``e`` (Poisson's ``exp(z)``, Gamma's ``exp(-z)``), which :meth:`_dz` reuses at a ``Z`` of the same shape
+    #: and bytes (the solvers take the gradient where they took the value): keyed by the contents, not the array
+    _exponential = None
+
+    def _remember(self, Z, e):
+        """Keep ``e``, the exponential term at ``Z`` (see :attr:`_exponential`)."""
+        if Z.dtype == np.float64 and Z.flags.c_contiguous:
+            self._exponential = (Z.shape, Z.tobytes(), e)
+
+    def _recalled(self, Z):
+        """The exponential term kept for a ``Z`` of these contents (see :attr:`_exponential`), or None."""
+        memo = self._exponential
+        if (memo is not None and memo[0] == Z.shape and Z.dtype == np.float64 and Z.flags.c_contiguous
+                and memo[1] == Z.tobytes()):
+            return memo[2]
+        return None
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True, alpha=0.0):
         Y = _check_target(y, sample_weight, positive=self._positive_target, family=self._family)
@@ -223,14 +236,12 @@ class PoissonLoss(_LogLinkLoss):
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
         mu = np.exp(z)
-        self._last_exponential = (Z, mu)
+        self._remember(Z, mu)
         return mu - y * z
 
     def _dz(self, Z):
-        last, mu = self._last_exponential
-        if last is Z:
-            return mu[:, None] - self.Y
-        return np.exp(Z) - self.Y
+        mu = self._recalled(Z)
+        return (np.exp(Z) if mu is None else mu[:, None]) - self.Y
 
     def _hess_diag(self, Z):
         return np.exp(Z)
@@ -339,15 +350,13 @@ class GammaLoss(_LogLinkLoss):
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
-        ratio = y * np.exp(-z)
-        self._last_exponential = (Z, ratio)
-        return ratio + z
+        e = np.exp(-z)
+        self._remember(Z, e)
+        return y * e + z
 
     def _dz(self, Z):
-        last, ratio = self._last_exponential
-        if last is Z:
-            return 1.0 - ratio[:, None]
-        return 1.0 - self.Y * np.exp(-Z)
+        e = self._recalled(Z)
+        return 1.0 - self.Y * (np.exp(-Z) if e is None else e[:, None])
 
     def _hess_diag(self, Z):
         return self.Y * np.exp(-Z)
