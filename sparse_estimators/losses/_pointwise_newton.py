@@ -88,10 +88,11 @@ class _PointwiseNewtonRefit:
         if A is None:
             A = self._refit_columns(support)
         b = np.asarray(b, dtype=float)
-        theta = _concatenate([W[support, 0], b]) if has_b else W[support, 0].astype(float)
+        # (W[:, 0][support]: W[support, 0]'s values, gathered on the 1-D view in a third of the time; below too)
+        theta = _concatenate([W[:, 0][support], b]) if has_b else W[:, 0][support].astype(float)
         theta, z, f = self._newton(A, theta, k, max_iter, precise)
         W_full = np.zeros(W.shape, W.dtype)  # (np.zeros_like without its Python wrapper)
-        W_full[support, 0] = theta[:k]
+        W_full[:, 0][support] = theta[:k]
         b_out = theta[k:].copy() if has_b else b
         return W_full, b_out, f, z[:, None]
 
@@ -117,78 +118,82 @@ class _PointwiseNewtonRefit:
         sw = self._sample_share[:, 0]
         alpha = self.alpha
         diag = np.arange(k) if alpha else None
-        AT = A.T
-        AF = _fortran(A)  # (the Hessian's operand: see _fortran)
-        AFT = AF.T
+        parts = self._parts
+        # (bound once: the loop below makes a dozen such calls per step)
+        A_dot, AT_dot = A.dot, A.T.dot
+        AF = A if A.flags.f_contiguous else A.copy(order="F")  # (_fortran's: the Hessian's operand, see there)
+        AFT, sw_dot = AF.T, sw.dot
         if decrement is None:
             decrement = self.candidate_decrement
         unit, size = self.value_unit, self.coef_unit
 
+        # the step is -x, x the solve's result: x is subtracted where the step was added (IEEE's a - b is
+        # a + (-b), and products with -x are those with x negated: the same values, without -x's array)
         def value(z, th, t=None):
-            """The value and derivatives at ``z``; ``th`` the point, or its base when ``t`` (``th + t step``)."""
-            v, d, h = self._parts(z)
-            f = float(sw.dot(v))
+            """The value and derivatives at ``z``; ``th`` the point, or its base when ``t`` (``th - t x``)."""
+            v, d, h = parts(z)
+            f = float(sw_dot(v))
             if alpha:  # (the point is formed only for the l2 term)
                 if t is not None:
-                    th = th + t * step
+                    th = th - t * x
                 f += 0.5 * alpha * float(th[:k].dot(th[:k]))
             return f, d, h
 
         if state is None:
-            z = A.dot(theta)
+            z = A_dot(theta)
             f, d, h = value(z, theta)
             if not math.isfinite(f) and fallback is not None:  # (a start beyond exp's range: the plain one)
                 theta = fallback
-                z = A.dot(theta)
+                z = A_dot(theta)
                 f, d, h = value(z, theta)
             left = max_iter
         else:
             theta, z, f, d, h, left = state
         while left > 0:
             left -= 1
-            g = AT.dot(sw * d)
+            g = AT_dot(sw * d)
             H = (AFT * (sw * h)).dot(AF)
             if alpha:
                 g[:k] += alpha * theta[:k]
                 H[diag, diag] += alpha
-            step = -cholesky_solve(H, g)
-            slope = float(g.dot(step))
+            x = cholesky_solve(H, g)
+            slope = -float(g.dot(x))
             if slope == 0.0 and g.any() and self._flat_curvature is not None:
                 # no curvature where the gradient points (Huber: no residual inside the threshold): the
                 # Newton step was 0 and the refit stopped at its start; the majoriser's step instead
                 H = (AFT * (sw * self._flat_curvature(z))).dot(AF)
                 if alpha:
                     H[diag, diag] += alpha
-                step = -cholesky_solve(H, g)
-                slope = float(g.dot(step))
+                x = cholesky_solve(H, g)
+                slope = -float(g.dot(x))
             if limit is not None and f - limit > -_policy.REJECT_DECREMENTS * slope:
                 return None, (theta, z, f, d, h, left + 1), f
-            Astep = A.dot(step)
+            Ax = A_dot(x)
             tol = unit + abs(f)
             if not precise and -slope <= decrement * tol:
-                z_new = z + Astep
+                z_new = z - Ax
                 f_new = value(z_new, theta, 1.0)[0]
                 if f_new <= f + 1e-12 * tol:
-                    return theta + step, z_new, f_new
+                    return theta - x, z_new, f_new
                 return theta, z, f
             if -slope <= 1e-12 * tol:  # full steps until the step is at the level of rounding in theta
-                z_new = z + Astep
+                z_new = z - Ax
                 f_new, d_new, h_new = value(z_new, theta, 1.0)
                 if not f_new <= f + 1e-12 * tol:
                     break
-                theta, z, f, d, h = theta + step, z_new, f_new, d_new, h_new
-                if math.sqrt(step.dot(step)) <= 1e-12 * (size + math.sqrt(theta.dot(theta))):
+                theta, z, f, d, h = theta - x, z_new, f_new, d_new, h_new
+                if math.sqrt(x.dot(x)) <= 1e-12 * (size + math.sqrt(theta.dot(theta))):
                     break
                 continue
             t = 1.0
             while True:
-                z_new = z + Astep if t == 1.0 else z + t * Astep  # (1.0 * x is x: the same sums)
+                z_new = z - Ax if t == 1.0 else z - t * Ax  # (1.0 * x is x: the same sums)
                 f_new, d_new, h_new = value(z_new, theta, t)
                 if f_new <= f + 1e-4 * t * slope or t < 1e-10:
                     break
                 t *= 0.5
-            theta = theta + step if t == 1.0 else theta + t * step
-            done = t * math.sqrt(step.dot(step)) <= 1e-12 * (size + math.sqrt(theta.dot(theta))) or f - f_new <= 0
+            theta = theta - x if t == 1.0 else theta - t * x
+            done = t * math.sqrt(x.dot(x)) <= 1e-12 * (size + math.sqrt(theta.dot(theta))) or f - f_new <= 0
             z, f, d, h = z_new, f_new, d_new, h_new
             if done:
                 break
@@ -283,7 +288,7 @@ class _PointwiseNewtonRefit:
                 # (the same support from another round: its optimum does not depend on the start)
                 coef, intercept, f, z = entry
                 W_c = np.zeros(W.shape, W.dtype)
-                W_c[support, 0] = coef
+                W_c[:, 0][support] = coef
                 return W_c, intercept.copy(), f, z.copy()
             union, A_union, theta_u, g, H, current, f_now = model()
             u = union.size
@@ -324,7 +329,7 @@ class _PointwiseNewtonRefit:
                 return None, None, np.inf, None
             k = support.size
             W_c = np.zeros(W.shape, W.dtype)
-            W_c[support, 0] = theta[:k]
+            W_c[:, 0][support] = theta[:k]
             intercept = theta[k:].copy() if has_b else b
             cache[key] = (theta[:k], intercept.copy(), f, z[:, None].copy())
             return W_c, intercept, f, z[:, None]
