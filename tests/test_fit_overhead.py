@@ -9,13 +9,13 @@ from sklearn.utils.validation import validate_data
 from sparse_estimators import IHTClassifier, IHTRegressor, _policy
 from sparse_estimators.linear_model._scaling import _power_of_two_scale
 from sparse_estimators.linear_model._validation import _finite, validated_classification, validated_regression
-from sparse_estimators.losses._base import _norm, cholesky_newton_solve
 from sparse_estimators.losses._design import (
     LinearDesign,
     column_extremes,
     shared_extremes,
     weighted_column_sums,
 )
+from sparse_estimators.losses._numerics import _norm, cholesky_newton_solve
 
 
 def _data(seed=0, n=60, p=12):

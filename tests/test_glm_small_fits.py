@@ -15,7 +15,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.linalg import lapack
 
 from sparse_estimators.losses import GammaLoss, PoissonLoss
-from sparse_estimators.losses._base import min_norm_solve
+from sparse_estimators.losses._numerics import min_norm_solve
 from sparse_estimators.losses._pointwise_newton import cholesky_solve
 from sparse_estimators.solvers._splice_abess import _abess_threshold
 

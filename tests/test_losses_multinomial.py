@@ -75,7 +75,7 @@ def test_multinomial_block_hessian_and_solve_match_the_generic_ones(alpha, fit_i
     ``_policy.PAIR_CLASSES`` classes) and Cholesky solve (softmax shifts projected) against the generic
     per-class-pair Hessian and the SVD minimum-norm solve (issue 26: 30 classes took 2 s)."""
     from sparse_estimators import _policy
-    from sparse_estimators.losses._base import min_norm_solve
+    from sparse_estimators.losses._numerics import min_norm_solve
 
     assert (m <= _policy.PAIR_CLASSES) == (m < 6)  # (both routes of block_hessian are tested)
     rng = np.random.RandomState(3)
@@ -114,7 +114,7 @@ def test_newton_solves_have_no_shift_component(alpha, seed):
     """Issue 32 item 11: the Newton step on the singular multinomial Hessian moved along the softmax shifts by
     the gradient's rounding over a null eigenvalue computed at ~4e-16, an amount that depended on the BLAS
     kernel (the suite failed under OPENBLAS_CORETYPE=Prescott): both solves now return the minimum-norm step."""
-    from sparse_estimators.losses._base import min_norm_solve
+    from sparse_estimators.losses._numerics import min_norm_solve
 
     rng = np.random.RandomState(seed)
     n, p, m = 80, 4, 6

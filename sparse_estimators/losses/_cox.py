@@ -12,9 +12,10 @@ import math
 import numpy as np
 
 from .. import _policy
-from ._base import BaseLoss, cholesky_newton_solve, largest_eigenvalue, newton_minimise
+from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
 from ._glm import _NonNegativeRefit
+from ._numerics import cholesky_newton_solve, largest_eigenvalue, newton_minimise
 
 
 def _reverse_cumsum(A):

@@ -3,8 +3,8 @@
 import numpy as np
 import scipy.optimize
 
-from ._base import min_norm_solve
 from ._dask_design import DaskDesign
+from ._numerics import min_norm_solve
 from ._squared import GramSquaredLoss, _cholesky_solve, gaussian_fit_term
 
 

@@ -7,8 +7,8 @@ from scipy.optimize import brentq, minimize
 from scipy.special import digamma, gammaln, xlogy
 
 from .. import _policy
-from ._base import cholesky_newton_solve
 from ._logistic import _GLMLoss
+from ._numerics import cholesky_newton_solve
 from ._pointwise_newton import _PointwiseNewtonRefit
 
 #: the smallest positive normal float64 (np.finfo's lookup costs microseconds at every splicing round)

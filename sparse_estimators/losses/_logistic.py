@@ -4,8 +4,9 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit, log_expit, logsumexp, softmax
 
-from ._base import BaseLoss, cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
+from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
+from ._numerics import cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
 from ._pointwise_newton import _PointwiseNewtonRefit
 from ._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature, block_hessian, class_rmatvec, softmax_parts
 

@@ -2,7 +2,7 @@
 
 The splicing search refits a dozen small candidates per fit; with
 ``n x (k + 1)`` blocks of a few columns, the generic Newton loop
-(:func:`~sparse_estimators.losses._base.newton_minimise` on closures) cost
+(:func:`~sparse_estimators.losses._numerics.newton_minimise` on closures) cost
 more in Python overhead than in arithmetic. This loop computes the value and
 both derivatives of the pointwise loss in one pass per accepted point, tries
 line-search steps along the precomputed ``A d`` (no product with ``A`` per
@@ -19,13 +19,13 @@ from scipy.linalg import lapack
 
 from .. import _policy
 from .._utils import concatenate as _concatenate
-from ._base import min_norm_solve
+from ._numerics import min_norm_solve
 
 
 def cholesky_solve(H, g):
     """``H^{-1} g`` by LAPACK's Cholesky; the minimum-norm solution when a pivot is below ``1e-10`` of its diagonal.
 
-    :func:`~sparse_estimators.losses._base.cholesky_newton_solve` without
+    :func:`~sparse_estimators.losses._numerics.cholesky_newton_solve` without
     the wrappers' checks (a few microseconds each, on 6 x 6 systems).
     """
     L, x, info = _posv(H, g, 1)  # (lower=1 by position: f2py's keyword parsing took as long as the solve)
@@ -99,7 +99,7 @@ class _PointwiseNewtonRefit:
     def _newton(self, A, theta, k, max_iter, precise, fallback=None, decrement=None, limit=None, state=None):
         """Minimise the loss over ``theta`` (``k`` coefficients, then the intercept) with columns ``A``.
 
-        The stopping rules of :func:`~sparse_estimators.losses._base.newton_minimise`:
+        The stopping rules of :func:`~sparse_estimators.losses._numerics.newton_minimise`:
         with ``precise``, Newton steps (Armijo backtracking) until the step is
         at the level of rounding in ``theta``; without, the full step once the
         decrement is at most :data:`~sparse_estimators._policy.CANDIDATE_DECREMENT` times ``u + |f|``, ``u`` the

@@ -7,9 +7,9 @@ from scipy.special import erf
 
 from .. import _policy
 from .._utils import power_of_two_scale
-from ._base import cholesky_newton_solve
 from ._glm import _NonNegativeRefit
 from ._logistic import _GLMLoss
+from ._numerics import cholesky_newton_solve
 from ._pointwise_newton import _PointwiseNewtonRefit
 
 #: the MAD times this estimates the standard deviation of Gaussian data (1 / Phi^{-1}(3/4))

@@ -147,7 +147,7 @@ class SoftmaxCurvature:
 
 
 class FrozenNewtonSolver:
-    """``solve(H, g)`` for :func:`~sparse_estimators.losses._base.newton_minimise`, forming few Hessians.
+    """``solve(H, g)`` for :func:`~sparse_estimators.losses._numerics.newton_minimise`, forming few Hessians.
 
     ``H`` is a :class:`SoftmaxCurvature`. The first call (without a
     ``factor`` given) forms it and keeps its factorisation; later calls run

@@ -30,7 +30,7 @@ def _cholesky_solve(G, rhs, rtol, scale=None):
     pivot ``L_jj^2`` is at most ``rtol`` times ``scale`` (default: its
     diagonal entry ``G_jj``, so that the test is the part of column ``j`` not
     explained by the columns before it, as in
-    :func:`~sparse_estimators.losses._base.well_conditioned_cholesky`).
+    :func:`~sparse_estimators.losses._numerics.well_conditioned_cholesky`).
     """
     L, x, info = _posv(G, rhs, 1)  # (lower=1 by position: f2py's keyword parsing costs a microsecond)
     if info:
