@@ -230,7 +230,8 @@ _ATTRIBUTES = """coef_ : ndarray of shape {coef_shape}
         without).
     k_path_ : ndarray of shape (n_levels,)
         Only when ``k=None``: the levels ``1, 2, ...`` of the path that
-        chose ``k_``.
+        chose ``k_`` (no path, and none of these three attributes, for a
+        regressor's constant target: see ``k_``).
     criterion_path_ : ndarray of shape (n_levels,)
         Only when ``k=None``: the criterion at each level of ``k_path_``
         (lower is better; its minimum is at ``k_``).
