@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import expit, log_expit
 from sklearn.base import is_classifier
+from sklearn.datasets import make_classification as sklearn_make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
@@ -348,6 +349,26 @@ def test_coef_init_multi_output(make_regression):
     started = Regressor(k=3).fit(X, Y, coef_init=cold.coef_)
     assert started.n_iter_ == 1 < cold.n_iter_  # (see the test above)
     np.testing.assert_allclose(started.coef_, cold.coef_, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("thresholding", ["lq", "reciprocal"])
+@pytest.mark.parametrize("IHT", [IHTRegressor, IHTClassifier])
+def test_warm_refit_without_debiasing_stays_within_tol_at_a_fixed_step(IHT, thresholding):
+    # (documented under warm_start: these operators' fixed points depend on the step, so a fixed step
+    # makes the refit of a converged fit stop within its tol; the adaptive step, restarted, moves
+    # 4 to 360 times tol on these data)
+    X, labels = sklearn_make_classification(200, 30, n_informative=5, random_state=0)
+    y = labels if IHT is IHTClassifier else X[:, :5] @ np.arange(1.0, 6.0) + np.random.default_rng(0).normal(size=200)
+
+    def relative_move(step_size):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)  # (converged fits)
+            model = IHT(k=5, thresholding=thresholding, debias=False, step_size=step_size, warm_start=True).fit(X, y)
+        first = model.coef_.copy()
+        return np.linalg.norm(model.fit(X, y).coef_ - first) / np.linalg.norm(first) / model.tol
+
+    assert relative_move(1.0) <= 2 and relative_move(0.5) <= 2
+    assert relative_move("auto") > 2
 
 
 # -- debiasing ------------------------------------------------------------------------------------------

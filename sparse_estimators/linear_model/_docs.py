@@ -182,7 +182,14 @@ default=None
         Start from the previous fit's coefficients when refitting (a fit
         with other classes or targets starts cold). With ``k=None`` the
         level is chosen again along a path that starts from zero
-        coefficients, so the previous coefficients are not used.""",
+        coefficients, so the previous coefficients are not used. With
+        ``debias=False`` and ``'lq'`` or ``'reciprocal'`` thresholding the
+        limit of the iteration depends on the step (those operators do not
+        shrink in proportion to it): with ``step_size='auto'``, whose
+        adaptive step starts again from its initial value, a refit on the
+        same data can move the coefficients by a few hundredths; with a
+        float ``step_size`` the refit of a converged fit stops within
+        ``tol`` of it.""",
     "verbose": """verbose : int, default=0
         1 prints a summary of the fit; 2 one line per iteration.""",
     "alpha": """alpha : float, default=1e-4
