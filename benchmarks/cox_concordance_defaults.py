@@ -12,6 +12,14 @@ mean per-split difference to Coxnet's +- its standard error. Variants:
   ``RegIHT``, ``IOBS``);
 * ``IHT debias=False`` (the solver's last iterate, not the refit);
 * ``IHT alpha=a`` for the l2 term ``a`` in ``--alphas`` (default 1e-4);
+* ``IHT <op> debias=False`` for each thresholding operator ``<op>`` in
+  ``--operators`` (e.g. ``soft``: coefficients shrunk, not refitted; at
+  level ``k`` a fixed point of the soft-thresholded step is a lasso
+  solution, at the penalty where a ``(k+1)``-th feature would enter);
+* ``IHT grid search`` (``--grid-search``): ``GridSearchCV`` over
+  ``thresholding`` in hard, soft, lq and ``debias``, 5 shuffled folds
+  (``random_state=0``), scored by the concordance (the estimator's
+  ``score``);
 * ``IHT Firth`` (``--firth``): IHT's support refitted with Firth's
   penalised partial likelihood (Heinze & Schemper 2001, the standard remedy
   for a monotone likelihood; ``log L + 0.5 log det I``, minimised by BFGS
@@ -116,11 +124,24 @@ def exhaustive(X, y, k):
     return loss.refit(np.array(best), *zeros)[0][:, 0]
 
 
-def variants(alphas, firth, best):
+def _grid_search(X, y, k):
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    grid = {"thresholding": ["hard", "soft", "lq"], "debias": [True, False]}
+    search = GridSearchCV(IHTCoxPHSurvivalAnalysis(k=k), grid, cv=KFold(5, shuffle=True, random_state=0))
+    return search.fit(X, y).best_estimator_.coef_
+
+
+def variants(alphas, firth, best, operators=(), grid_search=False):
     out = {name: (lambda X, y, k, cls=cls: cls(k=k).fit(X, y).coef_) for name, cls in DEFAULTS.items()}
     out["IHT debias=False"] = lambda X, y, k: IHTCoxPHSurvivalAnalysis(k=k, debias=False).fit(X, y).coef_
     for a in alphas:
         out[f"IHT alpha={a:g}"] = lambda X, y, k, a=a: IHTCoxPHSurvivalAnalysis(k=k, alpha=a).fit(X, y).coef_
+    for op in operators:
+        out[f"IHT {op} debias=False"] = (lambda X, y, k, op=op: IHTCoxPHSurvivalAnalysis(
+            k=k, thresholding=op, debias=False).fit(X, y).coef_)
+    if grid_search:
+        out["IHT grid search"] = _grid_search
     if firth:
         out["IHT Firth"] = lambda X, y, k: firth_refit(X, y, IHTCoxPHSurvivalAnalysis(k=k).fit(X, y).support_)
     if best:
@@ -134,12 +155,15 @@ def main():
     parser.add_argument("--data", default="whas500,veterans_lung_cancer,gbsg2")
     parser.add_argument("--k", default=",".join(map(str, REAL_K)))
     parser.add_argument("--alphas", default="0.01,0.03,0.1,0.3")
+    parser.add_argument("--operators", default="", help="thresholding operators, e.g. soft,lq,reciprocal")
+    parser.add_argument("--grid-search", action="store_true")
     parser.add_argument("--firth", action="store_true")
     parser.add_argument("--exhaustive", action="store_true")
     parser.add_argument("--best-subset", action="store_true")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    methods = variants([float(a) for a in args.alphas.split(",") if a], args.firth, args.exhaustive)
+    methods = variants([float(a) for a in args.alphas.split(",") if a], args.firth, args.exhaustive,
+                       [op for op in args.operators.split(",") if op], args.grid_search)
     wanted = args.data.split(",")
     for name, X, y in _real_sets():
         if name not in wanted:
