@@ -111,8 +111,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         (the ranks of the values within each column), not by their
         positions: the same table with its rows or columns in another order
         (a ``ColumnTransformer``'s, a shuffled ``DataFrame``) holds out the
-        same entries, and so chooses the same rank; so does a table with a
-        column in other units or shifted (the ranks are kept). The fits
+        same entries, and so chooses the same rank; a column in other units
+        or shifted does not change the held-out entries either (the ranks
+        within it are kept). The fits
         themselves start from random directions drawn per column position:
         with the columns reordered, the imputation agrees to the
         completion's tolerance ``tol``, not to the last bit (with the rows
