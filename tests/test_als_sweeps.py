@@ -80,12 +80,13 @@ def test_ridge_solve_equals_the_linear_solve_and_keeps_the_singular_case():
 
 
 def test_rank_and_ridge_choice_are_the_same_on_both_routes(monkeypatch):
-    X, mask, _ = _observed(80, 40, 0.6, 5)
+    # (seed 8: with the held-out entries of holdout_split, seed 5's best errors were 0.1 % apart, a tie)
+    X, mask, _ = _observed(80, 40, 0.6, 8)
     X_missing = np.where(mask, X, np.nan)
     dense = LowRankImputer(rank="auto", solver="als").fit(X_missing)
     monkeypatch.setattr(_policy, "DENSE_SWEEP_SHARE", 2.0)  # (never dense)
     sparse = LowRankImputer(rank="auto", solver="als").fit(X_missing)
-    # (the choice is unique: the best held-out error is 1 % below the next candidate's, far above rounding)
+    # (the choice is unique: the best held-out error is 1.3 % below the next candidate's, far above rounding)
     errors = np.sort(sparse.rank_validation_.mean_errors)
     assert errors[0] < 0.995 * errors[1]
     assert (dense.rank_, dense.alpha_) == (sparse.rank_, sparse.alpha_)

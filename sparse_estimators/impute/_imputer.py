@@ -31,7 +31,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     ``rank(X - 1 mean^T) <= rank`` with :func:`complete_matrix` (the squared
     error on the observed entries is minimised by IHT or accelerated IHT on
     the singular values, never forming more than factors and the observed
-    entries), learning the column means ``mean_``, the row space
+    entries), learning the column offsets ``mean_``, the row space
     ``components_``, the variance of the rows' scores along it
     (``explained_variance_``) and the noise variance of the fit
     (``noise_variance_``). ``transform`` fills the missing entries of each
@@ -39,7 +39,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     ridge regression of the row's observed entries on the components, with
     the penalty ``noise_variance_ / explained_variance_`` per component,
     which shrinks rows with few or uninformative observed entries towards
-    the column means instead of extrapolating them. ``fit_transform(X)``
+    ``mean_`` instead of extrapolating them. ``fit_transform(X)``
     is ``fit(X).transform(X)``, so training and test folds are imputed
     alike (``Pipeline``, ``cross_val_score``). Observed entries are never
     changed.
@@ -50,8 +50,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         Rank of the centered completed matrix. ``'auto'``: chosen by
         hold-out validation of the observed entries (:func:`choose_rank`,
         10 % of them hidden once, with this imputer's options) among the
-        ranks the data can identify (see Notes), over rank 0 (the column
-        means, ``SimpleImputer``'s fill) and the grid ``1, 2, ...,
+        ranks the data can identify (see Notes), over rank 0 (``mean_``
+        alone: the column means, ``SimpleImputer``'s fill; zeros without
+        ``center``) and the grid ``1, 2, ...,
         10, 12, 15, 19, 24, 30, ...`` (every rank to 10, then ratios of about
         1.25), stopped once two grid ranks above the best one validate worse
         than it, then refined on at most 6 ranks between the best one's grid
@@ -104,7 +105,19 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         ``rank='auto'`` and ``solver='als'``, which choose it with the rank
         on held-out entries (see Notes).
     random_state : int, RandomState instance or None, default=0
-        Seeds the randomized SVD of the completion (reproducible fits).
+        Seeds the randomized SVD of the completion (reproducible fits) and,
+        with ``rank='auto'``, the draw of the held-out entries. That draw
+        names each entry by its row and column as described by their content
+        (the ranks of the values within each column), not by their
+        positions: the same table with its rows or columns in another order
+        (a ``ColumnTransformer``'s, a shuffled ``DataFrame``) holds out the
+        same entries, and so chooses the same rank; a column in other units
+        or shifted does not change the held-out entries either (the ranks
+        within it are kept). The fits
+        themselves start from random directions drawn per column position:
+        with the columns reordered, the imputation agrees to the
+        completion's tolerance ``tol``, not to the last bit (with the rows
+        reordered, to rounding).
     verbose : int, default=0
         ``>= 1`` prints the completion's progress.
 
@@ -112,8 +125,10 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     ----------
     mean_ : ndarray of shape (n_features,)
         Column offsets, fitted jointly with the low-rank part (starting from
-        the observed entries' column means; zeros if not ``center``; 0 for a
-        column with no observed entry).
+        the observed entries' column means, and equal to them when nothing
+        low rank is fitted, e.g. ``rank_`` 0; zeros if not ``center``; 0 for
+        a column with no observed entry). A row with no observed entry is
+        imputed with ``mean_``.
     scale_ : ndarray of shape (n_features,)
         The column scales of ``standardize`` (ones without it; 1 for a
         column with no observed entry).
@@ -145,7 +160,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         entries validate any rank.
     n_iter_ : int
         Iterations of the completion (0 when ``rank_`` is 0 or the centered
-        observed entries are all zero: the imputation is then the means).
+        observed entries are all zero: the imputation is then ``mean_``).
     loss_curve_ : ndarray of shape (``n_iter_``,)
         Half the squared error on the observed (centered) entries after each iteration.
     indicator_ : MissingIndicator or None
@@ -175,10 +190,15 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     ``SimpleImputer``'s 0.41 to 0.43 (:source:`doc/peers/imputers.md` has
     the defaults' scores now). A training row's fill is therefore not the
     completion's own value ``U_i diag(s) C`` but the same posterior mean,
-    shrunk a little more towards the column means.
+    shrunk a little more towards ``mean_``.
 
-    A row with no observed entry is filled with the column means, with a
-    warning; so is every row when ``rank_`` is 0.
+    A row with no observed entry is filled with ``mean_``, with a warning:
+    the fitted column offsets, which differ from the observed entries'
+    column means when a low-rank part is fitted (the offsets are fitted
+    jointly with it), and zeros with ``center=False``. Every missing entry
+    is filled with ``mean_`` when ``rank_`` is 0: then the observed
+    entries' column means (``SimpleImputer``'s fill), or zeros without
+    ``center``.
 
     ``rank='auto'`` validates a rank ``r`` only if ``r (m + n - r)``, the
     number of free parameters of an ``m x n`` matrix of rank ``r``, is at
@@ -193,7 +213,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     ``O(nnz r)`` per iteration). Every rank up to 10 is tried because the
     validation curve of a rank-constrained fit is not unimodal near the
     true rank (on a rank-6 matrix, ranks 7 and 8 validated better than 5).
-    When no rank passes these bounds, ``rank_`` is 0 (the column means,
+    When no rank passes these bounds, ``rank_`` is 0 (``mean_`` alone,
     the safe choice, without a warning: a small table in ordinary use).
     Rank 0 is kept unless the best rank's squared errors on the held-out
     entries are below rank 0's by more than one standard error of their
@@ -336,13 +356,17 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             return names
         return np.concatenate([names, self.indicator_.get_feature_names_out(input_features)])
 
+    def _empty_row_fill(self):
+        """What a row with no observed entry is filled with, for the warnings."""
+        return "mean_ (the fitted column offsets)" if self.center else "0 (mean_ is 0 with center=False)"
+
     def _is_missing(self, block):
         """Where a block of rows is missing (``missing_values``)."""
         return np.isnan(block) if is_scalar_nan(self.missing_values) else block == self.missing_values
 
     # -- fit -----------------------------------------------------------------------------------------------
     def fit(self, X, y=None):
-        """Complete the training matrix and learn the column means, the row space and the noise level.
+        """Complete the training matrix and learn the column offsets, the row space and the noise level.
 
         Parameters
         ----------
@@ -406,8 +430,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         n_valid = int(valid.sum())
         empty_rows = np.bincount(rows, minlength=m) == 0
         if empty_rows.any():
-            _warn(f"{int(empty_rows.sum())} row(s) of X have no observed entry: they are imputed with the column "
-                  "means.")
+            _warn(f"{int(empty_rows.sum())} row(s) of X have no observed entry: they are imputed with "
+                  f"{self._empty_row_fill()}.")
         counts = np.bincount(cols, minlength=n_valid)
         mean = np.bincount(cols, weights=values, minlength=n_valid) / counts
         # the model is fit to the standardized columns: the imputation does not depend on the columns' units
@@ -440,7 +464,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                 r = max(top, 0)
         fitted = r > 0 and np.any(values - mean[cols])
         if not fitted:
-            # nothing low rank to learn: the imputation is the column means (SimpleImputer's, to the last bit)
+            # nothing low rank to learn: the imputation is the column means (SimpleImputer's, to the last bit;
+            # zeros without center)
             U, s, Vt = np.zeros((m, r)), np.zeros(r), np.zeros((r, n_valid))
             n_iter, loss_curve = 0, np.zeros(0)
         else:
@@ -500,8 +525,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
 
         For each row with observed entries ``O`` and missing entries ``M``,
         ``z = (C_O C_O^T + noise_variance_ diag(1 / explained_variance_))^{-1}
-        C_O (x_O - mean_O)`` with ``C = components_`` (a ridge regression on
-        the components), and ``x_M = mean_M + z C_M``.
+        C_O ((x_O - mean_O) / scale_O)`` with ``C = components_`` (a ridge
+        regression on the components), and ``x_M = mean_M + (z C_M) scale_M``
+        (``mean_M`` for a row with no observed entry, with a warning).
 
         Parameters
         ----------
@@ -543,5 +569,5 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         if in_place and features.size:
             out[:, :n_keep] = X
         if warn_empty_rows and n_empty:
-            _warn(f"{n_empty} row(s) of X have no observed entry: they are imputed with the column means.")
+            _warn(f"{n_empty} row(s) of X have no observed entry: they are imputed with {self._empty_row_fill()}.")
         return out

@@ -1,6 +1,6 @@
 """``LowRankImputer(rank='auto')``: the rank (and the ridge of ``solver='als'``) chosen on held-out entries.
 
-Rank 0, the column means (what ``SimpleImputer`` fills with), is a candidate
+Rank 0, the column means (what ``SimpleImputer`` fills with; zeros without centering), is a candidate
 like any other: it is validated on the same held-out entries as the ranks,
 and wins ties. When the observed entries are too few to validate any rank
 (see :func:`identifiable_ranks`), the choice is rank 0: the safe one.
@@ -14,7 +14,13 @@ from sklearn.utils import check_random_state
 
 from .. import _policy
 from ._completion import _limit_blas_threads, complete_matrix
-from ._rank_choice import RankValidation, _beats_column_means, _column_means_residuals, _validate_rank_and_alpha
+from ._rank_choice import (
+    RankValidation,
+    _beats_column_means,
+    _column_means_residuals,
+    _validate_rank_and_alpha,
+    holdout_split,
+)
 
 __all__ = ["auto_rank", "auto_rank_and_alpha", "alpha_growth", "identifiable_ranks", "rank_grid"]
 
@@ -60,8 +66,8 @@ def auto_rank(rows, cols, values, shape, *, seed, center, **options):
     """Hold-out validation of the rank over rank 0, the grid of :func:`rank_grid`, then a refinement.
 
     A share ``_policy.AUTO_HOLDOUT`` of the observed entries is hidden once (the same
-    entries for every rank; the split and the fits' seed are those of
-    :func:`choose_rank` with ``random_state=seed``); each rank is completed
+    entries for every rank; ``holdout_split`` of ``_rank_choice.py``, which does not
+    depend on the order of the rows and columns); each rank is completed
     from the rest with :func:`complete_matrix` (``options``; convergence
     warnings of these fits are not shown: they stop at ``max(tol, 1e-3)``).
     The grid stops once two ranks above the best one validate worse than it.
@@ -73,11 +79,8 @@ def auto_rank(rows, cols, values, shape, *, seed, center, **options):
     allowed = identifiable_ranks(values.size, shape)
     if not allowed:
         return None
-    rng = check_random_state(seed)
-    perm = rng.permutation(values.size)
-    n_out = _n_out(values.size)
-    out, keep = perm[:n_out], perm[n_out:]
-    fit_seed = int(rng.randint(np.iinfo(np.int32).max))
+    out, keep = holdout_split(rows, cols, values, shape, _n_out(values.size), seed)
+    fit_seed = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
     fit_on = (rows[keep], cols[keep], values[keep])
     residuals = {0: _column_means_residuals(rows, cols, values, keep, out, n, center)}
     tried = {0: float(np.sqrt(np.mean(residuals[0] ** 2)))}

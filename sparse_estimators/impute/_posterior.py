@@ -9,7 +9,7 @@ the ridge estimate
     ``z = (C_O C_O^T + noise diag(1 / prior))^{-1} C_O (x_O - mean_O)``
 
 and the missing entries are filled with ``mean_M + z C_M``: a row with few or
-uninformative observed entries is shrunk towards the column means instead of
+uninformative observed entries is shrunk towards ``mean`` (the column offsets) instead of
 being extrapolated by an unregularised least-squares solve.
 """
 

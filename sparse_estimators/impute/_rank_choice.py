@@ -163,6 +163,54 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
     return RankValidation(ranks=ranks, errors=errors, mean_errors=mean_errors, best_rank=best)
 
 
+def _mix(x):
+    """SplitMix64's finaliser, elementwise on uint64 (wrapping arithmetic): a well-spread hash of each value."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _sums(groups, keys, size):
+    """Sum of ``keys`` per group, modulo 2**64: exact, so it does not depend on the order of the entries."""
+    total = np.zeros(size, dtype=np.uint64)
+    np.add.at(total, groups, keys)
+    return total
+
+
+def holdout_split(rows, cols, values, shape, n_out, seed):
+    """Indices ``(out, keep)`` (sorted) of ``n_out`` held-out observed entries and of the others.
+
+    The entries with the ``n_out`` smallest hash keys of ``(seed, row, column)`` are held out, where a row and a
+    column are named by their content, not their position: each entry's rank among its column's observed values
+    gives a row the multiset of its ranks, a column the multiset of (rank, row name), and a row again the multiset
+    of (rank, column name). The split is thus the same for the rows and columns in another order, and for columns
+    under increasing maps (units, offsets), up to ties that rounding creates or breaks; identical rows (columns)
+    share their held-out columns (rows). ``seed`` draws the hash as ``random_state`` drew a permutation.
+    """
+    m, n = shape
+    order = np.argsort(values)  # (equal values get one rank: their order does not matter)
+    by_col = cols[order].astype(np.uint16 if n <= 1 << 16 else np.intp)  # (16 bits: NumPy's radix sort)
+    order = order[np.argsort(by_col, kind="stable")]  # (by column, then value)
+    c, v = cols[order], values[order]
+    new = np.ones(v.size, dtype=bool)
+    new[1:] = (c[1:] != c[:-1]) | (v[1:] != v[:-1])
+    group = np.cumsum(new)  # (one id per distinct value of a column)
+    rank = np.empty(v.size, dtype=np.uint64)
+    rank[order] = (group - group[np.searchsorted(c, c)]).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        a = _mix(rank + np.uint64(seed))
+        row_name = _mix(_sums(rows, a, m))
+        col_name = _mix(_sums(cols, _mix(a ^ row_name[rows]), n))
+        row_name = _mix(_sums(rows, _mix(a ^ col_name[cols]), m))
+        key = _mix(_mix(row_name[rows] + np.uint64(seed)) ^ col_name[cols])
+    # the n_out smallest keys (equal keys, of identical rows and columns, by position: a stable sort's first n_out)
+    last = np.partition(key, n_out - 1)[n_out - 1]
+    held = key < last
+    held[np.flatnonzero(key == last)[:n_out - int(held.sum())]] = True
+    return np.flatnonzero(held), np.flatnonzero(~held)
+
+
 def _column_means_residuals(rows, cols, values, keep, out, n, center):
     """Residuals on the held-out entries of rank 0: each column's mean over the kept entries (0 without ``center``)."""
     if center:
@@ -220,9 +268,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
 
     m, n = shape
     rng = check_random_state(seed)
-    n_out = max(1, int(round(holdout * values.size)))
-    perm = rng.permutation(values.size)
-    out, keep = np.sort(perm[:n_out]), np.sort(perm[n_out:])
+    out, keep = holdout_split(rows, cols, values, shape, max(1, int(round(holdout * values.size))), seed)
     scale = power_of_two_scale(values)
     obs = _Observed(rows[keep], cols[keep], values[keep] * scale, shape)
     counts = _column_sums(obs.cols, n)
