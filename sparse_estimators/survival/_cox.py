@@ -196,7 +196,9 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
         if not np.any(event & (sample_weight > 0)):
             raise ValueError("Every event of y has sample weight 0: the Cox model needs at least one event.")
         X_fit, x_scale = _rescaled(X)
-        loss = CoxLoss(X_fit, event, time, sample_weight, self.ties, self.alpha)
+        # the l2 term on the coefficients in X's units, alpha/2 ||coef||^2 = alpha x_scale^2 / 2 ||w||^2 in X_fit's
+        # (x_scale a power of two: exact; 1 for data of ordinary magnitude)
+        loss = CoxLoss(X_fit, event, time, sample_weight, self.ties, self.alpha * x_scale ** 2)
         loss.positive = bool(self.positive)
         return loss, {"y_ndim": 1, "scale": (x_scale, 1.0), "dtype": X.dtype,
                       "survival": (X, event, time, sample_weight)}
@@ -208,8 +210,9 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
         eta = np.asarray(X @ np.asarray(self.coef_, dtype=float), dtype=float).ravel()
         # the predictions' baseline at the risk score `shift` (not 0) where exp(X coef_) leaves float range
         # (|X coef_| beyond about 700: uncentred features); the public baseline is its value at 0 when that
-        # is in range, else at `shift` (baseline_risk_score_)
-        shift = float(eta.max()) if eta.size and np.abs(eta).max() > _policy.COX_BASELINE_SHIFT_ABOVE else 0.0
+        # is in range, else at `shift` (baseline_risk_score_). Rows of weight 0 are absent: not their scores
+        live = eta[sample_weight > 0]
+        shift = float(live.max()) if live.size and np.abs(live).max() > _policy.COX_BASELINE_SHIFT_ABOVE else 0.0
         times, hazard = breslow_cumulative_hazard(eta, event, time, sample_weight, shift)
         self._hazard_shift = (shift, hazard)
         with np.errstate(over="ignore", under="ignore"):
