@@ -123,7 +123,7 @@ def _lp_direction(A, event, time, positive):
     return res.x[:k]
 
 
-def monotone_direction(A, event, time, sample_weight=None, coef=None, positive=False):
+def monotone_direction(A, event, time, sample_weight=None, coef=None, positive=False, sorted_index=None):
     """A direction of the coefficients of ``A``'s columns along which the partial likelihood rises for ever.
 
     Parameters
@@ -138,6 +138,10 @@ def monotone_direction(A, event, time, sample_weight=None, coef=None, positive=F
         The fitted coefficients, tried first as the direction.
     positive : bool, default=False
         Only directions of non-negative coefficients (the fit's constraint).
+    sorted_index : tuple or None
+        ``(order, starts)`` if known (used only when every weight is positive):
+        ``order = np.argsort(time, kind="stable")`` and, for each event in row
+        order, the position in ``time[order]`` where its risk set starts.
 
     Returns
     -------
@@ -149,13 +153,17 @@ def monotone_direction(A, event, time, sample_weight=None, coef=None, positive=F
     A, event, time = A[keep], np.asarray(event, bool)[keep], np.asarray(time, float)[keep]
     if A.shape[1] == 0 or not event.any():
         return None
-    order = np.argsort(time, kind="stable")
-    starts = np.searchsorted(time[order], time[event], side="left")  # each event's risk set in the sorted order
+    if sorted_index is not None and keep.all():
+        order, starts = sorted_index
+    else:
+        order = np.argsort(time, kind="stable")
+        starts = np.searchsorted(time[order], time[event], side="left")  # each event's risk set in the sorted order
     if coef is not None and _separates(A @ coef, event, order, starts):
         return np.asarray(coef, dtype=float)
-    spread = np.abs(A - A.mean(axis=0)).max(axis=0)
+    A = A - A.mean(axis=0)
+    spread = np.abs(A).max(axis=0)
     spread[spread == 0] = 1.0
-    A = (A - A.mean(axis=0)) / spread  # (unit scale: the tolerances below are relative to it)
+    A /= spread  # (unit scale: the tolerances below are relative to it)
     if _no_direction_certificate(A, event, order, starts):
         return None
     beta = _lp_direction(A, event, time, positive)
