@@ -89,9 +89,11 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
             raise ValueError(f"The 'ties' parameter must be 'breslow' or 'efron', got {ties!r}.")
         sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         offset = weighted_column_sums(X, sw) / sw.sum()
-        constant = constant_columns(X)
+        # (rows of weight 0 are absent: a column constant on the others is constant, exactly zero once centred)
+        X_live = X if np.all(sw > 0) else X[sw > 0]
+        constant = constant_columns(X_live)
         if constant is not None:
-            offset[constant] = column_values(X, constant)
+            offset[constant] = column_values(X_live, constant)
         super().__init__(LinearDesign(X, offset, constant), sw, 1, False, alpha)
         self.ties = ties
         self.event = np.asarray(event, dtype=bool)
@@ -102,6 +104,8 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
         """The sorted structure: risk-set starts, event groups and Efron's slots (once per loss)."""
         sw, time = self.sample_weight, self.time
         dead = self.event & (sw > 0)  # (an event of weight 0 is no event: as if the row were absent)
+        #: the rows of positive weight when some have weight 0 (else None): the shift of eta is their largest
+        self.live = None if np.all(sw > 0) else sw > 0
         self.order = np.argsort(time, kind="stable")
         sorted_time = time[self.order]
         self.event_times = np.unique(time[dead])
@@ -137,8 +141,12 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
         """``(we, S_slot, ci, B)`` at ``eta``: weighted relative risks, slot denominators and gradient factors."""
         G = self.event_times.size
         eta = np.asarray(eta, dtype=float)
-        shift = float(eta.max()) if eta.size else 0.0  # (the loss is invariant to a shift of eta: no overflow)
-        we = self.sample_weight * np.exp(eta - shift)
+        if self.live is None:
+            shift = float(eta.max()) if eta.size else 0.0  # (the loss is invariant to a shift of eta: no overflow)
+            we = self.sample_weight * np.exp(eta - shift)
+        else:  # (a row of weight 0 is absent: its eta, however large, neither sets the shift nor overflows)
+            shift = float(eta[self.live].max())
+            we = self.sample_weight * np.exp(np.minimum(eta - shift, 0.0))
         S = _reverse_cumsum(we[self.order])[self.risk_start]
         E = np.bincount(self.dead_group, weights=we[self.dead], minlength=G)
         if G and not S[-1] > self.slot_floor:  # (the smallest risk set: else the value is -inf, the gradient NaN)

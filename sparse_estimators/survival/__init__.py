@@ -13,12 +13,14 @@ from ._cox import (
     IOBSCoxPHSurvivalAnalysis,
     RegularizedIHTCoxPHSurvivalAnalysis,
 )
+from ._monotone import MonotoneLikelihoodWarning
 from ._target import StepFunction, check_survival_target, concordance_index
 
 __all__ = [
     "AcceleratedIHTCoxPHSurvivalAnalysis",
     "IHTCoxPHSurvivalAnalysis",
     "IOBSCoxPHSurvivalAnalysis",
+    "MonotoneLikelihoodWarning",
     "RegularizedIHTCoxPHSurvivalAnalysis",
     "StepFunction",
     "check_survival_target",
