@@ -238,6 +238,9 @@ def dask_glm_setup(est, X, y, sample_weight, make_loss, *, centred_scale):
     sample_weight = _checked_weights(sample_weight, view)
     loss = make_loss(view, y, sample_weight)
     loss.design = DaskLinearDesign(X, loss.design.offset, loss.design.constant, design.counter)
+    # X is read block by block, never indexed in memory: I-OBS takes its 'dense' route (its wide-data routes
+    # index X's rows, and failed on a dask X with fewer rows than features)
+    loss.blockwise = True
     return loss, x_scale, y, sample_weight
 
 
