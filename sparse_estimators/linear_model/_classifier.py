@@ -13,7 +13,7 @@ from ..losses import LogisticLoss, MultinomialLoss
 from ._base import _SparseLinearBase
 from ._dask import lazy_method, lazy_score, uses_dask
 from ._dask_resident import dask_classifier_setup
-from ._scaling import _rescaled
+from ._scaling import _rescaled, _rescaled_alpha
 from ._validation import _check_real, _checked_weights, validated_classification
 
 __all__ = ["SparseClassifierBase"]
@@ -115,11 +115,12 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
         X, y = validated_classification(self, X, y)
         sample_weight = _checked_weights(sample_weight, X)
         X, x_scale = _rescaled(X, centred=self.fit_intercept)
-        loss, classes = self._classification_loss(X, y, sample_weight)
+        # (alpha is the user's, on coef_ = x_scale w: alpha x_scale^2 on the rescaled problem's w; see _rescaled_alpha)
+        loss, classes = self._classification_loss(X, y, sample_weight, _rescaled_alpha(self.alpha, x_scale))
         return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0), "dtype": X.dtype}
 
-    def _classification_loss(self, X, y, sample_weight):
-        """The logistic or multinomial loss of the labels ``y`` (checked weights, rescaled ``X``), and the classes."""
+    def _classification_loss(self, X, y, sample_weight, alpha):
+        """The logistic or multinomial loss of ``y`` (checked weights, rescaled ``X``, its alpha), and the classes."""
         if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind != "O":
             classes, y_enc = np.unique(y, return_inverse=True)  # (LabelEncoder's result, without its 0.2-0.6 ms)
         else:
@@ -137,8 +138,8 @@ class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with "
                              f"positive weight; got {present.size} class(es).")
         if classes.size == 2:
-            return LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, self.alpha), classes
-        return MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, self.alpha), classes
+            return LogisticLoss(X, y_enc, sample_weight, self.fit_intercept, alpha), classes
+        return MultinomialLoss(X, y_enc, classes.size, sample_weight, self.fit_intercept, alpha), classes
 
     @staticmethod
     def _format_coef(W, intercept, info):

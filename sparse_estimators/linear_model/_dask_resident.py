@@ -116,6 +116,7 @@ def dask_classifier_setup(est, X, y, sample_weight):
 
     from ..losses._dask_glm import make_dask_loss
     from ..losses._logistic import LogisticLoss, MultinomialLoss
+    from ._scaling import _rescaled_alpha
 
     X, y, sample_weight = _validated(est, X, y, sample_weight)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -151,7 +152,8 @@ def dask_classifier_setup(est, X, y, sample_weight):
     if n_present < 2:
         raise ValueError(f"{type(est).__name__} needs samples of at least 2 classes with "
                          f"positive weight; got {n_present} class(es).")
-    loss = make_dask_loss(cls, design, Y, w, stats, est.fit_intercept, est.alpha)
+    # (alpha on the user's coefficients: see _rescaled_alpha)
+    loss = make_dask_loss(cls, design, Y, w, stats, est.fit_intercept, _rescaled_alpha(est.alpha, x_scale))
     return loss, {"attributes": {"classes_": classes}, "scale": (x_scale, 1.0), "dtype": X.dtype}
 
 

@@ -24,7 +24,7 @@ from ..linear_model._docs import fill_doc
 from ..linear_model._iobs import _IOBSMixin
 from ..linear_model._regressor import SparseRegressorBase
 from ..linear_model._regularized import _WeightStepMixin
-from ..linear_model._scaling import _rescaled
+from ..linear_model._scaling import _rescaled, _rescaled_alpha
 from ..linear_model._validation import _check_real, _checked_weights
 from ..losses._cox import CoxLoss, breslow_cumulative_hazard
 from ..solvers import iht
@@ -198,7 +198,7 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
         X_fit, x_scale = _rescaled(X)
         # the l2 term on the coefficients in X's units, alpha/2 ||coef||^2 = alpha x_scale^2 / 2 ||w||^2 in X_fit's
         # (x_scale a power of two: exact; 1 for data of ordinary magnitude)
-        loss = CoxLoss(X_fit, event, time, sample_weight, self.ties, self.alpha * x_scale ** 2)
+        loss = CoxLoss(X_fit, event, time, sample_weight, self.ties, _rescaled_alpha(self.alpha, x_scale))
         loss.positive = bool(self.positive)
         return loss, {"y_ndim": 1, "scale": (x_scale, 1.0), "dtype": X.dtype,
                       "survival": (X, event, time, sample_weight)}
