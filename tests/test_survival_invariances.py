@@ -65,6 +65,20 @@ def test_a_power_of_two_scale_of_x_and_alpha_scales_the_coefficients(power):
         assert_allclose(scaled.coef_ * c, base.coef_, rtol=1e-9)
 
 
+def test_data_far_below_float_magnitudes_fit_without_overflow():
+    """``X * 1e-160`` is rescaled by 2^531: ``alpha x_scale^2`` overflowed (OverflowError) before the cap.
+
+    The documented l2 term on coefficients of order 1e160 is then the null model's in effect: a finite,
+    all-but-zero fit of ``k`` features (as ``alpha`` that large on ``X``), never an error or a NaN.
+    """
+    X, y, _, _ = cox_data(seed=6, n=120, p=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = IHTCoxPHSurvivalAnalysis(k=3).fit(X * 1e-160, y)
+    assert model.support_.size == 3 and np.all(np.isfinite(model.coef_))
+    assert np.all(np.isfinite(model.predict(X * 1e-160)))
+
+
 @pytest.mark.parametrize("Est", ESTIMATORS)
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
 def test_rows_of_weight_zero_are_absent_however_extreme(Est, ties):
