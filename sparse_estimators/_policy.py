@@ -81,8 +81,8 @@ X_FIT_PRODUCTS = 21
 #: data whose largest magnitude lies outside this range are solved rescaled by a power of two
 #: (linear_model/_scaling.py; doc/changelog.rst, ``_SCALE_RANGE``)
 SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
-#: the classifiers' l2 strength on data rescaled by x_scale is alpha x_scale^2 (the user's alpha on the user's
-#: coefficients), at most this (or alpha): far past the loss's curvature, and finite in the solvers' sums
+#: the classifiers' and Cox models' l2 strength on data rescaled by x_scale is alpha x_scale^2 (the user's alpha on
+#: the user's coefficients), at most this (or alpha): far past the loss's curvature, and finite in the solvers' sums
 #: (linear_model/_scaling.py; doc/changelog.rst, ``RESCALED_ALPHA_MAX``)
 RESCALED_ALPHA_MAX = 2.0 ** 900
 #: a centred second moment formed from uncentred moments is recomputed from centred columns when they differ

@@ -69,7 +69,7 @@ def _rescaled_alpha(alpha, x_scale):
     ``alpha/2 ||coef||^2 = alpha x_scale^2 / 2 ||w||^2`` with ``w = coef / x_scale`` (the rescaled problem's
     coefficients): exact, ``x_scale`` being a power of two, and ``alpha`` itself for data of ordinary magnitude.
     Data far below ``_policy.SCALE_RANGE`` give a product beyond ``_policy.RESCALED_ALPHA_MAX`` (or float range),
-    where the penalty outweighs the loss's curvature (at most 4 on the rescaled data) by so much that the fit is
+    where the penalty outweighs the loss's curvature on the rescaled data by so much that the fit is
     the null model to rounding: it is capped there (or at ``alpha``, when larger), finite.
     """
     if x_scale == 1.0 or alpha == 0.0:
