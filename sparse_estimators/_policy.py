@@ -105,6 +105,10 @@ SOFTMAX_CG_RTOL = (1e-6, 0.1)
 #: the rounding error of the multinomial refit's gradient, in units of rounding of ``|A^T (sw Y)|``
 #: (doc/changelog.rst, ``_GRADIENT_ROUNDING = 10``: 0.3 to 1.5 units measured at the minimum)
 GRADIENT_ROUNDING = 10
+#: a multinomial refit's coefficient row whose softmax-shift curvature ``alpha`` is at most this share of the
+#: row's curvature is held at its shift (no step along it) when the Cholesky pivot test fails: 100 times above
+#: that test's 1e-10 (doc/changelog.rst, ``FLAT_SHIFT_RTOL``)
+FLAT_SHIFT_RTOL = 1e-8
 #: up to this many classes the multinomial block Hessian is formed one pair of classes at a time
 #: (doc/changelog.rst, the block Hessian "up to 5 classes (``_PAIR_CLASSES``)")
 PAIR_CLASSES = 5

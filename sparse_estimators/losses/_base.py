@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ._design import constant_target
-from ._numerics import largest_eigenvalue, newton_minimise
+from ._numerics import largest_eigenvalue, min_norm_solve, newton_minimise
 
 
 class BaseLoss:
@@ -352,6 +352,9 @@ class BaseLoss:
         Z = self.linear_predictor(W, b)
         return W, b, self.value_from_z(Z, W), Z
 
+    #: how :meth:`refit`'s Newton steps solve ``H x = g``: the minimum-norm solution (see MultinomialLoss's)
+    _restricted_solve = staticmethod(min_norm_solve)
+
     def refit(self, support, W, b, *, max_iter=100, precise=True):
         """Minimise the loss over the coefficients in ``support`` (debiasing).
 
@@ -387,8 +390,8 @@ class BaseLoss:
             lambda theta: sub.hessian(*unpack(theta), weights=lambda Z: curvature(Z[:, 0])[:, None, None]))
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
         theta = newton_minimise(fun, lambda theta: sub.hessian(*unpack(theta)), theta, max_iter=max_iter,
-                                precise=precise, value_unit=self.value_unit, coef_unit=self.coef_unit,
-                                flat_hessian=flat)
+                                solve=sub._restricted_solve, precise=precise, value_unit=self.value_unit,
+                                coef_unit=self.coef_unit, flat_hessian=flat)
         Ws, bs = unpack(theta)
         W_full = np.zeros_like(W)
         W_full[support] = Ws

@@ -4,6 +4,7 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit, log_expit, logsumexp, softmax
 
+from .. import _policy
 from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
 from ._numerics import cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
@@ -437,8 +438,45 @@ class MultinomialLoss(_GLMLoss):
             view[rows, :, rows, :] += scale / m  # scale times the projector onto (e_j kron 1_m) / sqrt(m)
             L = well_conditioned_cholesky(shifted, 1e-10)
         if L is None:
-            return None
+            return self._factorize_flat_shifts(H, rows)
         return lambda g: self._project_shifts(scipy.linalg.cho_solve((L, True), g, check_finite=False))
+
+    def _factorize_flat_shifts(self, H, rows):
+        """:meth:`_factorize_newton` with the coefficient rows whose shift curvature ``alpha`` is negligible.
+
+        Along a coefficient row's softmax shift the Hessian's curvature is
+        ``alpha`` alone; on a column far larger than the others (``1e7`` times)
+        ``alpha`` falls below the Cholesky pivot test relative to that row's
+        curvature, and the SVD fallback cut the small columns' directions too
+        (their curvature below ``eps`` of the large one's): the refit stopped
+        far from its minimum. Those rows' shifts are treated as the
+        intercept's (no step along them, as the SVD's cut did), each shifted
+        by its own mean diagonal, so that the factorisation is scale-free.
+        None when no row qualifies or ``H`` stays singular.
+        """
+        if not self.alpha:  # (every row's shift is already one of rows)
+            return None
+        m = self.n_outputs
+        q = H.shape[0] // m
+        curvature = np.einsum("jaja->j", H.reshape(q, m, q, m)) / m  # each row's mean diagonal
+        flat = np.flatnonzero(self.alpha <= _policy.FLAT_SHIFT_RTOL * curvature[:q - int(self.fit_intercept)])
+        if flat.size == 0:
+            return None
+        rows = np.union1d(rows, flat)
+        shifted = H.copy()
+        view = shifted.reshape(q, m, q, m)
+        view[rows, :, rows, :] += (np.maximum(curvature[rows], np.finfo(float).tiny) / m)[:, None, None]
+        L = well_conditioned_cholesky(shifted, 1e-10)
+        if L is None:
+            return None
+
+        def solve(g):
+            x = scipy.linalg.cho_solve((L, True), g, check_finite=False)
+            steps = x.reshape(q, m)
+            steps[rows] -= steps[rows].mean(axis=1, keepdims=True)
+            return x
+
+        return solve
 
     def _solve_newton(self, H, g):
         # the minimum-norm Newton step on a dense Hessian: by Cholesky (see _factorize_newton), by the SVD
@@ -447,6 +485,12 @@ class MultinomialLoss(_GLMLoss):
         if solve is None:
             return self._project_shifts(min_norm_solve(H, g))
         return solve(g)
+
+    def _restricted_solve(self, H, g):
+        # the generic refit's (a sparse X): the minimum-norm solve, by Cholesky when coefficient rows' shifts are
+        # flat (see _factorize_flat_shifts; the SVD cut the directions of columns far smaller than another)
+        solve = self._factorize_flat_shifts(H, self._shift_rows(H.shape[0] // self.n_outputs))
+        return min_norm_solve(H, g) if solve is None else solve(g)
 
     def refit_candidates(self, supports, W, b):
         """Refit on each of several supports (see :meth:`BaseLoss.refit_candidates`), sharing one Hessian.
