@@ -56,7 +56,11 @@ _SHARED = {
         ValueError. The losses other than 'squared_error' have a free
         intercept (never thresholded), refit by Newton's method, and ignore
         ``precompute``; ``k=None`` compares levels with the Poisson or Gamma
-        likelihood (Gamma's shape estimated), and for 'huber' with the
+        likelihood (Gamma's shape estimated; Poisson's is that of counts, so
+        the level chosen for ``c y``, e.g. rates, can differ from that for
+        ``y``: for rates choose ``k`` with
+        :class:`~sparse_estimators.model_selection.SparsityCV`, whose D^2 is
+        scale-free), and for 'huber' with the
         quasi-likelihood of Huber's least favourable distribution, the path
         fitted at the pilot scale and judged at the residual scale of the
         level it chooses (again until that level stays: at the pilot, which
