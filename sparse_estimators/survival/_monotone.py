@@ -59,11 +59,15 @@ def _risk_extremes(values, starts):
     return out
 
 
+def _risk_set_extremes(eta, order, starts):
+    """The largest and smallest ``eta`` of each event's risk set (``starts`` in the time-sorted ``order``)."""
+    e = eta[order][::-1]
+    return np.maximum.accumulate(e)[::-1][starts], np.minimum.accumulate(e)[::-1][starts]
+
+
 def _separates(eta, event, order, starts):
     """Whether every event's ``eta`` is the largest of its risk set, and some strictly above a row of it."""
-    e = eta[order]
-    top = np.maximum.accumulate(e[::-1])[::-1][starts]
-    low = np.minimum.accumulate(e[::-1])[::-1][starts]
+    top, low = _risk_set_extremes(eta, order, starts)
     mine = eta[event]
     return bool(np.all(mine >= top) and np.any(mine > low))
 
@@ -170,8 +174,7 @@ def monotone_direction(A, event, time, sample_weight=None, coef=None, positive=F
     if beta is None:
         return None
     eta = A @ beta
-    e = eta[order]
-    top = np.maximum.accumulate(e[::-1])[::-1][starts]
+    top, _ = _risk_set_extremes(eta, order, starts)
     if np.min(eta[event] - top) < -1e-9 * float(np.abs(eta).max()):  # (the programme's answer, checked)
         return None
     return beta / spread
