@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sparse_estimators.impute import LowRankImputer
-from sparse_estimators.impute._rank_choice import holdout_split
+from sparse_estimators.impute._rank_choice import holdout_folds, holdout_split
 
 
 def _table(seed=8, m=60, n=12):
@@ -62,6 +62,23 @@ def test_the_split_is_a_partition_and_spreads_over_rows_and_columns():
     per_row = np.bincount(rows[out], minlength=300)
     assert 10 <= per_column.min() and per_column.max() <= 50
     assert per_row.max() <= 13 and 0.5 < per_row.var() / 3.6 < 2.0
+
+
+def test_the_folds_partition_the_entries_and_follow_the_rows_and_columns():
+    X = _table(m=30, n=5)
+    rows, cols, values = _entries(X)
+    folds = holdout_folds(rows, cols, values, X.shape, 10, 4)
+    outs = [out for out, _ in folds]
+    np.testing.assert_array_equal(np.sort(np.concatenate(outs)), np.arange(values.size))
+    assert all(np.array_equal(np.sort(np.r_[out, keep]), np.arange(values.size)) for out, keep in folds)
+    assert np.ptp([out.size for out in outs]) <= 1
+    rng = np.random.default_rng(6)
+    pr, pc = rng.permutation(X.shape[0]), rng.permutation(X.shape[1])
+    moved_rows, moved_cols, moved_values = _entries(X[pr][:, pc])
+    moved = holdout_folds(moved_rows, moved_cols, moved_values, X.shape, 10, 4)
+    for (out, _), (moved_out, _) in zip(folds, moved, strict=True):
+        assert set(zip(pr[moved_rows[moved_out]].tolist(), pc[moved_cols[moved_out]].tolist(), strict=True)) == \
+            set(zip(rows[out].tolist(), cols[out].tolist(), strict=True))
 
 
 def test_identical_rows_are_held_out_alike():
