@@ -89,7 +89,9 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
     entries): for each repeat, a share ``holdout`` of the observed entries is
     hidden, the rest completed at each rank with :func:`complete_matrix`, and
     the root mean squared error on the hidden entries recorded. The chosen
-    rank is then used to complete with all the observed entries.
+    rank is then used to complete with all the observed entries. The hidden
+    entries are named by their content (``holdout_split``), not their
+    position: the rows and columns in another order hide the same entries.
 
     Parameters
     ----------
@@ -104,7 +106,8 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
     n_repeats : int, default=1
         Independent random hold-outs, averaged.
     random_state : int, RandomState instance or None, default=0
-        Draws the held-out entries (and seeds the completions).
+        Draws one seed per repeat, which draws the held-out entries and
+        seeds the completions.
     **options
         Passed to :func:`complete_matrix` (``solver``, ``center``,
         ``max_iter``, ...). Convergence warnings of the validation fits are
@@ -148,9 +151,8 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
         raise ValueError(f"holdout={holdout} leaves no observed entry to complete from ({values.size} observed).")
     errors = np.empty((ranks.size, n_repeats))
     for rep in range(n_repeats):
-        perm = rng.permutation(values.size)
-        out, keep = perm[:n_out], perm[n_out:]
         seed = int(rng.randint(np.iinfo(np.int32).max))
+        out, keep = holdout_split(rows, cols, values, shape, n_out, seed)  # (named by content: order-invariant)
         for i, r in enumerate(ranks):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
