@@ -28,10 +28,14 @@ the first physiological variable as the target), ``load_iris`` (150 x 4),
 ``load_wine`` (178 x 13) and ``load_breast_cancer`` (569 x 30), the last
 three classification.
 
-Run: ``python benchmarks/compare_imputers.py`` (``--quick``: one seed, printed only).
+Run: ``python benchmarks/compare_imputers.py`` (``--quick``: one seed, printed only). Studies, printed only:
+``--seeds 0-29`` (other missingness seeds), ``--data linnerud,iris`` (some data sets), ``--params
+'{"solver": "als"}'`` (``LowRankImputer``'s parameters; JSON), ``--only`` (``SimpleImputer`` and
+``LowRankImputer`` alone).
 """
 
 import argparse
+import json
 import time
 import warnings
 from pathlib import Path
@@ -99,13 +103,29 @@ def score(make, X_true, X, y, task):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seeds", help="missingness seeds, e.g. 0-29 or 0,1,2 (a study: printed only)")
+    parser.add_argument("--data", help="comma-separated data sets (a study: printed only)")
+    parser.add_argument("--params", help="LowRankImputer's parameters as JSON (a study: printed only)")
+    parser.add_argument("--only", action="store_true", help="SimpleImputer and LowRankImputer alone")
     args = parser.parse_args()
     seeds = SEEDS[:1] if args.quick else SEEDS
+    if args.seeds:
+        seeds = [s for part in args.seeds.split(",") for s in
+                 (range(int(part.split("-")[0]), int(part.split("-")[1]) + 1) if "-" in part else [int(part)])]
+    imputers = dict(IMPUTERS)
+    if args.params:
+        params = json.loads(args.params)
+        imputers["LowRankImputer"] = lambda: LowRankImputer(**params)
+    if args.only:
+        imputers = {label: imputers[label] for label in ("SimpleImputer", "LowRankImputer")}
+    study = bool(args.quick or args.seeds or args.data or args.params or args.only)
     rows, notes, met = [], [], True
     with threadpool_limits(1):
         for name, X, y, task in datasets():
+            if args.data and name not in args.data.split(","):
+                continue
             results = {}
-            for label, make in IMPUTERS.items():
+            for label, make in imputers.items():
                 values, errors, seconds = [], [], 0.0
                 for seed in seeds:
                     value, error, caught, elapsed = score(make, X, hide(X, seed), y, task)
@@ -123,7 +143,12 @@ def main():
             line.append(f"{np.mean(low) - np.mean(simple):+.4f} ({worst:+.4f})")
             rows.append(line)
             print(" | ".join(line), flush=True)
-    header = ["data", "shape", "score", *IMPUTERS, "LowRank - Simple: mean (worst seed)"]
+            if study:
+                d = np.subtract(low, simple)
+                se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.nan
+                print(f"  {name}: LowRank - Simple per seed {np.round(d, 4).tolist()}; mean {d.mean():+.4f} "
+                      f"(se {se:.4f}), above/equal/below {(d > 0).sum()}/{(d == 0).sum()}/{(d < 0).sum()}", flush=True)
+    header = ["data", "shape", "score", *imputers, "LowRank - Simple: mean (worst seed)"]
     table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     table += ["| " + " | ".join(line) + " |" for line in rows]
     text = "\n".join([
@@ -145,7 +170,7 @@ def main():
         "",
     ])
     print(text)
-    if not args.quick:
+    if not study:
         OUT.write_text(text)
         print(f"wrote {OUT}")
 

@@ -237,6 +237,10 @@ DENSE_SWEEP_MAX_ENTRIES = 1 << 20
 AUTO_HOLDOUT = 0.1
 AUTO_REFINE = 6
 AUTO_PATIENCE = 2
+#: below this many observed entries, the held-out error is pooled over AUTO_FOLDS disjoint folds instead of one
+#: split (a handful of held-out entries decides nothing); doc/changelog.rst, "held-out folds on small tables"
+AUTO_FOLDS_BELOW = 1000
+AUTO_FOLDS = 10
 #: every rank up to this one is tried, then a geometric grid
 AUTO_DENSE = 10
 #: the validation fits stop at this relative change at the latest (they only need to rank the ranks)

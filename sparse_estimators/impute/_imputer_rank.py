@@ -19,6 +19,7 @@ from ._rank_choice import (
     _beats_column_means,
     _column_means_residuals,
     _validate_rank_and_alpha,
+    holdout_folds,
     holdout_split,
 )
 
@@ -35,6 +36,19 @@ def rank_grid(cap):
 
 def _n_out(n_observed):
     return max(1, int(round(_policy.AUTO_HOLDOUT * n_observed)))
+
+
+def validation_splits(rows, cols, values, shape, seed):
+    """The held-out splits ``[(out, keep), ...]`` of ``rank='auto'``: one, or folds on a small table.
+
+    From ``_policy.AUTO_FOLDS_BELOW`` observed entries up, one split of a share ``_policy.AUTO_HOLDOUT``
+    (:func:`holdout_split`); below, ``_policy.AUTO_FOLDS`` disjoint folds covering every observed entry
+    (:func:`holdout_folds`), whose errors are pooled: a handful of held-out entries decides nothing, and each
+    fold's fit still sees the same share of the entries. Both are defined by the entries' content.
+    """
+    if values.size < _policy.AUTO_FOLDS_BELOW:
+        return holdout_folds(rows, cols, values, shape, _policy.AUTO_FOLDS, seed)
+    return [holdout_split(rows, cols, values, shape, _n_out(values.size), seed)]
 
 
 def identifiable_ranks(n_observed, shape):
@@ -67,8 +81,9 @@ def auto_rank(rows, cols, values, shape, *, seed, center, **options):
 
     A share ``_policy.AUTO_HOLDOUT`` of the observed entries is hidden once (the same
     entries for every rank; ``holdout_split`` of ``_rank_choice.py``, which does not
-    depend on the order of the rows and columns); each rank is completed
-    from the rest with :func:`complete_matrix` (``options``; convergence
+    depend on the order of the rows and columns), or on a small table each of
+    ``_policy.AUTO_FOLDS`` folds in turn, their errors pooled (:func:`validation_splits`);
+    each rank is completed from the rest with :func:`complete_matrix` (``options``; convergence
     warnings of these fits are not shown: they stop at ``max(tol, 1e-3)``).
     The grid stops once two ranks above the best one validate worse than it.
     The best rank is chosen over rank 0 only if it beats it by more than one
@@ -79,18 +94,22 @@ def auto_rank(rows, cols, values, shape, *, seed, center, **options):
     allowed = identifiable_ranks(values.size, shape)
     if not allowed:
         return None
-    out, keep = holdout_split(rows, cols, values, shape, _n_out(values.size), seed)
+    splits = validation_splits(rows, cols, values, shape, seed)
     fit_seed = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
-    fit_on = (rows[keep], cols[keep], values[keep])
-    residuals = {0: _column_means_residuals(rows, cols, values, keep, out, n, center)}
+    out = np.concatenate([o for o, _ in splits])  # (the held-out entries of all folds, pooled)
+    residuals = {0: np.concatenate([_column_means_residuals(rows, cols, values, k, o, n, center) for o, k in splits])}
     tried = {0: float(np.sqrt(np.mean(residuals[0] ** 2)))}
 
     def error(r):
         if r not in tried:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                result = complete_matrix(fit_on, r, shape=shape, random_state=fit_seed, center=center, **options)
-            residuals[r] = result.predict(rows[out], cols[out]) - values[out]
+            parts = []
+            for o, k in splits:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    result = complete_matrix((rows[k], cols[k], values[k]), r, shape=shape, random_state=fit_seed,
+                                             center=center, **options)
+                parts.append(result.predict(rows[o], cols[o]))
+            residuals[r] = np.concatenate(parts) - values[out]
             tried[r] = float(np.sqrt(np.mean(residuals[r] ** 2)))
         return tried[r]
 
@@ -130,4 +149,5 @@ def auto_rank_and_alpha(rows, cols, values, shape, *, seed, center, max_iter, to
         return None, None
     with _limit_blas_threads():
         return _validate_rank_and_alpha(rows, cols, values, shape, allowed[-1], center=center, max_iter=max_iter,
-                                        tol=max(tol, _policy.AUTO_TOL), holdout=_policy.AUTO_HOLDOUT, seed=seed)
+                                        tol=max(tol, _policy.AUTO_TOL),
+                                        splits=validation_splits(rows, cols, values, shape, seed), seed=seed)

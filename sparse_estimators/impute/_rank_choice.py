@@ -89,7 +89,9 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
     entries): for each repeat, a share ``holdout`` of the observed entries is
     hidden, the rest completed at each rank with :func:`complete_matrix`, and
     the root mean squared error on the hidden entries recorded. The chosen
-    rank is then used to complete with all the observed entries.
+    rank is then used to complete with all the observed entries. The hidden
+    entries are named by their content (``holdout_split``), not their
+    position: the rows and columns in another order hide the same entries.
 
     Parameters
     ----------
@@ -104,7 +106,8 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
     n_repeats : int, default=1
         Independent random hold-outs, averaged.
     random_state : int, RandomState instance or None, default=0
-        Draws the held-out entries (and seeds the completions).
+        Draws one seed per repeat, which draws the held-out entries and
+        seeds the completions.
     **options
         Passed to :func:`complete_matrix` (``solver``, ``center``,
         ``max_iter``, ...). Convergence warnings of the validation fits are
@@ -148,9 +151,8 @@ def choose_rank(observed, ranks, *, shape=None, holdout=0.1, n_repeats=1, random
         raise ValueError(f"holdout={holdout} leaves no observed entry to complete from ({values.size} observed).")
     errors = np.empty((ranks.size, n_repeats))
     for rep in range(n_repeats):
-        perm = rng.permutation(values.size)
-        out, keep = perm[:n_out], perm[n_out:]
         seed = int(rng.randint(np.iinfo(np.int32).max))
+        out, keep = holdout_split(rows, cols, values, shape, n_out, seed)  # (named by content: order-invariant)
         for i, r in enumerate(ranks):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
@@ -178,15 +180,13 @@ def _sums(groups, keys, size):
     return total
 
 
-def holdout_split(rows, cols, values, shape, n_out, seed):
-    """Indices ``(out, keep)`` (sorted) of ``n_out`` held-out observed entries and of the others.
+def _content_keys(rows, cols, values, shape, seed):
+    """A hash key per observed entry of ``(seed, row, column)``, rows and columns named by their content.
 
-    The entries with the ``n_out`` smallest hash keys of ``(seed, row, column)`` are held out, where a row and a
-    column are named by their content, not their position: each entry's rank among its column's observed values
-    gives a row the multiset of its ranks, a column the multiset of (rank, row name), and a row again the multiset
-    of (rank, column name). The split is thus the same for the rows and columns in another order, and for columns
-    under increasing maps (units, offsets), up to ties that rounding creates or breaks; identical rows (columns)
-    share their held-out columns (rows). ``seed`` draws the hash as ``random_state`` drew a permutation.
+    Each entry's rank among its column's observed values gives a row the multiset of its ranks, a column the
+    multiset of (rank, row name), and a row again the multiset of (rank, column name): the keys are thus the same
+    for the rows and columns in another order, and for columns under increasing maps (units, offsets), up to ties
+    that rounding creates or breaks; identical rows (columns) get the same names.
     """
     m, n = shape
     order = np.argsort(values)  # (equal values get one rank: their order does not matter)
@@ -203,12 +203,37 @@ def holdout_split(rows, cols, values, shape, n_out, seed):
         row_name = _mix(_sums(rows, a, m))
         col_name = _mix(_sums(cols, _mix(a ^ row_name[rows]), n))
         row_name = _mix(_sums(rows, _mix(a ^ col_name[cols]), m))
-        key = _mix(_mix(row_name[rows] + np.uint64(seed)) ^ col_name[cols])
+        return _mix(_mix(row_name[rows] + np.uint64(seed)) ^ col_name[cols])
+
+
+def holdout_split(rows, cols, values, shape, n_out, seed):
+    """Indices ``(out, keep)`` (sorted) of ``n_out`` held-out observed entries and of the others.
+
+    The entries with the ``n_out`` smallest keys of :func:`_content_keys` are held out: a row and a column are
+    named by their content, not their position, so the split is the same for the rows and columns in another
+    order, and for columns under increasing maps (units, offsets), up to ties that rounding creates or breaks;
+    identical rows (columns) share their held-out columns (rows). ``seed`` draws the hash as ``random_state``
+    drew a permutation.
+    """
+    key = _content_keys(rows, cols, values, shape, seed)
     # the n_out smallest keys (equal keys, of identical rows and columns, by position: a stable sort's first n_out)
     last = np.partition(key, n_out - 1)[n_out - 1]
     held = key < last
     held[np.flatnonzero(key == last)[:n_out - int(held.sum())]] = True
     return np.flatnonzero(held), np.flatnonzero(~held)
+
+
+def holdout_folds(rows, cols, values, shape, n_folds, seed):
+    """``n_folds`` disjoint splits ``(out, keep)`` (sorted indices) whose held-out parts cover the observed entries.
+
+    The entries in the order of their :func:`_content_keys` (equal keys by position), cut into ``n_folds``
+    consecutive blocks of sizes differing by at most one: the folds do not depend on the order of the rows and
+    columns, as :func:`holdout_split`.
+    """
+    key = _content_keys(rows, cols, values, shape, seed)
+    fold = np.empty(key.size, dtype=np.intp)
+    fold[np.argsort(key, kind="stable")] = np.arange(key.size) * n_folds // key.size
+    return [(np.flatnonzero(fold == k), np.flatnonzero(fold != k)) for k in range(n_folds)]
 
 
 def _column_means_residuals(rows, cols, values, keep, out, n, center):
@@ -237,10 +262,14 @@ def _beats_column_means(res_0, res_best):
     return float(diff.mean()) > float(diff.std(ddof=1)) / np.sqrt(diff.size)
 
 
-def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter, tol, holdout, seed):
+def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter, tol, splits, seed):
     """Hold-out choice of the rank and the ridge of ``solver='als'`` (``LowRankImputer(rank='auto', solver='als')``).
 
-    A share ``holdout`` of the observed entries is hidden once. First the
+    The observed entries ``out`` of each split ``(out, keep)`` of ``splits``
+    are hidden (one split, or on a small table several folds: each (rank,
+    alpha) is then fit on every fold and its held-out errors pooled; the
+    folds share the ridges, in units of their mean largest singular value,
+    and their fits are not stopped early by the monitor). First the
     largest rank ``min(cap, 64)``: the ridge ``alpha`` runs down the path
     ``_policy.ALS_ALPHAS`` (times the largest singular value of the zero-filled,
     centred observations), each fit warm-started from the previous one, until
@@ -260,31 +289,41 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     only if it beats it by more than one standard error
     (:func:`_beats_column_means`). Returns the :class:`RankValidation` of
     every (rank, alpha) tried (rank 0 first; ``alphas`` in the data's units)
-    and the factors of the chosen fit, to warm-start the final fit (None for
-    rank 0).
+    and the factors of the chosen fit (of the first fold), to warm-start the
+    final fit (None for rank 0).
     """
     from ._als import _solve_als  # (the ALS module imports the completion's helpers)
     from ._factored import CompletionResult, _column_sums, _Observed, _randomized_svd
 
     m, n = shape
     rng = check_random_state(seed)
-    out, keep = holdout_split(rows, cols, values, shape, max(1, int(round(holdout * values.size))), seed)
     scale = power_of_two_scale(values)
-    obs = _Observed(rows[keep], cols[keep], values[keep] * scale, shape)
-    counts = _column_sums(obs.cols, n)
-    mu = _column_sums(obs.cols, n, obs.values) / np.maximum(counts, 1) if center else np.zeros(n)
-    S = obs.set_data(obs.values - mu[obs.cols])
-    empty = (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n)))
-    top = float(_randomized_svd(*empty, S, 1.0, min(6, m, n), None, 2, rng)[1][0])
-    o_rows, o_cols, o_vals = rows[out], cols[out], values[out] * scale
-    held = _Observed(o_rows, o_cols, o_vals, shape)  # (the held-out entries as a pattern: errors during a fit)
+    folds = []  # (per split: the fitted entries, the held-out ones as a pattern, the largest singular value)
+    for out, keep in splits:
+        obs = _Observed(rows[keep], cols[keep], values[keep] * scale, shape)
+        counts = _column_sums(obs.cols, n)
+        mu = _column_sums(obs.cols, n, obs.values) / np.maximum(counts, 1) if center else np.zeros(n)
+        S = obs.set_data(obs.values - mu[obs.cols])
+        empty = (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n)))
+        top = float(_randomized_svd(*empty, S, 1.0, min(6, m, n), None, 2, rng)[1][0])
+        # (the held-out entries as a pattern: errors during a fit)
+        folds.append((obs, _Observed(rows[out], cols[out], values[out] * scale, shape), top))
+    top = sum(f[2] for f in folds) / len(folds)
+    watch = len(folds) == 1  # (the monitor compares one fold's error with the pooled ones: one split only)
     ranks, alphas, errors, fits = [], [], [], []
 
-    def held_out_error(result):
-        """Root mean squared error of a fit on the held-out entries, in the data's units."""
-        fit = held.entries(result.U, result.s, result.Vt)
-        fit += result.column_offsets[held.cols] - held.values
-        return float(np.sqrt(np.mean(fit**2))) / scale
+    def residuals(results):
+        """The fits' residuals on the held-out entries of their folds, pooled (in the scaled units)."""
+        parts = []
+        for (_, held, _), result in zip(folds, results, strict=True):
+            fit = held.entries(result.U, result.s, result.Vt)
+            fit += result.column_offsets[held.cols] - held.values
+            parts.append(fit)
+        return np.concatenate(parts)
+
+    def held_out_error(results):
+        """Root mean squared error of the fits (one per fold) on the held-out entries, in the data's units."""
+        return float(np.sqrt(np.mean(residuals(results) ** 2))) / scale
 
     def hopeless(bar, start):
         """A fit's monitor: True once its held-out error stayed above ``bar`` and rose (from ``start``, at sweep 0).
@@ -305,36 +344,42 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         def check(U, V, mu):
             if history[-1] <= bar and len(history) > 1:
                 return False  # (no longer watched)
-            history.append(held_out_error(CompletionResult(U, np.ones(U.shape[1]), V.T, 0, None, False,
-                                                           column_offsets=mu)))
+            history.append(held_out_error([CompletionResult(U, np.ones(U.shape[1]), V.T, 0, None, False,
+                                                            column_offsets=mu)]))
             k = _policy.ALS_HOPELESS_SWEEPS
             return len(history) > k and min(history[-k:]) > bar and history[-1] >= history[-1 - k]
 
         return check
 
-    def path(r, levels, init, bar=None, start=None):
+    def path(r, levels, inits, bar=None, start=None):
         """The ridge path at rank ``r``; the best (error, index) of it.
 
-        ``bar``, ``start``: the error the path's first fit must beat to matter (None: it always matters) and the
-        held-out error of ``init``.
+        ``inits``: a warm start per fold (or None). ``bar``, ``start``: the error the path's first fit must beat
+        to matter (None: it always matters) and the held-out error of ``inits``.
         """
         best = (np.inf, -1)
         rises = 0
         for i, level in enumerate(levels):
             must_beat = best[0] if i else bar
-            monitor = hopeless(must_beat, start) if must_beat is not None and init is not None else None
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                result, init = _solve_als(obs, r, level, max_iter, tol, rng, 0, 1.0, center, init=init, warn=False,
-                                          monitor=monitor)
-            if not result.s.size or result.s[0] <= 1e-12 * top:
-                init = None  # (zero factors are a stationary point of ALS: the next fit starts afresh)
-            err = held_out_error(result)
+            watched = watch and must_beat is not None and inits is not None
+            results, next_inits = [], []
+            for (obs, _, _), init in zip(folds, inits or [None] * len(folds), strict=True):
+                monitor = hopeless(must_beat, start) if watched else None
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    result, init = _solve_als(obs, r, level, max_iter, tol, rng, 0, 1.0, center, init=init,
+                                              warn=False, monitor=monitor)
+                if not result.s.size or result.s[0] <= 1e-12 * top:
+                    init = None  # (zero factors are a stationary point of ALS: the next fit starts afresh)
+                results.append(result)
+                next_inits.append(init)
+            inits = next_inits if any(x is not None for x in next_inits) else None
+            err = held_out_error(results)
             start = err
             ranks.append(r)
             alphas.append(level)
             errors.append(err)
-            fits.append((init, result))
+            fits.append((next_inits, results))
             gain = err < best[0] * (1 - _policy.ALS_GAIN)
             if err < best[0]:
                 best = (err, len(errors) - 1)
@@ -343,9 +388,16 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
                 break
         return best
 
+    def warm(inits):
+        """``inits`` with a fresh start (None) for the folds whose factors were zero."""
+        return None if inits is None or all(x is None for x in inits) else inits
+
     best = path(min(cap, _policy.ALS_TOP_RANK), [c * top for c in _policy.ALS_ALPHAS], None)
-    s = fits[best[1]][1].s
-    r = int(np.count_nonzero(s > _policy.ALS_RANK_CUTOFF * s[0])) if s.size and s[0] > 0 else 1
+    counts = []
+    for fit in fits[best[1]][1]:
+        s = fit.s
+        counts.append(int(np.count_nonzero(s > _policy.ALS_RANK_CUTOFF * s[0])) if s.size and s[0] > 0 else 1)
+    r = int(np.median(counts)) if len(counts) > 1 else counts[0]
     tried, misses = {ranks[0]}, 0
     while True:
         if r in tried:  # (one at a time among small ranks, where one component is much of the model)
@@ -353,17 +405,19 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         if r < 1 or r in tried:
             break
         tried.add(r)
-        fit = fits[best[1]][1]  # (warm start: the best fit's top r singular triplets)
-        root = np.sqrt(fit.s[:r])
+        # (warm start: the best fits' top r singular triplets)
+        inits, truncated = [], []
+        for fit in fits[best[1]][1]:
+            root = np.sqrt(fit.s[:r])
+            inits.append((fit.U[:, :r] * root, fit.Vt[:r].T * root))
+            truncated.append(CompletionResult(fit.U[:, :r], fit.s[:r], fit.Vt[:r], 0, None, False,
+                                              column_offsets=fit.column_offsets))
         start = alphas[best[1]]
         # (not below the first path's smallest ridge: there the gains are the fits' convergence, not the ridge's)
         alphas_all = _policy.ALS_ALPHAS
         levels = [start * 0.5 ** k for k in range(len(alphas_all)) if start * 0.5 ** k >= alphas_all[-1] * top]
         # (watched against the best error: the rank loop keeps this cap only if its path beats it)
-        truncated = CompletionResult(fit.U[:, :r], fit.s[:r], fit.Vt[:r], 0, None, False,
-                                     column_offsets=fit.column_offsets)
-        here = path(r, levels or [start], (fit.U[:, :r] * root, fit.Vt[:r].T * root), bar=best[0],
-                    start=held_out_error(truncated))
+        here = path(r, levels or [start], inits, bar=best[0], start=held_out_error(truncated))
         if here[0] >= best[0] * (1 - _policy.ALS_GAIN):
             best = min(best, here)
             misses += 1
@@ -374,17 +428,18 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     # the ridge between the grid's halvings, at the best rank (the error moves by ~1 % per factor sqrt(2) on images)
     at = best[1]
     for factor in _policy.ALS_REFINE:
-        best = min(best, path(ranks[at], [alphas[at] * factor], fits[at][0], bar=best[0], start=errors[at]))
+        best = min(best, path(ranks[at], [alphas[at] * factor], warm(fits[at][0]), bar=best[0], start=errors[at]))
     # rank 0, the column means, as in auto_rank: kept unless the best fit beats it by more than one standard error
-    res_0 = _column_means_residuals(rows, cols, values, keep, out, n, center)
-    res_best = (fits[best[1]][1].predict(o_rows, o_cols) - o_vals) / scale
+    res_0 = np.concatenate([_column_means_residuals(rows, cols, values, keep, out, n, center) for out, keep in splits])
+    res_best = np.concatenate([fit.predict(rows[out], cols[out]) - values[out] * scale
+                               for fit, (out, _) in zip(fits[best[1]][1], splits, strict=True)]) / scale
     i = best[1] + 1 if _beats_column_means(res_0, res_best) else 0
     ranks = np.asarray([0, *ranks])
     alphas = np.asarray([0.0, *alphas]) / scale
     errors = np.asarray([float(np.sqrt(np.mean(res_0**2))), *errors])
     validation = RankValidation(ranks=ranks, errors=errors[:, None], mean_errors=errors, best_rank=int(ranks[i]),
                                 alphas=alphas, best_alpha=float(alphas[i]))
-    if i == 0:
+    if i == 0 or fits[i - 1][0][0] is None:
         return validation, None
-    U, V = fits[i - 1][0]
+    U, V = fits[i - 1][0][0]
     return validation, (U / np.sqrt(scale), V / np.sqrt(scale))
