@@ -175,6 +175,11 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
             if y.ndim == 2 and y.shape[1] != 1:
                 raise ValueError(f"loss={name!r} takes a single target; got y of shape {y.shape}.")
             y = y.reshape(-1)
+            if name != "huber" and y.size and 0.0 < float(np.abs(y).max()) < np.finfo(np.float64).tiny:
+                # (a log link's fitted means would be subnormal too, and lose their digits; y is not rescaled)
+                raise ValueError(f"y's values are all subnormal (below 2**-1022), which the {name} loss cannot fit "
+                                 f"without losing digits: fit c * y for a power of two c (at a fixed k, the fit "
+                                 f"of c * y is that of y with intercept_ + log(c)).")
             # Huber's coefficients are linear in y (rescaled as least squares); a log link's are not
             y, y_scale = _rescaled(y) if name == "huber" else (y, 1.0)
             options = {"epsilon": self.epsilon} if name == "huber" else {}
