@@ -267,3 +267,23 @@ def test_tiny_data_are_fitted_under_a_dominant_penalty(Est, n_classes):
     assert_array_equal(model.support_, limit.support_)
     assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
     assert np.abs(model.coef_ * 2.0 ** -600).max() < 1e-200
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("alpha", [1e307, 1.7e308])
+@pytest.mark.parametrize("n_classes", [2, 3, 5])
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_a_huge_alpha_gives_zero_coefficients_without_a_warning(Est, n_classes, alpha, sparse):
+    """``alpha`` near the largest float: the mean diagonal of the Hessian (I-OBS's damping, the multinomial
+    refit's shift) overflowed in its sum ("overflow encountered in reduce"); no warning now, and at the
+    optimum ``alpha coef = -gradient``, whose entries are at most ``max |X|``: ``|coef| <= max |X| / alpha``.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((200, 60))  # (60 features: 60 alpha's already exceed float range)
+    scores = np.c_[2 * X[:, 1], -2 * X[:, 4], 1.5 * X[:, 2], X[:, 3], -X[:, 5]][:, :max(n_classes, 2)]
+    y = (scores + rng.standard_normal(scores.shape)).argmax(axis=1) % n_classes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = Est(k=3, alpha=alpha).fit(_as(X, sparse), y)
+    assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
+    assert np.abs(model.coef_).max() <= 1.01 * np.abs(X).max() / alpha
