@@ -11,6 +11,7 @@ operator and structure set-up, the solver call); ``k=None``'s path is in
 ``_validation.py``.
 """
 
+import contextlib
 import functools
 import inspect
 import time
@@ -546,7 +547,7 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         coef, intercept = fit.coef, fit.intercept
         x_scale, y_scale = info.get("scale", (1.0, 1.0))
         rescaled = (x_scale, y_scale) != (1.0, 1.0)
-        with np.errstate(over="ignore"):  # (an overflow is the error below)
+        with np.errstate(over="ignore") if rescaled else contextlib.nullcontext():  # (an overflow: the error below)
             if rescaled:  # back to the user's units (see _rescaled)
                 coef, intercept = coef * (x_scale / y_scale), np.asarray(intercept) / y_scale
             if info.get("dtype") == np.float32:  # float32 in, float32 out (as scikit-learn's linear models)
