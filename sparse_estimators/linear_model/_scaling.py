@@ -110,6 +110,7 @@ def _in_steps(A, exponent, largest):
 
 
 def _is_power_of_two(value):
+    """Whether the float ``value`` is a positive power of two (normal or subnormal)."""
     return value > 0.0 and math.frexp(value)[0] == 0.5
 
 
@@ -124,7 +125,7 @@ def _check_moments_range(high, low, name):
     if top != 0.0 and not _MOMENTS_RANGE[0] <= top <= _MOMENTS_RANGE[1]:
         raise ValueError(f"The largest magnitude of {name} ({top:.3g}) is outside [2**-500, 2**500], where the "
                          f"squares of a dask {name}'s one-pass statistics lose their digits: multiply {name} by a "
-                         f"power of two (the fit of X * 2**j has coef_ / 2**j), or fit on {name}.compute().")
+                         f"power of two, or fit on {name}.compute().")
 
 
 def _scale_from_extremes(high, low, centred=False):
