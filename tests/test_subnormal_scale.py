@@ -154,3 +154,23 @@ def test_subnormal_float32_x_gives_the_scaled_fit(Est):
     assert_array_equal(model.support_, reference.support_)
     factor = 0 if Est is IHTRegressor else 75  # (the regressor's X and y by the same factor: the same coefficients)
     assert_array_equal(model.coef_, np.ldexp(reference.coef_.astype(float), factor).astype(np.float32))
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "huber"])
+@pytest.mark.parametrize("j", [-600, -1060])
+def test_scores_and_sparsity_cv_of_tiny_data_are_those_of_the_data(loss, j):
+    """R^2 and Huber's D^2 are scale-free: the squares of data below ``2**-537`` underflowed to 0 (R^2 was 1 for
+    any fit, and ``SparsityCV`` chose ``k = 1``), and a subnormal ``y`` overflowed the score's rescaling."""
+    from sparse_estimators.model_selection import SparsityCV
+
+    X, y, _, _, _ = _data(n=300, p=10)
+    if loss == "huber":
+        y = y.copy()
+        y[::25] += 20.0  # (outliers)
+    reference = IHTRegressor(k=3, loss=loss).fit(X, y)
+    model = IHTRegressor(k=3, loss=loss).fit(_times(X, j), _times(y, j))
+    # (the predictions of subnormal X X coef_ hold about 14 bits: 1e-4)
+    assert model.score(_times(X, j), _times(y, j)) == pytest.approx(reference.score(X, y), abs=1e-4 if j < -1022
+                                                                    else 1e-12)
+    assert SparsityCV(IHTRegressor(loss=loss)).fit(_times(X, j), _times(y, j)).k_ == \
+        SparsityCV(IHTRegressor(loss=loss)).fit(X, y).k_
