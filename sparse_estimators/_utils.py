@@ -53,11 +53,13 @@ def power_of_two_scale(*arrays):
     1 when that magnitude is 0, not finite, or within ``_policy.SCALE_RANGE``:
     data of ordinary scale are untouched; data of extreme magnitude (whose
     squares under- or overflow) are solved rescaled, no digit changed.
+    Subnormal data (below ``2**-1022``) get ``2**1023``, the largest power of
+    two a float holds: their magnitude then exceeds ``2**-52``.
     """
     top = max((float(np.abs(a).max()) for a in arrays if a.size), default=0.0)
     if top == 0.0 or not np.isfinite(top) or _policy.SCALE_RANGE[0] <= top <= _policy.SCALE_RANGE[1]:
         return 1.0
-    return float(np.ldexp(1.0, -int(np.frexp(top)[1])))
+    return float(np.ldexp(1.0, min(-int(np.frexp(top)[1]), 1023)))
 
 
 def row_squares(A):

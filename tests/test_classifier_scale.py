@@ -175,6 +175,34 @@ def test_three_classes_with_a_column_in_large_units_reach_the_optimum(Est, spars
     assert_allclose(C, V, rtol=1e-6, atol=1e-6 * np.abs(V).max())
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("factor", [1e7, 1e8])
+def test_dask_three_classes_with_a_column_in_large_units_equal_numpy(Est, factor, weighted):
+    """The case above on a dask ``X`` (blocks of 77 rows; the refit's Hessian summed over blocks): NumPy's fit.
+
+    Both end with a Newton refit on their support, solved to its optimum (they agree to about ``1e-13``):
+    ``1e-6`` of the largest coefficient, far below the solvers' ``tol`` (``1e-4``), and the support's optimum.
+    """
+    da = pytest.importorskip("dask.array")
+    X, y = _data(3)
+    Xm = X.copy()
+    Xm[:, 1] *= factor
+    sw = np.random.RandomState(1).randint(0, 4, y.size).astype(float) if weighted else None
+    reference = Est(k=3).fit(Xm, y, sample_weight=sw)
+    model = Est(k=3).fit(da.from_array(Xm, chunks=(77, 10)), da.from_array(y, chunks=77),
+                         sample_weight=None if sw is None else da.from_array(sw, chunks=77))
+    assert_array_equal(model.support_, reference.support_)
+    units = np.ones(X.shape[1])
+    units[1] = factor
+    C, R = model.coef_ * units, reference.coef_ * units  # (in the units of z: comparable entries)
+    assert_allclose(C, R, rtol=0, atol=1e-6 * np.abs(R).max())
+    assert_allclose(model.intercept_, reference.intercept_, rtol=0, atol=1e-6 * np.abs(R).max())
+    if not weighted:
+        V = _support_optimum(Xm, y, model.support_, ALPHA, units) * units[model.support_]
+        assert_allclose(C[:, model.support_], V, rtol=1e-6, atol=1e-6 * np.abs(V).max())
+
+
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("Est", CLASSIFIERS, ids=lambda c: c.__name__)
@@ -267,3 +295,23 @@ def test_tiny_data_are_fitted_under_a_dominant_penalty(Est, n_classes):
     assert_array_equal(model.support_, limit.support_)
     assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
     assert np.abs(model.coef_ * 2.0 ** -600).max() < 1e-200
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("alpha", [1e307, 1.7e308])
+@pytest.mark.parametrize("n_classes", [2, 3, 5])
+@pytest.mark.parametrize("Est", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_a_huge_alpha_gives_zero_coefficients_without_a_warning(Est, n_classes, alpha, sparse):
+    """``alpha`` near the largest float: the mean diagonal of the Hessian (I-OBS's damping, the multinomial
+    refit's shift) overflowed in its sum ("overflow encountered in reduce"); no warning now, and at the
+    optimum ``alpha coef = -gradient``, whose entries are at most ``max |X|``: ``|coef| <= max |X| / alpha``.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((200, 60))  # (60 features: 60 alpha's already exceed float range)
+    scores = np.c_[2 * X[:, 1], -2 * X[:, 4], 1.5 * X[:, 2], X[:, 3], -X[:, 5]][:, :max(n_classes, 2)]
+    y = (scores + rng.standard_normal(scores.shape)).argmax(axis=1) % n_classes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = Est(k=3, alpha=alpha).fit(_as(X, sparse), y)
+    assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
+    assert np.abs(model.coef_).max() <= 1.01 * np.abs(X).max() / alpha

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.optimize
 import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.exceptions import NotFittedError
@@ -141,6 +142,61 @@ def test_integer_weights_equal_repeated_rows_with_breslow():
     weighted = CoxLoss(X, event, time, weights)
     repeated = CoxLoss(np.repeat(X, reps, axis=0), np.repeat(event, reps), np.repeat(time, reps))
     assert weighted.value(w, np.zeros(1)) == pytest.approx(repeated.value(w, np.zeros(1)), rel=1e-13)
+
+
+# R's survival package, tests of the weighted Cox model (Therneau's data set ``testw1``): one feature, events at
+# times 1 (x = 2, weight 1), 2 (three tied: x = 1, 1, 0, weights 3, 4, 3) and 4 (x = 1, weight 2)
+_TESTW1 = {"time": np.array([1, 1, 2, 2, 2, 2, 3, 4, 5.]), "event": np.array([1, 0, 1, 1, 1, 0, 0, 1, 0], bool),
+           "x": np.array([2, 0, 1, 1, 0, 1, 0, 1, 0.]), "weight": np.array([1, 2, 3, 4, 3, 2, 1, 2, 1.])}
+
+
+def _testw1_log_likelihood(beta, ties):
+    """The log partial likelihood of ``testw1`` at ``beta`` as written out by hand in R's tests.
+
+    ``r = exp(beta)``; at time 2 the tied events' weighted risk is ``a = 7r + 3`` and the rest of the risk set
+    ``b = 4r + 2``; Efron's three terms carry the tied events' mean weight ``10 / 3`` each.
+    """
+    r = np.exp(beta)
+    a, b = 7 * r + 3, 4 * r + 2
+    tied = (10 * np.log(11 * r + 5) if ties == "breslow"
+            else 10 * (np.log(11 * r + 5) + np.log(a * 2 / 3 + b) + np.log(a / 3 + b)) / 3)
+    return 11 * beta - (np.log(r ** 2 + 11 * r + 7) + tied + 2 * np.log(2 * r + 1))
+
+
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_weighted_ties_follow_r_survival_by_hand(ties):
+    """The weighted partial likelihood (Efron: the tied events' mean weight) and its maximiser are R's."""
+    d = _TESTW1
+    loss = CoxLoss(d["x"][:, None], d["event"], d["time"], d["weight"], ties=ties)
+    for beta in (-1.0, 0.0, 0.5, 1.3):
+        assert loss.value(np.array([[beta]]), np.zeros(1)) == pytest.approx(
+            -_testw1_log_likelihood(beta, ties) / d["weight"].sum(), rel=1e-12)
+    optimum = scipy.optimize.minimize_scalar(lambda beta: -_testw1_log_likelihood(beta, ties), bracket=(-2.0, 2.0),
+                                             tol=1e-12).x
+    y = _surv(d["event"], d["time"])
+    for Est in (IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis):
+        model = Est(k=1, ties=ties, alpha=0.0).fit(d["x"][:, None], y, sample_weight=d["weight"])
+        assert model.coef_[0] == pytest.approx(optimum, abs=1e-6)
+
+
+@pytest.mark.parametrize("Est", [IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis])
+def test_integer_weights_are_repeated_rows_with_breslow_not_with_efron(Est):
+    """Breslow: the fit with weights is the fit on repeated rows. Efron: a repeated event row is one more tied
+    event (R's ``testw2`` against ``testw1``): the tie at time 2 has 10 events instead of 3, another likelihood."""
+    d = _TESTW1
+    reps = d["weight"].astype(int)
+    y, repeated_y = _surv(d["event"], d["time"]), _surv(np.repeat(d["event"], reps), np.repeat(d["time"], reps))
+    X, repeated_X = d["x"][:, None], np.repeat(d["x"], reps)[:, None]
+    fits = {ties: (Est(k=1, ties=ties, alpha=0.0).fit(X, y, sample_weight=d["weight"]),
+                   Est(k=1, ties=ties, alpha=0.0).fit(repeated_X, repeated_y)) for ties in ("breslow", "efron")}
+    weighted, repeated = fits["breslow"]
+    assert weighted.coef_[0] == pytest.approx(repeated.coef_[0], rel=1e-8)
+    weighted, repeated = fits["efron"]
+    assert abs(weighted.coef_[0] - repeated.coef_[0]) > 0.01  # (0.873 against 0.940)
+    reference = CoxLoss(repeated_X, repeated_y["event"], repeated_y["time"], ties="efron")
+    beta = np.array([[0.5]])
+    assert reference.value(beta, np.zeros(1)) == pytest.approx(_direct_neg_log_pl(
+        repeated_X, repeated_y["event"], repeated_y["time"], np.ones(reps.sum()), beta[:, 0], "efron"), rel=1e-12)
 
 
 # -- the estimators: support recovery, agreement with scikit-survival --------------------------------------------

@@ -11,6 +11,7 @@ operator and structure set-up, the solver call); ``k=None``'s path is in
 ``_validation.py``.
 """
 
+import contextlib
 import functools
 import inspect
 import time
@@ -35,6 +36,7 @@ from ..thresholding._operators import _NAMED, check_nested_params
 from ._auto_k import choose_k
 from ._dask import lazy_method, uses_dask
 from ._forced import forced_units
+from ._scaling import _exponent
 from ._validation import _check_int, _check_real, check_parameters
 
 #: ``ndarray.any`` without its Python wrapper (a small fit's set-up asks a few times)
@@ -544,10 +546,17 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         self.support_ = fit.support
         coef, intercept = fit.coef, fit.intercept
         x_scale, y_scale = info.get("scale", (1.0, 1.0))
-        if (x_scale, y_scale) != (1.0, 1.0):  # back to the user's units (see _rescaled)
-            coef, intercept = coef * (x_scale / y_scale), np.asarray(intercept) / y_scale
-        if info.get("dtype") == np.float32:  # float32 in, float32 out (as scikit-learn's linear models)
-            coef, intercept = coef.astype(np.float32), np.asarray(intercept, dtype=np.float32)
+        rescaled = (x_scale, y_scale) != (1.0, 1.0)
+        with np.errstate(over="ignore") if rescaled else contextlib.nullcontext():  # (an overflow: the error below)
+            if rescaled:  # back to the user's units (see _rescaled)
+                coef, intercept = coef * (x_scale / y_scale), np.asarray(intercept) / y_scale
+            if info.get("dtype") == np.float32:  # float32 in, float32 out (as scikit-learn's linear models)
+                coef, intercept = coef.astype(np.float32), np.asarray(intercept, dtype=np.float32)
+        if rescaled and not np.logical_and.reduce(np.isfinite(coef), axis=None):
+            raise ValueError(f"The fitted coefficients in the units of X exceed the float range (X's largest "
+                             f"magnitudes are about 2**{-_exponent(x_scale)}"
+                             + (f", y's 2**{-_exponent(y_scale)}" if y_scale != 1.0 else "")
+                             + "): multiply X by a power of two (or standardise it) and fit again.")
         self.coef_, self.intercept_ = self._format_coef(coef, intercept, info)
         for name, value in info.get("attributes", {}).items():
             setattr(self, name, value)

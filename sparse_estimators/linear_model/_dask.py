@@ -65,8 +65,10 @@ def gram_loss(est, loss, stats, y_ndim, dtype):
     The scale factors come from the rows' extremes, as the NumPy path's
     :func:`~sparse_estimators.linear_model._scaling._rescaled` on those rows.
     """
-    from ._scaling import _scale_from_extremes
+    from ._scaling import _check_moments_range, _scale_from_extremes
 
+    _check_moments_range(stats["x_high"], stats["x_low"], "X")  # (the Gram statistics are in X's and y's units)
+    _check_moments_range(stats["y_high"], stats["y_low"], "y")
     x_scale = _scale_from_extremes(stats["x_high"], stats["x_low"])
     y_scale = _scale_from_extremes(stats["y_high"], stats["y_low"])
     loss.set_statistics(stats, x_scale, y_scale)

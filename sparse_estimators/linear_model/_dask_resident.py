@@ -58,7 +58,7 @@ def _one_pass(est, X, Y, weights, centred_scale, extra, target_extremes=False):
 
     from ..losses._dask_kernel import set_up_pass
     from ..losses._dask_linear import DaskLinearDesign
-    from ._scaling import _scale_from_extremes
+    from ._scaling import _check_moments_range, _scale_from_extremes
 
     given = weights is not None
     w = weights if given else da.ones(X.shape[0], chunks=(X.chunks[0],))
@@ -85,6 +85,7 @@ def _one_pass(est, X, Y, weights, centred_scale, extra, target_extremes=False):
         if not values["weight"] > 0:
             raise ValueError("Sample weights must have a positive sum; got all zeros.")
     high, low = np.asarray(values["x_high"], dtype=float), np.asarray(values["x_low"], dtype=float)
+    _check_moments_range(high, low, "X")  # (m2 and xyw below are in X's units)
     x_scale = _scale_from_extremes(high, low, centred=centred_scale)
     xw, m2, xyw = summary["xw"], summary["m2"], summary["xyw"]
     source = (X, x_scale, None)

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _policy
-from .._utils import _numeric_target
+from .._utils import _numeric_target, power_of_two_scale
 from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, PoissonLoss, SquaredLoss
 from ..losses._robust import d2_huber_score
 from ..structures import Rows
@@ -175,6 +175,11 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
             if y.ndim == 2 and y.shape[1] != 1:
                 raise ValueError(f"loss={name!r} takes a single target; got y of shape {y.shape}.")
             y = y.reshape(-1)
+            if name != "huber" and y.size and 0.0 < float(np.abs(y).max()) < np.finfo(np.float64).tiny:
+                # (a log link's fitted means would be subnormal too, and lose their digits; y is not rescaled)
+                raise ValueError(f"y's values are all subnormal (below 2**-1022), which the {name} loss cannot fit "
+                                 f"without losing digits: fit c * y for a power of two c (at a fixed k, the fit "
+                                 f"of c * y is that of y with intercept_ + log(c)).")
             # Huber's coefficients are linear in y (rescaled as least squares); a log link's are not
             y, y_scale = _rescaled(y) if name == "huber" else (y, 1.0)
             options = {"epsilon": self.epsilon} if name == "huber" else {}
@@ -253,6 +258,10 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         if self._loss_name() == "huber":
             return d2_huber_score(y, eta, sample_weight, self.epsilon)
         if power is None:
+            y, eta = np.asarray(y, dtype=float), np.asarray(eta, dtype=float)
+            factor = power_of_two_scale(y, eta)  # (R^2 is scale-free; the squares of data below 2^-537 underflowed
+            if factor != 1.0:  # to 0, and the score was 1 whatever the fit; an exact power of two)
+                y, eta = y * factor, eta * factor
             return float(r2_score(y, eta, sample_weight=sample_weight))
         y, mean = np.asarray(y, dtype=float).reshape(-1), np.exp(np.asarray(eta, dtype=float).reshape(-1))
         rows = slice(None) if sample_weight is None else np.asarray(sample_weight).reshape(-1) > 0

@@ -55,8 +55,10 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
     and Efron's replaces the log term by
     ``(s(D_t) / m_t) sum_{l < m_t} log( S_t - (l / m_t) E_t )``, with ``m_t``
     the number of events at ``t``, ``S_t`` the risk-set sum and ``E_t``
-    the same sum over ``D_t`` (weights enter as in R's ``survival::coxph``:
-    integer weights equal repeated rows for Breslow, not for Efron). The
+    the same sum over ``D_t`` (weights enter as in R's ``survival::coxph`` and
+    lifelines: the tied events' mean weight ``s(D_t) / m_t`` on each of the
+    ``m_t`` terms; integer weights equal repeated rows for Breslow, not for
+    Efron, where a repeated event row adds a term). The
     model has no intercept (the baseline hazard takes its place): ``b`` is
     a dummy variable, ``fit_intercept`` is False. The columns of ``X`` are
     centred implicitly at their weighted means (the partial likelihood does

@@ -432,7 +432,9 @@ class MultinomialLoss(_GLMLoss):
         if rows.size == 0:
             L = well_conditioned_cholesky(H, 1e-10)
         else:
-            scale = max(float(np.trace(H)) / H.shape[0], np.finfo(float).tiny)
+            n = H.shape[0]  # (the mean diagonal; an l2 term near 1e307 takes the trace past float range)
+            mean = float(np.trace(H)) / n if self.alpha * n < 1e300 else float((np.diagonal(H) / n).sum())
+            scale = max(mean, np.finfo(float).tiny)
             shifted = H.copy()
             view = shifted.reshape(q, m, q, m)
             view[rows, :, rows, :] += scale / m  # scale times the projector onto (e_j kron 1_m) / sqrt(m)

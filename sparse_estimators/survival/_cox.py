@@ -37,9 +37,15 @@ __all__ = ["AcceleratedIHTCoxPHSurvivalAnalysis", "IHTCoxPHSurvivalAnalysis", "I
 _COX_PARAMS = """ties : {'breslow', 'efron'}, default='breslow'
         How the partial likelihood handles tied event times: Breslow's
         approximation, or Efron's (closer to the exact likelihood when many
-        events share a time). With sample weights, integer weights equal
-        repeated rows for Breslow only (Efron's weights enter as in R's
-        ``survival::coxph``).
+        events share a time). With sample weights, Efron's correction for
+        the ``m`` events tied at a time ``t`` uses their mean weight: the
+        log term is ``(s(D_t) / m) sum_{l < m} log(S_t - (l / m) E_t)``,
+        with ``s(D_t)`` their total weight, ``S_t`` the weighted risk-set sum
+        of ``exp(X coef)`` and ``E_t`` that of the tied events, as R's
+        ``survival::coxph`` and lifelines' ``CoxPHFitter``. Integer weights
+        then equal repeated rows with Breslow's ties, not with Efron's (a
+        repeated event row is one more tied event, ``m + 1`` terms, where a
+        weight of 2 keeps ``m``).
 
     alpha : float, default=1e-4
         Strength of the l2 penalty ``alpha/2 ||coef||^2`` added to the
@@ -174,7 +180,10 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
             in that order, as ``sksurv.util.Surv.from_arrays(event, time)``
             builds it; anything else raises a ValueError.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights of the samples (see ``ties``).
+            Weights of the samples. Integer weights equal repeated rows with
+            ``ties='breslow'``, not with ``ties='efron'``, whose tied events
+            share their mean weight, as in R's ``survival::coxph`` (see
+            ``ties``).
         coef_init : array-like of shape (n_features,), default=None
             Starting coefficients (thresholded before the first step).
 
