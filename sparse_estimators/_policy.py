@@ -105,6 +105,10 @@ SOFTMAX_CG_RTOL = (1e-6, 0.1)
 #: the rounding error of the multinomial refit's gradient, in units of rounding of ``|A^T (sw Y)|``
 #: (doc/changelog.rst, ``_GRADIENT_ROUNDING = 10``: 0.3 to 1.5 units measured at the minimum)
 GRADIENT_ROUNDING = 10
+#: the splicing search's second result replaces the first only if its loss is lower by more than this many
+#: units of rounding of the loss (``eps |f|``) as well as by the gate: below, the two are a tie (an l2 term far
+#: above the data's curvature, or gate 0); doc/changelog.rst, ``SWITCH_ROUNDING``
+SWITCH_ROUNDING = 64
 #: a multinomial refit's coefficient row whose softmax-shift curvature ``alpha`` is at most this share of the
 #: row's curvature is held at its shift (no step along it) when the Cholesky pivot test fails: 100 times above
 #: that test's 1e-10 (doc/changelog.rst, ``FLAT_SHIFT_RTOL``)

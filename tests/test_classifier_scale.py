@@ -315,3 +315,27 @@ def test_a_huge_alpha_gives_zero_coefficients_without_a_warning(Est, n_classes, 
         model = Est(k=3, alpha=alpha).fit(_as(X, sparse), y)
     assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
     assert np.abs(model.coef_).max() <= 1.01 * np.abs(X).max() / alpha
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("Est", CLASSIFIERS)
+def test_an_l2_term_far_above_the_datas_curvature_keeps_the_gradients_top_features(Est, n_classes):
+    """Tiny data with the default ``alpha``: the l2 term is 1e15 and more times the data's curvature, so the loss
+    of every support of ``k`` features is the null model's up to rounding. Before, the splicing search's second
+    start (its marginal gains ``g^2 / h`` vanish: ``h`` absorbed the data's curvature into ``alpha``) replaced the
+    first search's support whenever rounding made its loss lower: the first ``k`` columns, on some CPUs and not
+    others. The optimum is ``coef ~ -gradient(0) / alpha`` (the loss is near-quadratic at 0, the l2 term dominates
+    its curvature), so the right support is that of the ``k`` largest gradients at zero (rows of classes)."""
+    rng = np.random.default_rng(0)
+    n, p = 120, 15
+    X = np.round(rng.standard_normal((n, p)) * 64) / 64
+    noisy = X[:, 1] - 0.8 * X[:, 4] + 0.6 * X[:, 7] + rng.logistic(size=n)
+    y = (noisy > 0).astype(int) if n_classes == 2 else np.digitize(noisy, [-0.7, 0.7])
+    Y = np.eye(n_classes)[y]
+    G = X.T @ (Y - Y.mean(axis=0))  # (the gradient at zero coefficients and the null intercept, up to a factor)
+    G = G[:, 1:] if n_classes == 2 else G  # (binary: one column)
+    top = np.sort(np.argsort(-np.linalg.norm(G, axis=1), kind="stable")[:3])
+    assert np.linalg.norm(G[top], axis=1).min() > 1.5 * np.sort(np.linalg.norm(G, axis=1))[-4]  # (no near-tie)
+    for j in (-40, -60, -100):
+        model = Est(k=3).fit(X * 2.0**j, y)
+        assert_array_equal(model.support_, top)

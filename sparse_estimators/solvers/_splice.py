@@ -26,12 +26,16 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dposv as _posv
 
+from .. import _policy
 from .._utils import concatenate as _concatenate
 from .._utils import row_squares
 from .._utils import where as _where
 from ..structures import Rows
 from ..thresholding._selection import kth_pair
 from ._base import SolverResult, _all, nonzero_rows, same_indices
+
+#: float64's rounding unit (the switch's tie test)
+_EPS = float(np.finfo(float).eps)
 
 
 def _top(scores, c):
@@ -274,7 +278,9 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
             differ = len(set(other.support.tolist()) - set(best.support.tolist()))
             f_best, f_other = best.objective[-1], other.objective[-1]
             # (the same support is the same refit: its two values differ by rounding only)
-            if differ and f_best - f_other > switch_gate * differ * unit * loss.noise_scale(f_best, k):
+            # (and by more than the loss's rounding: a smaller difference is a tie, which the first search keeps)
+            if differ and f_best - f_other > max(switch_gate * differ * unit * loss.noise_scale(f_best, k),
+                                                 _policy.SWITCH_ROUNDING * _EPS * abs(f_best)):
                 best, exact = other, False
     best.objective = best.objective[1:]
     best.n_iter = len(best.objective)
