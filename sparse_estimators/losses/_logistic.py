@@ -7,7 +7,13 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 from .. import _policy
 from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
-from ._numerics import cholesky_newton_solve, min_norm_solve, newton_minimise, well_conditioned_cholesky
+from ._numerics import (
+    cholesky_newton_solve,
+    diagonal_mean,
+    min_norm_solve,
+    newton_minimise,
+    well_conditioned_cholesky,
+)
 from ._pointwise_newton import _PointwiseNewtonRefit
 from ._softmax_newton import FrozenNewtonSolver, SoftmaxCurvature, block_hessian, class_rmatvec, softmax_parts
 
@@ -432,9 +438,7 @@ class MultinomialLoss(_GLMLoss):
         if rows.size == 0:
             L = well_conditioned_cholesky(H, 1e-10)
         else:
-            n = H.shape[0]  # (the mean diagonal; an l2 term near 1e307 takes the trace past float range)
-            mean = float(np.trace(H)) / n if self.alpha * n < 1e300 else float((np.diagonal(H) / n).sum())
-            scale = max(mean, np.finfo(float).tiny)
+            scale = max(diagonal_mean(np.diagonal(H), self.alpha), np.finfo(float).tiny)
             shifted = H.copy()
             view = shifted.reshape(q, m, q, m)
             view[rows, :, rows, :] += scale / m  # scale times the projector onto (e_j kron 1_m) / sqrt(m)

@@ -87,6 +87,13 @@ def largest_eigenvalue(apply, n, *, tol=1e-6, seed=0):
     return float(max(lam, 0.0)) * (1.0 + 10 * tol)
 
 
+def diagonal_mean(diag, alpha=0.0):
+    """``diag.mean()``, also when an l2 term ``alpha`` in each entry (near 1e307) takes their sum past float range."""
+    if float(alpha) * diag.size < 1e300:  # (a Python float product: inf without a warning)
+        return float(diag.mean())
+    return float((diag / diag.size).sum())  # (each term at most 1.8e308 / size)
+
+
 def min_norm_solve(H, g):
     """Minimum-norm solution of ``H x = g`` (``H`` symmetric, possibly singular).
 

@@ -35,8 +35,9 @@ import scipy.sparse as sp
 
 from .. import _policy
 from ..losses import LinearDesign
+from ..losses._numerics import diagonal_mean
 from ._cox_newton import CoxWoodbury
-from ._iobs_linalg import _damping_scale, _diagonal_mean, _exactly_symmetric, _factored, _inverse_diag, _pcg, _SPDSolver
+from ._iobs_linalg import _damping_scale, _exactly_symmetric, _factored, _inverse_diag, _pcg, _SPDSolver
 
 
 class _WoodburySolver:
@@ -402,7 +403,7 @@ class _GLMCurvature:
             dW = loss.design.column_moments(Hd).reshape(p, m) + loss.alpha
             diag = np.concatenate([dW.ravel(), Hd.sum(axis=0)]) if self.has_b else dW.ravel()
         self.diag = diag
-        self.lam = damping * _damping_scale(_diagonal_mean(diag[: p * m], getattr(loss, "alpha", 0.0)) if p else 0.0)
+        self.lam = damping * _damping_scale(diagonal_mean(diag[: p * m], getattr(loss, "alpha", 0.0)) if p else 0.0)
         self.woodbury = None
         algebra = self.algebra if route == "fisher" else route
         if algebra == "dense":

@@ -129,9 +129,3 @@ def _damping_scale(diag_mean):
     """Mean of diag(H), or 1 when the Hessian vanishes (constant features)."""
     return diag_mean if np.isfinite(diag_mean) and diag_mean > 0 else 1.0
 
-
-def _diagonal_mean(diag, alpha=0.0):
-    """``diag.mean()``, also when the l2 term ``alpha`` in each entry (near 1e307) takes their sum past float range."""
-    if float(alpha) * diag.size < 1e300:  # (a Python float product: inf without a warning)
-        return float(diag.mean())
-    return float((diag / diag.size).sum())  # (each term at most 1.8e308 / size)
