@@ -195,8 +195,9 @@ def _mask_by_scores(W, scores, structure, k):
 def _sparsegpt(W, H, k, nm, damping, blocksize):
     """SparseGPT's column sweep (Frantar & Alistarh 2023, Algorithm 1) with ``k`` inputs kept per row.
 
-    ``H`` is damped by ``damping * mean(diag H)`` (percdamp); inputs with
-    ``H_jj = 0`` (never active) are zeroed first. The upper Cholesky factor
+    ``H`` is damped by ``damping * mean(diag H)`` (percdamp; inputs with
+    ``H_jj = 0``, never active, count 0 there, not the 1 SparseGPT's code puts
+    on their diagonal); their weights are zeroed first. The upper Cholesky factor
     ``U`` of ``H^{-1}`` gives, at column ``i``, the row ``U_i`` of the OBS
     update after the columns before ``i`` are fixed. Masks are chosen per
     block of ``blocksize`` columns by the OBS saliency ``w^2 / U_ii^2``:
@@ -209,9 +210,12 @@ def _sparsegpt(W, H, k, nm, damping, blocksize):
     n_out, n_in = W.shape
     H = H.copy()
     dead = np.diag(H) == 0
-    H[dead, dead] = 1.0
+    # lambda from H's own diagonal (zeros included) and the dead inputs' diagonal on its scale: SparseGPT's
+    # 1 there entered both lambda and the singularity test below, so results changed with the calibration scale
+    mean = float(np.mean(np.diag(H)))
+    H[dead, dead] = mean if mean > 0 else 1.0
     W[:, dead] = 0.0
-    H[np.diag_indices_from(H)] += damping * float(np.mean(np.diag(H)))
+    H[np.diag_indices_from(H)] += damping * mean
     try:
         L = scipy.linalg.cholesky(H, lower=True)
         # (singular to working precision)
