@@ -226,6 +226,19 @@ class BaseLoss:
         h = self.coordinate_curvatures()[np.asarray(features)]
         return np.repeat(h[:, None], self.n_outputs, axis=1)
 
+    def removal_costs(self, Z, features, W):
+        """Loss increase from removing each of ``features`` alone from the fit ``W`` at ``Z``, to second order.
+
+        Half the Wald statistic ``w_j^T H_jj w_j / 2`` of each feature's
+        coefficient row ``w_j``, with ``H_jj`` the block of the Hessian on
+        that row, shape ``(len(features),)``. Here ``H_jj`` is diagonal
+        (:meth:`feature_curvatures`: one output, or outputs fitted
+        independently); the multinomial loss couples its classes. The
+        splicing search's ``add_gate`` test (:func:`sparse_estimators.solvers.splice`).
+        """
+        features = np.asarray(features)
+        return 0.5 * np.einsum("ij,ij->i", self.feature_curvatures(Z, features), W[features] ** 2)
+
     def noise_scale(self, value, k):
         """Scale of the loss decrease that noise alone buys per added coefficient.
 

@@ -105,9 +105,10 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
     add_gate : float, default=0.0
         An exchange is accepted only if, in the refit on the new support,
         removing any one of the added features would raise the loss by more
-        than ``add_gate * m * log(p) * s / N`` (estimated from the diagonal
-        of the Hessian there, :meth:`~sparse_estimators.losses.BaseLoss.feature_curvatures`:
-        ``sum_a h_ja w_ja^2 / 2``, half the Wald statistic over ``N``). At 1,
+        than ``add_gate * m * log(p) * s / N`` (estimated from the block of
+        the Hessian there on the feature's coefficients,
+        :meth:`~sparse_estimators.losses.BaseLoss.removal_costs`:
+        ``w_j^T H_jj w_j / 2``, half the Wald statistic over ``N``). At 1,
         each added feature must be as significant as the best of ``p`` noise
         features would typically be (the risk-inflation level). Unlike
         ``gate``, which tests the net decrease, this accepts the exchange of
@@ -348,10 +349,10 @@ def _sorted_union(a, b):
 def _least_cost(loss, added, W, Z):
     """The least loss increase from removing one of the ``added`` features from the fit ``(W, Z)``.
 
-    The cost of feature ``j`` is estimated by ``sum_a h_ja w_ja^2 / 2`` with
-    ``h`` the loss's curvature along its coefficients at ``Z``.
+    The cost of feature ``j`` is estimated by ``w_j^T H_jj w_j / 2``, with ``H_jj`` the loss's Hessian on its
+    coefficients at ``Z`` (:meth:`~sparse_estimators.losses.BaseLoss.removal_costs`).
     """
-    return 0.5 * np.einsum("ij,ij->i", loss.feature_curvatures(Z, added), W[added] ** 2).min()
+    return loss.removal_costs(Z, added, W).min()
 
 
 def _explained(H, m, removed):

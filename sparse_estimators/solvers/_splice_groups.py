@@ -271,15 +271,15 @@ class _UnitSearch:
         """Whether every ``added`` unit passes the ``add_gate`` test in the refit ``(W_c, Z_c)``.
 
         See :func:`splice`'s ``add_gate`` and ``add_gate_uncorrelated``: each
-        added unit's removal cost (from the diagonal of the Hessian at the
-        refit) must exceed ``add_gate`` times its price; the lower level when
+        added unit's removal cost (its features' :meth:`~sparse_estimators.losses.BaseLoss.removal_costs`
+        at the refit) must exceed ``add_gate`` times its price; the lower level when
         the kept features explain none of the ``removed`` units' features.
         Returns ``(passed, H)``, ``H`` the current fit's Hessian once formed.
         """
         loss = self.loss
         features = self.features(added)
-        cost = np.bincount(self.codes[features], minlength=self.n_units, weights=0.5 * np.einsum(
-            "ij,ij->i", loss.feature_curvatures(Z_c, features), W_c[features] ** 2))[added]
+        cost = np.bincount(self.codes[features], minlength=self.n_units,
+                           weights=loss.removal_costs(Z_c, features, W_c))[added]
         removed_features = self.features(removed)
         ratio = (cost / self.price(f_c, support.size - removed_features.size + features.size)[added]).min()
         if ratio > self.add_gate:
