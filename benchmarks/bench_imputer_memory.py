@@ -6,8 +6,10 @@ fresh subprocess per measurement, the peak of the memory traced by
 ``tracemalloc`` (NumPy's buffers included) from the call's start to its
 end, so the input is excluded:
 
-- ``imputer``: ``LowRankImputer(rank=5, max_iter=10, tol=0).fit_transform(X)``
-  (the other parameters at their defaults);
+- ``imputer``: ``LowRankImputer(rank=5, solver='accelerated', max_iter=10,
+  tol=0).fit_transform(X)`` (the other parameters at their defaults; the
+  solver of ``complete_matrix``'s default, the imputer's until version
+  0.1.0);
 - ``complete_matrix``: ``complete_matrix((rows, cols, values), 5,
   shape=X.shape, center=True, max_iter=10, tol=0)`` on the same observed
   entries (their coordinates built before the measurement, as a caller
@@ -64,7 +66,8 @@ def measure(case, m, n, density):
         run = lambda: complete_matrix((rows, cols, values), RANK, shape=(m, n), center=True,  # noqa: E731
                                       max_iter=MAX_ITER, tol=0)
     else:
-        run = lambda: LowRankImputer(rank=RANK, max_iter=MAX_ITER, tol=0).fit_transform(X)  # noqa: E731
+        run = lambda: LowRankImputer(rank=RANK, solver="accelerated", max_iter=MAX_ITER,  # noqa: E731
+                                     tol=0).fit_transform(X)
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (tol=0: the fixed number of iterations warns)
         tracemalloc.start()

@@ -453,7 +453,8 @@ def test_imputer_rank_clipping_and_empty_rows_and_columns():
     np.testing.assert_allclose(np.abs(full.components_ @ reference.T), np.eye(2), atol=1e-6)
 
 
-def test_imputer_fit_transform_memory_is_a_few_copies_of_the_output():
+@pytest.mark.parametrize("solver", ["accelerated", "als"])
+def test_imputer_fit_transform_memory_is_a_few_copies_of_the_output(solver):
     """With 90 % missing, filling entry by entry from gathered factor rows took ~15 output sizes; now ~4."""
     import tracemalloc
 
@@ -462,13 +463,14 @@ def test_imputer_fit_transform_memory_is_a_few_copies_of_the_output():
     X_missing = np.where(rng.uniform(size=X.shape) < 0.9, np.nan, X)
     tracemalloc.start()
     try:
-        out = LowRankImputer(rank=5).fit_transform(X_missing)
+        out = LowRankImputer(rank=5, solver=solver).fit_transform(X_missing)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert peak < 6 * X.nbytes, peak / X.nbytes
     assert np.array_equal(out[~np.isnan(X_missing)], X_missing[~np.isnan(X_missing)])
-    assert relative_error(out, X) < 1e-3
+    if solver == "accelerated":  # (ALS at the imputer's tol=1e-3 stops at a relative error of about 6e-3 here)
+        assert relative_error(out, X) < 1e-3
 
 
 # -- choosing the rank --------------------------------------------------------------------------------------
