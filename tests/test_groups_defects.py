@@ -224,3 +224,22 @@ def test_sparsity_cv_in_the_column_transformer_pipeline_with_groups_from_feature
     assert [p["k"] for p in search.cv_results_["params"]] == list(range(1, 9))  # 8 variables, 13 columns
     assert set(search.best_estimator_.groups_support_) >= {"region", "x0"}
     assert pipe.score(X, y) > 0.9
+
+
+# -- NaN group labels ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["float array", "object array", "list", "series"])
+def test_nan_group_labels_are_refused(kind):
+    """NaN is no label: np.unique merged a float array's NaNs into one group (features 2 and 5 fit together,
+    ``support_`` of 3 features at k=2) and kept an object array's apart; refused with the features named."""
+    X, y = _data()
+    labels = [i // 2 for i in range(12)]
+    labels[2] = labels[9] = np.nan
+    groups = {"float array": np.array(labels, dtype=float), "object array": np.array(labels, dtype=object),
+              "list": labels, "series": pd.Series(labels)}[kind]
+    est = IHTRegressor(k=2, groups=groups)
+    with pytest.raises(ValueError, match=r"'groups' parameter has NaN labels \(features 2, 9\)"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+    with pytest.raises(ValueError, match="NaN labels"):
+        Groups(Hard(), groups)

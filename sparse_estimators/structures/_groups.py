@@ -74,12 +74,17 @@ def _label_kind(label):
 
 
 def _group_labels(groups):
-    """The labels as an array, refusing a mix of numbers and strings (a TypeError naming two of them).
+    """The labels as an array, refusing a mix of numbers and strings (a TypeError naming two of them) and NaN.
 
     A list or an object array is checked element by element before numpy
-    converts it: ``np.asarray([1, "1"])`` would make both ``'1'``.
+    converts it: ``np.asarray([1, "1"])`` would make both ``'1'``. NaN
+    labels are refused (a ValueError naming the features): ``np.unique``
+    puts every NaN of a float array in one group, and keeps those of an
+    object array apart, so a missing label has no meaning to give.
     """
     if isinstance(groups, np.ndarray) and groups.dtype != object:
+        if groups.dtype.kind in "fc":
+            _refuse_nan(np.flatnonzero(np.isnan(groups)))
         return groups  # (one dtype: compared as numpy compares them)
     values = groups.tolist() if isinstance(groups, np.ndarray) else list(groups)
     first = {}
@@ -88,7 +93,17 @@ def _group_labels(groups):
     if "string" in first and "number" in first:
         raise TypeError(f"group labels mix numbers and strings ({first['number']!r} and {first['string']!r}): "
                         f"numpy would read every label as a string and merge 1 with '1'; use one kind")
+    if "number" in first:
+        _refuse_nan([i for i, value in enumerate(values) if isinstance(value, numbers.Number) and value != value])
     return groups if isinstance(groups, np.ndarray) else np.asarray(groups)
+
+
+def _refuse_nan(features):
+    """Refuse NaN group labels, naming the first few features that have one."""
+    if len(features):
+        shown = ", ".join(str(int(j)) for j in features[:5]) + (", ..." if len(features) > 5 else "")
+        raise ValueError(f"The 'groups' parameter has NaN labels (features {shown}): NaN is no group; give every "
+                         f"feature a label (a feature of its own label is a group of one)")
 
 
 class groups_from_feature_names:  # noqa: N801 - used like a function: ``groups=groups_from_feature_names(...)``
