@@ -4,6 +4,21 @@ import functools
 
 import numpy as np
 
+from sparse_estimators import (
+    AcceleratedIHTClassifier,
+    AcceleratedIHTRegressor,
+    IHTClassifier,
+    IHTRegressor,
+    IOBSClassifier,
+    IOBSRegressor,
+    RegularizedIHTClassifier,
+    RegularizedIHTRegressor,
+)
+
+#: the four algorithms' estimators, for tests parametrized over them
+REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
+CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
+
 
 def fig_1f_problem(seed):
     """Paper 000, Fig. 1(f): noiseless Gaussian sparse recovery, A (100 x 800), 22 non-zeros.

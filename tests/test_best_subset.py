@@ -20,12 +20,13 @@ import warnings
 
 import numpy as np
 import pytest
+from _problems import CLASSIFIERS
 from numpy.testing import assert_allclose
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 from sklearn.linear_model import LogisticRegression
 
-from sparse_estimators import AcceleratedIHTClassifier, IHTClassifier, IOBSClassifier, RegularizedIHTClassifier
+from sparse_estimators import AcceleratedIHTClassifier, IHTClassifier
 from sparse_estimators.losses import MultinomialLoss
 from sparse_estimators.survival import (
     AcceleratedIHTCoxPHSurvivalAnalysis,
@@ -34,7 +35,6 @@ from sparse_estimators.survival import (
     RegularizedIHTCoxPHSurvivalAnalysis,
 )
 
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 COX = [IHTCoxPHSurvivalAnalysis, AcceleratedIHTCoxPHSurvivalAnalysis, RegularizedIHTCoxPHSurvivalAnalysis,
        IOBSCoxPHSurvivalAnalysis]
 ALPHA = 1e-4  # the estimators' default l2 strength

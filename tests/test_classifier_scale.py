@@ -17,19 +17,17 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.sparse as sp
+from _problems import CLASSIFIERS
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp
 
 from sparse_estimators import (
-    AcceleratedIHTClassifier,
     IHTClassifier,
     IOBSClassifier,
-    RegularizedIHTClassifier,
 )
 from sparse_estimators.linear_model._scaling import _rescaled_alpha
 from sparse_estimators.model_selection import SparsityCV, SparsityIC
 
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 ALPHA = 1e-4  # (the default)
 
 

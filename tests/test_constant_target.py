@@ -9,19 +9,17 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _problems import REGRESSORS
 from sklearn.exceptions import ConvergenceWarning
 
 from sparse_estimators import (
-    AcceleratedIHTRegressor,
     IHTClassifier,
     IHTRegressor,
     IOBSRegressor,
-    RegularizedIHTRegressor,
 )
 from sparse_estimators.losses import GammaLoss, HuberLoss, LogisticLoss, PoissonLoss, SquaredLoss
 from sparse_estimators.model_selection import SparsityIC, sparsity_path
 
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
 LOSSES = ["squared_error", "poisson", "gamma", "huber"]
 C = 0.7  # (0.7 * 3 / 3 is not 0.7: a rounded mean would show)
 

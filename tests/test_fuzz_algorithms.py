@@ -4,22 +4,16 @@ import warnings
 
 import numpy as np
 import pytest
+from _problems import CLASSIFIERS, REGRESSORS
 from sklearn.exceptions import ConvergenceWarning
 
 from sparse_estimators import (
-    AcceleratedIHTClassifier,
-    AcceleratedIHTRegressor,
     IHTClassifier,
     IHTRegressor,
-    IOBSClassifier,
-    IOBSRegressor,
     RegularizedIHTClassifier,
     RegularizedIHTRegressor,
 )
 from sparse_estimators.thresholding import Lq, Reciprocal
-
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 
 
 def _data(seed=0, n=120, p=25):

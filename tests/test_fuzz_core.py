@@ -20,17 +20,14 @@ import warnings
 
 import numpy as np
 import pytest
+from _problems import CLASSIFIERS, REGRESSORS
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import nnls
 from sklearn.model_selection import GridSearchCV, KFold
 
 from sparse_estimators import (
-    AcceleratedIHTClassifier,
-    AcceleratedIHTRegressor,
     IHTClassifier,
     IHTRegressor,
-    IOBSClassifier,
-    IOBSRegressor,
     RegularizedIHTClassifier,
     RegularizedIHTRegressor,
 )
@@ -38,8 +35,6 @@ from sparse_estimators.model_selection import SparsityCV
 from sparse_estimators.structures import Groups, Rows
 from sparse_estimators.thresholding import Hard, Lq, Reciprocal, Soft
 
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 OPERATORS = [Hard(), Soft(), Reciprocal(c=0.3), Lq(q=0.5)]
 OP_IDS = ["hard", "soft", "rec0.3", "lq0.5"]
 #: beyond the squares' range (1e154 and 1e-154 for float64), the entries themselves normal floats

@@ -17,13 +17,12 @@ import warnings
 
 import numpy as np
 import pytest
+from _problems import REGRESSORS
 from numpy.testing import assert_allclose, assert_array_equal
 
-from sparse_estimators import AcceleratedIHTRegressor, IHTRegressor, IOBSRegressor, RegularizedIHTRegressor
+from sparse_estimators import IHTRegressor, IOBSRegressor
 from sparse_estimators.model_selection import SparsityCV
 from sparse_estimators.survival import IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis
-
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
 
 
 @pytest.fixture(autouse=True)

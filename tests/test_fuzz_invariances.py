@@ -29,20 +29,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _loss_problems import cox_data
+from _problems import CLASSIFIERS, REGRESSORS
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import log_softmax
 from sklearn.feature_selection import SelectFromModel
 from sklearn.metrics import accuracy_score, r2_score
 
 from sparse_estimators import (
-    AcceleratedIHTClassifier,
-    AcceleratedIHTRegressor,
     IHTClassifier,
     IHTRegressor,
-    IOBSClassifier,
     IOBSRegressor,
-    RegularizedIHTClassifier,
-    RegularizedIHTRegressor,
     support_importance,
 )
 from sparse_estimators.impute import LowRankImputer
@@ -54,8 +50,6 @@ from sparse_estimators.survival import (
     RegularizedIHTCoxPHSurvivalAnalysis,
 )
 
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 COX = [IHTCoxPHSurvivalAnalysis, AcceleratedIHTCoxPHSurvivalAnalysis, RegularizedIHTCoxPHSurvivalAnalysis,
        IOBSCoxPHSurvivalAnalysis]
 # the solvers stop at a relative change of 1e-4: fits of the same problem agree to about that

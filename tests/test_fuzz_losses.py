@@ -19,12 +19,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _loss_problems import cox_data
+from _problems import REGRESSORS
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.metrics import d2_tweedie_score
 from sklearn.model_selection import KFold
 
-from sparse_estimators import AcceleratedIHTRegressor, IHTRegressor, IOBSRegressor, RegularizedIHTRegressor
+from sparse_estimators import IHTRegressor, IOBSRegressor
 from sparse_estimators.model_selection import SparsityCV
 from sparse_estimators.survival import (
     AcceleratedIHTCoxPHSurvivalAnalysis,
@@ -33,7 +34,6 @@ from sparse_estimators.survival import (
     RegularizedIHTCoxPHSurvivalAnalysis,
 )
 
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
 LOSSES = ["squared_error", "poisson", "gamma", "huber"]
 COX = [IHTCoxPHSurvivalAnalysis, AcceleratedIHTCoxPHSurvivalAnalysis, RegularizedIHTCoxPHSurvivalAnalysis,
        IOBSCoxPHSurvivalAnalysis]

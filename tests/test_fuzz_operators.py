@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _problems import CLASSIFIERS, REGRESSORS
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
@@ -25,19 +26,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sparse_estimators import (
-    AcceleratedIHTClassifier,
     AcceleratedIHTRegressor,
-    IHTClassifier,
     IHTRegressor,
-    IOBSClassifier,
     IOBSRegressor,
-    RegularizedIHTClassifier,
     RegularizedIHTRegressor,
 )
 from sparse_estimators.thresholding import Hard, Lq, Reciprocal, Soft
 
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 OPERATORS = ["hard", "soft", Reciprocal(c=0.5), Lq(q=0.5)]
 OP_IDS = ["hard", "soft", "rec0.5", "lq0.5"]
 REG_IDS = [cls.__name__ for cls in REGRESSORS]

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _loss_problems import cox_data
+from _problems import CLASSIFIERS
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import gammaln, log_softmax
 from sklearn.feature_selection import SelectFromModel
@@ -34,11 +35,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.class_weight import compute_sample_weight
 
 from sparse_estimators import (
-    AcceleratedIHTClassifier,
     IHTClassifier,
     IHTRegressor,
     IOBSClassifier,
-    RegularizedIHTClassifier,
     support_importance,
 )
 from sparse_estimators.model_selection import SparsityCV, SparsityIC, one_standard_error, sparsity_path
@@ -49,7 +48,6 @@ from sparse_estimators.survival import (
     RegularizedIHTCoxPHSurvivalAnalysis,
 )
 
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 COX = [IHTCoxPHSurvivalAnalysis, AcceleratedIHTCoxPHSurvivalAnalysis, RegularizedIHTCoxPHSurvivalAnalysis,
        IOBSCoxPHSurvivalAnalysis]
 # the solvers stop at a relative change of 1e-4: fits of the same problem agree to about that

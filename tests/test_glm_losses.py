@@ -11,6 +11,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _problems import REGRESSORS
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import optimize, stats
 from sklearn.base import clone
@@ -18,15 +19,12 @@ from sklearn.linear_model import GammaRegressor, PoissonRegressor
 from sklearn.metrics import d2_tweedie_score, r2_score
 
 from sparse_estimators import (
-    AcceleratedIHTRegressor,
     IHTRegressor,
     IOBSRegressor,
-    RegularizedIHTRegressor,
 )
 from sparse_estimators.losses import GammaLoss, HuberLoss, NoLikelihoodError, PoissonLoss
 from sparse_estimators.model_selection import SparsityCV, SparsityIC
 
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
 LOSSES = {"poisson": PoissonLoss, "gamma": GammaLoss, "huber": HuberLoss}
 
 

@@ -12,21 +12,8 @@ import warnings
 
 import numpy as np
 import pytest
+from _problems import CLASSIFIERS, REGRESSORS
 from sklearn.linear_model import LinearRegression
-
-from sparse_estimators import (
-    AcceleratedIHTClassifier,
-    AcceleratedIHTRegressor,
-    IHTClassifier,
-    IHTRegressor,
-    IOBSClassifier,
-    IOBSRegressor,
-    RegularizedIHTClassifier,
-    RegularizedIHTRegressor,
-)
-
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, IOBSRegressor, RegularizedIHTRegressor]
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, IOBSClassifier, RegularizedIHTClassifier]
 
 
 def _data(seed, n=120, p=10, n_outputs=1, classes=False, noise=4.0):

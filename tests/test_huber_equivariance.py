@@ -15,14 +15,13 @@ import warnings
 
 import numpy as np
 import pytest
+from _problems import REGRESSORS
 from numpy.testing import assert_allclose, assert_array_equal
 
-from sparse_estimators import AcceleratedIHTRegressor, IHTRegressor, IOBSRegressor, RegularizedIHTRegressor
+from sparse_estimators import IHTRegressor
 from sparse_estimators.losses import HuberLoss
 from sparse_estimators.losses._robust import huber_rho
 from sparse_estimators.model_selection import SparsityCV
-
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _problems import CLASSIFIERS, REGRESSORS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -17,12 +18,8 @@ from sparse_estimators import (
     IHTRegressor,
     IOBSClassifier,
     IOBSRegressor,
-    RegularizedIHTClassifier,
     RegularizedIHTRegressor,
 )
-
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 
 
 def _data(classification):

@@ -19,24 +19,16 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _problems import CLASSIFIERS, REGRESSORS
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sparse_estimators import (
-    AcceleratedIHTClassifier,
-    AcceleratedIHTRegressor,
-    IHTClassifier,
     IHTRegressor,
-    IOBSClassifier,
-    IOBSRegressor,
-    RegularizedIHTClassifier,
-    RegularizedIHTRegressor,
 )
 from sparse_estimators.losses import GramSquaredLoss, PoissonLoss, SquaredLoss
 from sparse_estimators.model_selection import SparsityCV, SparsityIC
 from sparse_estimators.survival import IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis
 
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 FACTORS = (2.0 ** -4, 2.0 ** 4)  # (powers of two: every operation of a fit scales exactly)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.sparse as sp
+from _problems import REGRESSORS
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression
 
@@ -19,12 +20,8 @@ from sparse_estimators import (
     AcceleratedIHTRegressor,
     IHTClassifier,
     IHTRegressor,
-    IOBSRegressor,
-    RegularizedIHTRegressor,
 )
 from sparse_estimators.model_selection import SparsityCV, sparsity_path
-
-REGRESSORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor]
 
 
 def _design(seed=0, n=200, p=10):

@@ -14,20 +14,18 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _problems import CLASSIFIERS
 from numpy.testing import assert_array_equal
 
 from sparse_estimators import (
-    AcceleratedIHTClassifier,
     IHTClassifier,
     IHTRegressor,
     IOBSClassifier,
     IOBSRegressor,
-    RegularizedIHTClassifier,
 )
 from sparse_estimators.linear_model._scaling import _BeyondFloat, _power_of_two
 from sparse_estimators.survival import IHTCoxPHSurvivalAnalysis, IOBSCoxPHSurvivalAnalysis
 
-CLASSIFIERS = [IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
 REFERENCE = -600  # (rescaled, with a representable scale)
 
 
