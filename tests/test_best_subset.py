@@ -97,6 +97,21 @@ def test_multinomial_splicing_takes_the_best_support_its_noise_feature_hid(Est):
     assert_allclose(model.intercept_, reference.intercept_, rtol=1e-3, atol=1e-4)
 
 
+@functools.cache
+def _small_multinomial_best():
+    return _best_logistic_support(*_multinomial_problem(20, n=60), 3)
+
+
+@pytest.mark.parametrize("Est", CLASSIFIERS)
+def test_multinomial_gate_prices_a_feature_at_its_free_coefficients(Est):
+    # n = 60: priced at 3 coefficients per feature (not the softmax's 2 free ones) the add gate refused the
+    # exchange that reaches the best support (0, 2, 4) with every classifier
+    X, y = _multinomial_problem(20, n=60)
+    best, values = _small_multinomial_best()
+    assert sorted(values.values())[1] - values[best] > 0.01  # a clear optimum
+    assert tuple(Est(k=3).fit(X, y).support_) == best
+
+
 def test_multinomial_removal_cost_is_half_the_second_derivative_of_the_loss():
     # the loss increase along the removal of one coefficient row, to second order, from differences of the
     # multinomial loss written here (its classes coupled through the softmax); no intercept, whose fit would

@@ -256,7 +256,10 @@ class BaseLoss:
 
         ``n_outputs`` here (least squares: one per target; binary logistic:
         one); the multinomial loss has one fewer, its softmax being invariant
-        to a shift shared by the classes.
+        to a shift shared by the classes. The degrees of freedom of the
+        information criteria and the price of a feature in the splicing
+        gates (:func:`~sparse_estimators.solvers.splice`; its units' chi-squared
+        levels with groups); abess's own threshold keeps ``n_outputs``.
         """
         return self.n_outputs
 

@@ -90,8 +90,10 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         An exchange of ``c`` features is accepted only if it lowers the loss
         by more than ``gate * c * m * log(p) * s / N``, with ``N`` the
         number of observations (``loss.n_observations``: the number of
-        samples, or the sum of frequency weights), ``m`` the number of
-        outputs and ``s`` the loss's
+        samples, or the sum of frequency weights), ``m`` a feature's free
+        coefficients (:attr:`~sparse_estimators.losses.BaseLoss.coefficients_per_feature`:
+        the number of outputs, one fewer for the multinomial loss, whose
+        softmax is invariant to a shift shared by the classes) and ``s`` the loss's
         :meth:`~sparse_estimators.losses.BaseLoss.noise_scale` (noise
         variance for least squares, 1 for deviances). Twice ``N`` times the
         decrease bought by ``c`` spurious features is about ``c * m * s``, and
@@ -232,7 +234,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         return SolverResult(W, b, support, 0, [], converged=True)
     h = loss.coordinate_curvatures()
     usable = h > loss.alpha  # constant columns can never help
-    unit = loss.n_outputs * np.log(loss.n_features) / loss.n_observations
+    # the price per feature counts its free coefficients (a multinomial feature: one fewer than classes)
+    unit = loss.coefficients_per_feature * np.log(loss.n_features) / loss.n_observations
     protected = None
     if forced is not None and len(forced):
         protected = np.zeros(loss.n_features, dtype=bool)
