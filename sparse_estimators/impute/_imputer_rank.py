@@ -97,7 +97,7 @@ def auto_rank(rows, cols, values, shape, *, seed, center, **options):
     splits = validation_splits(rows, cols, values, shape, seed)
     fit_seed = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
     out = np.concatenate([o for o, _ in splits])  # (the held-out entries of all folds, pooled)
-    residuals = {0: np.concatenate([_column_means_residuals(rows, cols, values, k, o, n, center) for o, k in splits])}
+    residuals = {0: _column_means_residuals(rows, cols, values, splits, n, center)}
     tried = {0: float(np.sqrt(np.mean(residuals[0] ** 2)))}
 
     def error(r):

@@ -236,15 +236,21 @@ def holdout_folds(rows, cols, values, shape, n_folds, seed):
     return [(np.flatnonzero(fold == k), np.flatnonzero(fold != k)) for k in range(n_folds)]
 
 
-def _column_means_residuals(rows, cols, values, keep, out, n, center):
-    """Residuals on the held-out entries of rank 0: each column's mean over the kept entries (0 without ``center``)."""
-    if center:
-        counts = np.bincount(cols[keep], minlength=n)
-        sums = np.bincount(cols[keep], weights=values[keep], minlength=n)
-        means = np.divide(sums, counts, out=np.zeros(n), where=counts > 0)
-    else:
-        means = np.zeros(n)
-    return means[cols[out]] - values[out]
+def _column_means_residuals(rows, cols, values, splits, n, center):
+    """Residuals of rank 0 on the held-out entries of each split ``(out, keep)`` of ``splits``, pooled in order.
+
+    Rank 0 predicts each column's mean over the split's kept entries (0 without ``center``).
+    """
+    parts = []
+    for out, keep in splits:
+        if center:
+            counts = np.bincount(cols[keep], minlength=n)
+            sums = np.bincount(cols[keep], weights=values[keep], minlength=n)
+            means = np.divide(sums, counts, out=np.zeros(n), where=counts > 0)
+        else:
+            means = np.zeros(n)
+        parts.append(means[cols[out]] - values[out])
+    return np.concatenate(parts)
 
 
 def _beats_column_means(res_0, res_best):
@@ -430,7 +436,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     for factor in _policy.ALS_REFINE:
         best = min(best, path(ranks[at], [alphas[at] * factor], warm(fits[at][0]), bar=best[0], start=errors[at]))
     # rank 0, the column means, as in auto_rank: kept unless the best fit beats it by more than one standard error
-    res_0 = np.concatenate([_column_means_residuals(rows, cols, values, keep, out, n, center) for out, keep in splits])
+    res_0 = _column_means_residuals(rows, cols, values, splits, n, center)
     res_best = np.concatenate([fit.predict(rows[out], cols[out]) - values[out] * scale
                                for fit, (out, _) in zip(fits[best[1]][1], splits, strict=True)]) / scale
     i = best[1] + 1 if _beats_column_means(res_0, res_best) else 0

@@ -128,4 +128,3 @@ def _inverse_diag(diag):
 def _damping_scale(diag_mean):
     """Mean of diag(H), or 1 when the Hessian vanishes (constant features)."""
     return diag_mean if np.isfinite(diag_mean) and diag_mean > 0 else 1.0
-
