@@ -387,6 +387,14 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         """
         return result
 
+    def _solver_start(self, loss, operator, k, W0, b0):
+        """Where the solver starts (``debias=True`` fits only): ``(W0, b0)`` as given; none changes it here.
+
+        An estimator that knows its minimiser in closed form may start the
+        solver there (:class:`~sparse_estimators.ReducedRankRegressor`).
+        """
+        return W0, b0
+
     def _solve(self, loss, operator, k, W0, b0, *, screening=False, refitted_start=False, second_search=True):
         """Run the solver and the debiasing refit; no attribute is set.
 
@@ -430,6 +438,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         if from_zero:
             result = SolverResult(W0, b0, np.empty(0, dtype=np.intp), 0, converged=True)
         else:
+            if not screening and debias:
+                W0, b0 = self._solver_start(loss, operator, k, W0, b0)
             result = solver(loss, operator, k, W0=W0, b0=b0, step_size=self.step_size,
                             max_iter=self.max_iter, tol=self.tol, verbose=self.verbose, **options)
             if not screening and debias:

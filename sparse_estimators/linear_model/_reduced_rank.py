@@ -281,6 +281,27 @@ class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
         self.verbose = verbose
         self.weight_step = weight_step
 
+    def _closed_form_applies(self, loss, operator):
+        return operator.is_hard and not loss.intercept_is_variable and hasattr(loss, "y_mean")
+
+    def _solver_start(self, loss, operator, k, W0, b0):
+        """A cold hard-thresholding IHT fit starts at the closed-form minimiser, which the solver then checks.
+
+        That minimiser is the fixed point of ``'iht'`` and ``'accelerated'``,
+        and :meth:`_finish_solver` ends there anyway; started at zero on a
+        badly scaled ``X`` the iteration crept to it in up to ``max_iter``
+        steps (``doc/changelog.rst``). ``'regularized'`` keeps its own start
+        (its search swaps triplets in from zero; from the minimiser it took
+        as many iterations). The least-squares fit on every feature is kept
+        for the finish.
+        """
+        if (self.solver == "regularized" or not self._closed_form_applies(loss, operator) or np.any(W0)
+                or not np.all(np.isfinite(W0))):
+            return W0, b0
+        W_ols, b = loss.refit(np.arange(loss.n_features), W0, b0)
+        self._ols_fit = W_ols
+        return _reduced_rank_least_squares(loss, W_ols, b, int(k), W_ols=W_ols), b
+
     def _finish_solver(self, loss, operator, k, result):
         """Least squares with hard thresholding: the closed-form minimiser where the solver's fit is not within ``tol``.
 
@@ -294,13 +315,15 @@ class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
         converge or the two differ by more than ``tol`` (relative, Frobenius):
         fits that reach the minimiser within ``tol`` are kept as they were.
         """
-        if result.diverged or not operator.is_hard or loss.intercept_is_variable or not hasattr(loss, "y_mean"):
+        W_ols = self.__dict__.pop("_ols_fit", None)  # (from _solver_start, on the same loss)
+        if result.diverged or not self._closed_form_applies(loss, operator):
             return result
         W, b = result.coef, result.intercept
         # the debiasing refit, as LowRank.refit computes it (W_ols V V^T, V the column space of W), W_ols shared
         # with the closed form
         V = operator.column_space(W, min(W.shape))
-        W_ols, b = loss.refit(np.arange(loss.n_features), W, b)
+        if W_ols is None:
+            W_ols, b = loss.refit(np.arange(loss.n_features), W, b)
         if V.shape[1] and not result.refitted:
             W = W_ols @ V @ V.T
         best = _reduced_rank_least_squares(loss, W, b, int(k), W_ols=W_ols)
