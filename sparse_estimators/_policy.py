@@ -46,6 +46,10 @@ UNIT_CANDIDATE_DECREMENT = 1e-3
 #: this share of ``y``'s weighted variance is evaluated on the columns instead (that value's error is about
 #: 1e-16 of the variance; a rounding margin, not tuned)
 EXPLAINED_SHARE = 1e-6
+#: an exchange whose removed features the kept ones reproduce to within this share of their centred weighted
+#: variance (a duplicated or rescaled column) skips the classifiers' add_gate: removing them loses nothing, and
+#: the gate had kept both copies of a duplicated feature (a rounding margin, not tuned; doc/changelog.rst)
+DUPLICATE_RESIDUAL = 1e-9
 
 #: a cold one-output group fit whose group search runs (hard thresholding, debias) skips the solver: one
 #: search from the ``k`` groups of largest gain at zero (abess's start) instead of one from the solver's

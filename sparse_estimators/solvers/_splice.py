@@ -25,11 +25,13 @@ import math
 
 import numpy as np
 from scipy.linalg.lapack import dposv as _posv
+from scipy.linalg.lapack import dpotrf as _potrf
 
 from .. import _policy
 from .._utils import concatenate as _concatenate
 from .._utils import row_squares
 from .._utils import where as _where
+from ..losses._design import LinearDesign, weighted_column_sums
 from ..structures import Rows
 from ..thresholding._selection import kth_pair
 from ._base import SolverResult, _all, nonzero_rows, same_indices
@@ -67,7 +69,7 @@ def _top_set(scores, c):
 
 def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, add_gate_uncorrelated=None,
            screening_start=True, switch_gate=None, refitted=False, forced=None, structure=None, swap_candidates=1,
-           start_state=None, zero_gradient=None):
+           start_state=None, zero_gradient=None, redundant_first=False):
     """Improve a support of ``k`` features (or groups) by exchanging them (abess's splicing).
 
     Parameters
@@ -190,6 +192,16 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         useful, as abess. Ignored with groups. The Cox models use 5 (see
         ``survival/_cox.py``): there the exchange that lowers the loss was
         often with the second to fourth candidate by marginal gain.
+    redundant_first : bool, default=False
+        When a round accepts no exchange, look for selected features that
+        the others reproduce exactly (a duplicated, rescaled or summed column:
+        a residual of at most ``_policy.DUPLICATE_RESIDUAL`` of its variance)
+        and run the round again with them removed first, their exchanges
+        accepted on any decrease of the loss and exempt from ``add_gate``:
+        removing them loses nothing, while ranked by their own removal cost
+        they came after weaker features and the gates kept both copies.
+        Costs one Gram matrix of the support's columns per search. Ignored
+        with groups. The classifiers use True.
     start_state : tuple or None, default=None
         ``(Z, f, gW)``: the linear predictor (on the support of ``W``), loss
         value and gradient at ``W, b``, when the caller has them (a solver that
@@ -242,7 +254,7 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         protected[np.asarray(forced, dtype=np.intp)] = True
         screening_start = bool(screening_start)  # (abess's rules know no forced features)
     options = (h, usable, unit, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated, protected,
-               max(int(swap_candidates), 1))
+               max(int(swap_candidates), 1), redundant_first)
     if screening_start:  # (the second search's start, abess's: the k largest marginal gains at zero)
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
@@ -392,6 +404,57 @@ def _explained(H, m, removed):
     return np.where(diag > 0, explained / np.where(diag > 0, diag, 1.0), 0.0)
 
 
+def _column_gram(loss, support):
+    """The weighted Gram matrix of the ``support`` columns, centred when the loss fits an intercept.
+
+    None where it is not formed: a design other than NumPy's or scipy.sparse (dask: one more pass over the
+    data), or at least as many columns as rows of positive weight, less one for the intercept (then every
+    column is a combination of the others).
+    """
+    design = loss.design
+    if type(design) is not LinearDesign or support.size + bool(loss.fit_intercept) >= loss.n_positive:
+        return None
+    columns = design.columns(support)
+    w = loss.sample_weight
+    centre = loss.fit_intercept and columns.offset is None  # (the classifiers' design is not centred)
+    if columns.is_sparse:
+        G = columns.weighted_gram(w)
+        if centre:
+            sums = weighted_column_sums(columns.X, w)
+            G = G - np.outer(sums, sums) / loss.sw_sum
+        return G
+    A = columns.dense()
+    if centre:
+        A = A - w.dot(A) / loss.sw_sum
+    return A.T.dot(A * w[:, None])
+
+
+def _redundant(loss, support, protected=None):
+    """The selected features that the ones before them reproduce (a duplicated, rescaled or summed column).
+
+    Features in index order, protected ones first: a feature is redundant when its residual on those before it
+    is at most ``_policy.DUPLICATE_RESIDUAL`` of its centred weighted variance (the pivots of a Cholesky
+    factorisation of their correlation matrix). Protected features are never returned.
+    """
+    G = _column_gram(loss, support)
+    if G is None:
+        return support[:0]
+    order = np.arange(support.size) if protected is None else np.argsort(~protected[support], kind="stable")
+    G = G[np.ix_(order, order)]
+    d = np.sqrt(np.maximum(G.diagonal(), 0.0))
+    d = np.where(d > 0, d, 1.0)
+    # (a ridge of a thousandth of the level keeps the factorisation defined where columns repeat exactly)
+    C = G / np.outer(d, d) + 1e-3 * _policy.DUPLICATE_RESIDUAL * np.eye(d.size)
+    L, info = _potrf(C, lower=1)
+    if info:  # (not positive definite: rounding beyond the ridge; no redundancy claimed)
+        return support[:0]
+    residual = L.diagonal() ** 2
+    redundant = support[order[residual <= _policy.DUPLICATE_RESIDUAL]]
+    if protected is not None:
+        redundant = redundant[~protected[redundant]]
+    return redundant
+
+
 def _screened(loss, candidates, W, b, limits):
     """``loss.refit_candidates(candidates, W, b)``, told the values the candidates must get below where it screens.
 
@@ -409,8 +472,8 @@ def _screened(loss, candidates, W, b, limits):
 
 
 def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate, add_gate,
-              add_gate_uncorrelated=None, protected=None, swap_candidates=1, known=frozenset(), need_floor=0.0,
-              gradient=None):
+              add_gate_uncorrelated=None, protected=None, swap_candidates=1, redundant_first=False, known=frozenset(),
+              need_floor=0.0, gradient=None):
     """Splicing from one refitted start (``Z`` its linear predictor).
 
     Returns ``(result, visited, last)``: ``result.objective`` starts with the
@@ -430,12 +493,15 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
     objective = [f]
     visited = set()
     last = None
+    first = None  # (selected features the others reproduce, tried first: see the round that accepts nothing)
     for _ in range(max_rounds):
         key = support.tobytes()
         if key in known:
             return None, visited, None
         visited.add(key)
         kept, forward = _ranked(loss, support, W, Z, h, usable, protected, gradient)
+        if first is not None:
+            kept = _concatenate((first, kept[~np.isin(kept, first)]))
         gradient = None  # (the start's only)
         removable = k if protected is None else k - int(protected[support].sum())
         n_finite = np.count_nonzero(np.isfinite(forward))
@@ -458,11 +524,13 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                 decreases[c] = f - f_c
             elif i < n_out:
                 screened[c] = needs[i]
-            if not (f - f_c > c * threshold and (best is None or f_c < best[3])):
+            # (an exchange of redundant features only, first retried: any decrease, see below)
+            free = first is not None and c <= first.size
+            if not (f - f_c > (0.0 if free else c * threshold) and (best is None or f_c < best[3])):
                 continue
             if add_gate:  # every added feature significant (see splice's add_gate and add_gate_uncorrelated)
                 cost, scale = _least_cost(loss, new, W_c, Z_c), unit * loss.noise_scale(f_c, k)
-                if not cost > add_gate * scale:
+                if not cost > add_gate * scale and not free:
                     if add_gate_uncorrelated is None or not cost > add_gate_uncorrelated * scale:
                         continue
                     if H is None:
@@ -472,8 +540,15 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                         continue
             best = (candidate, W_c, b_c, f_c, Z_c)
         if best is None:
+            if redundant_first and first is None:
+                # a duplicated (or rescaled) column: its removal costs nothing, but the ranking by each feature's
+                # own removal cost put it after weaker features; the round again with it first
+                first = _redundant(loss, support, protected)
+                if first.size:
+                    continue
             last = (kept, adds, decreases, screened)
             break
+        first = None
         support, W, b, f, Z = best
         objective.append(f)
     visited.add(support.tobytes())
