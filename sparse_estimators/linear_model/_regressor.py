@@ -45,14 +45,7 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # (there abess's rules chose overfitted supports: F1 0.70 -> 0.62)
     _splice_options = {"screening_start": "abess"}
     # The first search tries one single exchange per round (splice's swap_candidates=1, abess's rule; the
-    # Cox models 5). More for the Poisson, Gamma and Huber losses was measured and not adopted
-    # (benchmarks/swap_candidates_paired.py, compare_glm.py's designs, 200 data sets per setting, IHT and
-    # IOBS; benchmarks/best_subset_regressors.py, 432 enumerated small problems): 5 gave F1 within noise
-    # (-0.0033 to +0.0100, each within two standard errors) for 1.02 to 1.17 times the CPU time (1.05 to 1.13
-    # at n=200, p=100), as much when the extra exchanges were tried only in a round that refused the others,
-    # and global optima Huber 387 -> 391, Poisson 364 -> 368, Gamma 395 -> 400; 2 gave F1 within noise for
-    # 0.97 to 1.06 times (IHT 1.02 to 1.06 at n=200, p=100) and 389, 368, 397. Least squares with 5: optima
-    # 400 -> 402, F1 +0.0000 and -0.0031 (0.0038) for 1.035 and 1.022 times (n=500, p=100; n=100, p=1000)
+    # Cox models 5): more was measured and not adopted (doc/changelog.rst, "swap candidates")
     # That result replaces the first at splice's switch_gate: 0.25 (the exchange
     # gate) up to this many observations per k log(p - k), 0.1 above. On fresh
     # data sets (benchmarks/switch_gate.py, doc/peers/switch_gate.md), 0.1 took
