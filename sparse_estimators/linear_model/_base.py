@@ -417,6 +417,9 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
         """
         start = time.perf_counter()
         operator = self._structure(operator, loss)
+        rows = operator.as_rows() if isinstance(operator, Groups) else None
+        if rows is not None:  # every group one feature: the fit without groups (the groups' search has other gates
+            operator = rows  # and starts, and stopped short of its optimum: doc/changelog.rst, "groups of one")
         options = {"refitted_start": refitted_start} if screening else self._solver_options()
         solver = iht if screening else self._sparse_solver()
         debias = screening or self.debias

@@ -164,7 +164,9 @@ default='hard'
         with hard thresholding and the splicing search runs the search
         alone, from the ``k`` groups of largest gain at zero (abess's
         start), without the solver (``n_iter_`` is then 0): the same group
-        F1 in less time. Labels are compared as given, all numbers or all
+        F1 in less time. Groups of one feature each (a distinct label per
+        feature) are fitted as without groups, the same problem (only
+        ``groups_support_`` is added). Labels are compared as given, all numbers or all
         strings: a mix (``[1, "1", 2]``) is refused, since numpy would read
         ``1`` as ``"1"``. None: every feature is its own unit.""",
     "always_select": """always_select : array-like of int, str or bool (or of group labels), or None, \

@@ -44,6 +44,8 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # the same F1 at n=500 (p=100 and 1000); classifiers keep the first rules
     # (there abess's rules chose overfitted supports: F1 0.70 -> 0.62)
     _splice_options = {"screening_start": "abess"}
+    # The first search tries one single exchange per round (splice's swap_candidates=1, abess's rule; the
+    # Cox models 5): more was measured and not adopted (doc/changelog.rst, "swap candidates")
     # That result replaces the first at splice's switch_gate: 0.25 (the exchange
     # gate) up to this many observations per k log(p - k), 0.1 above. On fresh
     # data sets (benchmarks/switch_gate.py, doc/peers/switch_gate.md), 0.1 took

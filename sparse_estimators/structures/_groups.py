@@ -63,6 +63,24 @@ class Groups(Structure):
     def unit_of_features(self, n_features):  # noqa: D102
         return self.codes
 
+    def as_rows(self):
+        """:class:`Rows` with the same operator, forced and excluded features, when every group is one feature.
+
+        Then ``k`` groups are ``k`` features and the fit is the fit without
+        groups: the estimators solve it as such (the features' searches, not
+        the groups'). None when a group has two or more features.
+        """
+        if self.labels.size != self.codes.size:
+            return None
+        from ._base import Rows
+
+        rows = Rows(self.operator)
+        if self.forced is not None:
+            rows = rows.with_forced(self.features(self.forced))
+        if self.excluded is not None:
+            rows = rows.with_excluded(self.features(self.excluded))
+        return rows
+
 
 def _label_kind(label):
     """``'string'``, ``'number'`` or the type's name: labels of two kinds cannot be ordered or told apart."""
