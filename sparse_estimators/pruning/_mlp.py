@@ -4,12 +4,13 @@ import copy
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, softmax, xlogy
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
-from ._layer import METHODS, _check_sparsity, _parse_pattern, prune_layer
+from ._layer import METHODS, _check_sparsity, _parse_pattern, _sparse_input, prune_layer
 
 __all__ = ["prune_mlp"]
 
@@ -57,6 +58,8 @@ def _targets(mlp, y):
 
 def _checked_targets(mlp, y, n_samples):
     """``_targets``, refusing what the rounds cannot fit: unknown labels, non-finite targets, other outputs."""
+    if sp.issparse(y):  # (n_samples x n_outputs, as the network's outputs the rounds form densely)
+        y = y.toarray()
     if isinstance(mlp, MLPClassifier) and mlp._label_binarizer.y_type_ != "multilabel-indicator":
         # (the binarizer codes an unknown label as a row of zeros: the rounds then fitted a class no row has)
         labels = np.unique(column_or_1d(y, warn=False))
@@ -227,7 +230,9 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
     if not isinstance(mlp, (MLPClassifier, MLPRegressor)):
         raise TypeError(f"prune_mlp takes a scikit-learn MLPRegressor or MLPClassifier, got {type(mlp).__name__}.")
     check_is_fitted(mlp, "coefs_")
-    X = check_array(X, dtype=np.float64)
+    X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64)
+    if sp.issparse(X):  # (summed duplicates, in a copy: the caller's X is not changed)
+        X = _sparse_input(X)
     if X.shape[1] != mlp.coefs_[0].shape[0]:
         raise ValueError(f"X has {X.shape[1]} features, but the network was fitted on {mlp.coefs_[0].shape[0]}.")
     if method not in METHODS:
@@ -265,7 +270,11 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         last = n_layers - 1
         for i in range(n_layers):
             if active[i]:
-                pruned.coefs_[i] = prune_layer(pruned.coefs_[i].T, A, levels[i], **options).T
+                try:
+                    pruned.coefs_[i] = prune_layer(pruned.coefs_[i].T, A, levels[i], **options).T
+                except MemoryError as error:  # (prune_layer's message names no layer)
+                    raise MemoryError(f"Layer {i} (coefs_[{i}], {A.shape[1]} inputs): {error} A sparsity of 0 "
+                                      f"for it (one per layer) leaves it unpruned.") from None
             if i < last:
                 A = _activate(pruned.activation, A @ pruned.coefs_[i] + pruned.intercepts_[i])
 
