@@ -126,8 +126,7 @@ def layer_error(W, W_hat, X):
     ndarray of shape (n_out,)
     """
     if sp.issparse(X):  # (X D^T: sparse times dense, X is not densified)
-        D = X @ (np.asarray(W, dtype=float) - np.asarray(W_hat, dtype=float)).T
-        D = np.asarray(D, dtype=float)
+        D = np.asarray(X @ (np.asarray(W, dtype=float) - np.asarray(W_hat, dtype=float)).T, dtype=float)
     else:
         D = np.asarray(X, dtype=float) @ (np.asarray(W, dtype=float) - np.asarray(W_hat, dtype=float)).T
     return np.einsum("ij,ij->j", D, D) / D.shape[0]
@@ -308,11 +307,19 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
 
     Parameters
     ----------
-    W : array-like of shape (n_out, n_in)
+    W : array-like or scipy.sparse matrix of shape (n_out, n_in)
         The layer's weights (``torch.nn.Linear.weight``; the transpose of a
-        scikit-learn MLP's ``coefs_[i]``).
-    X : array-like of shape (n_samples, n_in)
-        The layer's inputs on calibration data.
+        scikit-learn MLP's ``coefs_[i]``); a sparse ``W`` is made dense.
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_in)
+        The layer's inputs on calibration data. A sparse ``X`` (any format;
+        CSR and CSC are used as they are, others converted to CSR; float64,
+        duplicate entries summed, in a copy where needed: ``X`` itself is
+        not changed) is never densified: 'magnitude' uses none of its
+        values, 'wanda' the sums of squares of its columns, 'obs' and 'iobs'
+        form ``H = X^T X / n`` (a dense ``n_in x n_in`` array, from the
+        sparse product ``X^T X``) and the layer's outputs ``X W^T`` (dense,
+        ``n_samples x n_out``). The results equal those on ``X.toarray()``
+        to rounding.
     sparsity : float in [0, 1) or None
         The fraction of weights removed in every row: ``round(sparsity *
         n_in)`` entries per row (as ``torch.nn.utils.prune``). With a
@@ -367,6 +374,10 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
         ``max_iter`` or ``tol``, or, for 'obs' and 'iobs', ``damping=0``
         with a singular ``H`` (linearly dependent inputs; inputs that are
         always 0 are handled).
+    MemoryError
+        For 'obs' and 'iobs', when ``H`` (``8 n_in^2`` bytes) cannot be
+        allocated (the message names the method; 'wanda' and 'magnitude'
+        form no ``H``).
 
     Notes
     -----
@@ -378,6 +389,9 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     shared Cholesky factor of ``H + lambda I`` for all rows (``O(m p^2)``)
     and one ``k x k`` restricted solve per row, batched (``O(m k^3)``);
     the three final refits cost as much as three such restricted solves.
+    Memory: 'obs' and 'iobs' hold ``H`` and a few other ``n_in x n_in``
+    arrays (its Cholesky factors); a sparse ``X`` adds the sparse product
+    ``X^T X`` (at most ``n_in^2`` stored entries) while ``H`` is formed.
 
     'obs' and 'iobs' depend on the order of the inputs (SparseGPT's sweep goes
     through them left to right, and I-OBS starts from its result):

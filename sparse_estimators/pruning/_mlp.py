@@ -150,8 +150,17 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
     ----------
     mlp : MLPRegressor or MLPClassifier
         A fitted network; it is not modified.
-    X : array-like of shape (n_samples, n_features)
-        Calibration inputs.
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        Calibration inputs. A sparse ``X`` (as ``MLPClassifier`` and
+        ``MLPRegressor`` accept in ``fit`` and ``predict``; CSR and CSC are
+        used as they are, other formats converted to CSR) is never
+        densified: the first layer's statistics are formed from it as in
+        :func:`prune_layer` (``H = X^T X / n``, ``n_features x n_features``,
+        for 'obs' and 'iobs'; the column norms for 'wanda'; nothing for
+        'magnitude'), and the forward passes and gradient steps multiply it
+        (sparse times dense). The later layers' inputs are dense activations
+        (``n_samples x width``). The result equals that on ``X.toarray()``
+        to rounding.
     sparsity : float, None or list of them
         The fraction of weights removed in every output row of each layer
         (see :func:`prune_layer`), one value for all layers (including the
@@ -159,7 +168,9 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         With a ``pattern``: None (the pattern's ``1 - N / M``) or 0.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
         Calibration targets, for the gradient steps of 'iobs' (without
-        ``y``, no rounds: layer-wise projections only).
+        ``y``, no rounds: layer-wise projections only). A scipy.sparse ``y``
+        (a multilabel indicator, several outputs) is made dense
+        (``n_samples x n_outputs``, as the network's outputs).
     method : {'iobs', 'obs', 'wanda', 'magnitude'}, default='iobs'
         The layer method (:func:`prune_layer`).
     pattern : str or (int, int) or None, default=None
@@ -209,6 +220,11 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         does not divide a pruned layer's input width), ``X`` of the wrong
         width, or, with rounds, a ``y`` with labels the network was not
         fitted on, another number of samples or outputs, or NaN.
+    MemoryError
+        For 'obs' and 'iobs', when a pruned layer's ``H`` (``8 n_in^2``
+        bytes; the first layer's ``n_in`` is ``n_features``) cannot be
+        allocated: the message names the layer; a sparsity of 0 for it
+        leaves it unpruned.
 
     Notes
     -----
