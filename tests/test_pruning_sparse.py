@@ -219,6 +219,25 @@ def test_prune_mlp_sparse_X_is_not_densified():
     assert peak < 0.25 * n * p * 8
 
 
+@pytest.mark.parametrize("convert", [sp.csr_array, sp.csc_array, sp.lil_matrix, sp.dok_array])
+def test_prune_mlp_sparse_arrays_and_other_formats(convert):
+    mlp, X, y = NETS["multiclass"]
+    pruned = prune_mlp(mlp, convert(X), 0.5, y=y, random_state=0)
+    dense = prune_mlp(mlp, X.toarray(), 0.5, y=y, random_state=0)
+    for A, B in zip(pruned.coefs_ + pruned.intercepts_, dense.coefs_ + dense.intercepts_, strict=True):
+        _assert_same_pruning(A, B)
+
+
+def test_prune_layer_integer_counts_csr():
+    """Counts (int64 CSR, a bag of words) as their float64 values."""
+    rng = np.random.default_rng(8)
+    X = sp.random(300, 12, density=0.3, format="csr", random_state=8, data_rvs=lambda k: rng.integers(1, 9, k))
+    X = X.astype(np.int64)
+    W = rng.normal(size=(4, 12))
+    for method in METHODS:
+        _assert_same_pruning(prune_layer(W, X, 0.5, method=method), prune_layer(W, X.toarray(), 0.5, method=method))
+
+
 def test_prune_mlp_names_the_layer_whose_H_does_not_fit(monkeypatch):
     """prune_layer's MemoryError (its H) reraised with the layer and the way to leave it unpruned."""
     import sparse_estimators.pruning._mlp as module
