@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 
 from .. import _policy
 from .._utils import power_of_two_scale
@@ -73,8 +74,41 @@ def _structure(n_in, sparsity, pattern):
     return structure, structure.k_per_output(n_in)
 
 
+def _sparse_input(X):
+    """A scipy.sparse ``X`` as CSR or CSC float64 with sorted, unique entries; a copy only where one is needed.
+
+    The caller's ``X`` is never changed (duplicates are summed in a copy).
+    """
+    if X.dtype != np.float64:  # (first: duplicates are then summed in float64)
+        X = X.astype(np.float64)
+    if X.format not in ("csr", "csc"):
+        X = X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
 def _gram(X):
+    """``H = X^T X / n``, dense (p, p), float64.
+
+    A scipy.sparse ``X`` is never densified: ``X^T X`` is its sparse product
+    (at most ``p^2`` stored entries), written into ``H``, which is allocated
+    first (a ``p`` too large for it fails at once, not after the product).
+    """
+    if sp.issparse(X):
+        H = np.zeros((X.shape[1], X.shape[1]))
+        (X.T @ X).toarray(out=H)
+        H /= X.shape[0]
+        return H
     return X.T @ X / X.shape[0]
+
+
+def _column_squares(X):
+    """``sum_i x_ij^2`` for every input ``j``, shape (p,) (from the stored entries of a scipy.sparse ``X``)."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=0), dtype=float).ravel()
+    return np.einsum("ij,ij->j", X, X)
 
 
 def layer_error(W, W_hat, X):
@@ -84,14 +118,17 @@ def layer_error(W, W_hat, X):
     ----------
     W, W_hat : ndarray of shape (n_out, n_in)
         Dense and pruned weights.
-    X : ndarray of shape (n_samples, n_in)
-        The layer's inputs.
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_in)
+        The layer's inputs (a sparse ``X`` is not densified).
 
     Returns
     -------
     ndarray of shape (n_out,)
     """
-    D = np.asarray(X, dtype=float) @ (np.asarray(W, dtype=float) - np.asarray(W_hat, dtype=float)).T
+    if sp.issparse(X):  # (X D^T: sparse times dense, X is not densified)
+        D = np.asarray(X @ (np.asarray(W, dtype=float) - np.asarray(W_hat, dtype=float)).T, dtype=float)
+    else:
+        D = np.asarray(X, dtype=float) @ (np.asarray(W, dtype=float) - np.asarray(W_hat, dtype=float)).T
     return np.einsum("ij,ij->j", D, D) / D.shape[0]
 
 
@@ -270,11 +307,19 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
 
     Parameters
     ----------
-    W : array-like of shape (n_out, n_in)
+    W : array-like or scipy.sparse matrix of shape (n_out, n_in)
         The layer's weights (``torch.nn.Linear.weight``; the transpose of a
-        scikit-learn MLP's ``coefs_[i]``).
-    X : array-like of shape (n_samples, n_in)
-        The layer's inputs on calibration data.
+        scikit-learn MLP's ``coefs_[i]``); a sparse ``W`` is made dense.
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_in)
+        The layer's inputs on calibration data. A sparse ``X`` (any format;
+        CSR and CSC are used as they are, others converted to CSR; float64,
+        duplicate entries summed, in a copy where needed: ``X`` itself is
+        not changed) is never densified: 'magnitude' uses none of its
+        values, 'wanda' the sums of squares of its columns, 'obs' and 'iobs'
+        form ``H = X^T X / n`` (a dense ``n_in x n_in`` array, from the
+        sparse product ``X^T X``) and the layer's outputs ``X W^T`` (dense,
+        ``n_samples x n_out``). The results equal those on ``X.toarray()``
+        to rounding.
     sparsity : float in [0, 1) or None
         The fraction of weights removed in every row: ``round(sparsity *
         n_in)`` entries per row (as ``torch.nn.utils.prune``). With a
@@ -329,6 +374,10 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
         ``max_iter`` or ``tol``, or, for 'obs' and 'iobs', ``damping=0``
         with a singular ``H`` (linearly dependent inputs; inputs that are
         always 0 are handled).
+    MemoryError
+        For 'obs' and 'iobs', when ``H`` (``8 n_in^2`` bytes) cannot be
+        allocated (the message names the method; 'wanda' and 'magnitude'
+        form no ``H``).
 
     Notes
     -----
@@ -340,6 +389,9 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     shared Cholesky factor of ``H + lambda I`` for all rows (``O(m p^2)``)
     and one ``k x k`` restricted solve per row, batched (``O(m k^3)``);
     the three final refits cost as much as three such restricted solves.
+    Memory: 'obs' and 'iobs' hold ``H`` and a few other ``n_in x n_in``
+    arrays (its Cholesky factors); a sparse ``X`` adds the sparse product
+    ``X^T X`` (at most ``n_in^2`` stored entries) while ``H`` is formed.
 
     'obs' and 'iobs' depend on the order of the inputs (SparseGPT's sweep goes
     through them left to right, and I-OBS starts from its result):
@@ -360,16 +412,16 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     >>> (W_24.reshape(3, 2, 4) != 0).sum(axis=2).max().item()
     2
     """
-    W = np.array(W, dtype=float)
+    W = np.array(W.toarray() if sp.issparse(W) else W, dtype=float)
     if W.ndim != 2:
         raise ValueError(f"W must be a 2-D array (n_out, n_in), got shape {W.shape}.")
-    X = np.asarray(X, dtype=float)
+    X = _sparse_input(X) if sp.issparse(X) else np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[1] != W.shape[1]:
         raise ValueError(f"X must have shape (n_samples, n_in) with n_in={W.shape[1]} (the columns of W), got "
                          f"shape {X.shape}.")
     if X.shape[0] == 0:  # (H = X^T X / 0: 'wanda' kept the first inputs, 'obs' failed on NaN)
         raise ValueError("X has 0 samples: prune_layer needs at least one calibration input (a row of X).")
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(X))):
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(X.data if sp.issparse(X) else X))):
         raise ValueError("W and X must be finite (no NaN or infinity).")
     if method not in METHODS:
         raise ValueError(f"The 'method' parameter must be one of {METHODS}, got {method!r}.")
@@ -388,7 +440,7 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
         return np.zeros_like(W)
     # the problem is solved on W and X rescaled by powers of two (exact; 1 unless beyond 2^+-20): at 1e+-160,
     # H = X^T X / n and the saliencies W^2 overflowed or underflowed (a NaN error, or every weight pruned)
-    w_scale, x_scale = power_of_two_scale(W), power_of_two_scale(X)
+    w_scale, x_scale = power_of_two_scale(W), power_of_two_scale(X.data if sp.issparse(X) else X)
     if x_scale != 1.0:
         X = X * x_scale
     if w_scale == 1.0:
@@ -402,8 +454,14 @@ def _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol):
     if method == "magnitude":
         return _mask_by_scores(W, np.abs(W), structure, k)
     if method == "wanda":
-        return _mask_by_scores(W, np.abs(W) * np.sqrt(np.einsum("ij,ij->j", X, X)), structure, k)
-    H = _gram(X)
+        return _mask_by_scores(W, np.abs(W) * np.sqrt(_column_squares(X)), structure, k)
+    try:
+        H = _gram(X)
+    except MemoryError:
+        p = X.shape[1]
+        raise MemoryError(f"method={method!r} needs the layer's Hessian H = X^T X / n, a dense {p} x {p} array "
+                          f"({8e-9 * p * p:.3g} GB), which could not be allocated; 'wanda' and 'magnitude' form no "
+                          "H (only the column norms of X, or nothing).") from None
     if nm is not None:  # (a block must hold whole groups of M: a group split by a block was chosen in part twice)
         blocksize = -(-int(blocksize) // nm[1]) * nm[1]
     start = _sparsegpt(W, H, k, nm, damping, int(blocksize))

@@ -4,12 +4,13 @@ import copy
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, softmax, xlogy
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
-from ._layer import METHODS, _check_sparsity, _parse_pattern, prune_layer
+from ._layer import METHODS, _check_sparsity, _parse_pattern, _sparse_input, prune_layer
 
 __all__ = ["prune_mlp"]
 
@@ -57,6 +58,8 @@ def _targets(mlp, y):
 
 def _checked_targets(mlp, y, n_samples):
     """``_targets``, refusing what the rounds cannot fit: unknown labels, non-finite targets, other outputs."""
+    if sp.issparse(y):  # (n_samples x n_outputs, as the network's outputs the rounds form densely)
+        y = y.toarray()
     if isinstance(mlp, MLPClassifier) and mlp._label_binarizer.y_type_ != "multilabel-indicator":
         # (the binarizer codes an unknown label as a row of zeros: the rounds then fitted a class no row has)
         labels = np.unique(column_or_1d(y, warn=False))
@@ -147,8 +150,17 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
     ----------
     mlp : MLPRegressor or MLPClassifier
         A fitted network; it is not modified.
-    X : array-like of shape (n_samples, n_features)
-        Calibration inputs.
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        Calibration inputs. A sparse ``X`` (as ``MLPClassifier`` and
+        ``MLPRegressor`` accept in ``fit`` and ``predict``; CSR and CSC are
+        used as they are, other formats converted to CSR) is never
+        densified: the first layer's statistics are formed from it as in
+        :func:`prune_layer` (``H = X^T X / n``, ``n_features x n_features``,
+        for 'obs' and 'iobs'; the column norms for 'wanda'; nothing for
+        'magnitude'), and the forward passes and gradient steps multiply it
+        (sparse times dense). The later layers' inputs are dense activations
+        (``n_samples x width``). The result equals that on ``X.toarray()``
+        to rounding.
     sparsity : float, None or list of them
         The fraction of weights removed in every output row of each layer
         (see :func:`prune_layer`), one value for all layers (including the
@@ -156,7 +168,9 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         With a ``pattern``: None (the pattern's ``1 - N / M``) or 0.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
         Calibration targets, for the gradient steps of 'iobs' (without
-        ``y``, no rounds: layer-wise projections only).
+        ``y``, no rounds: layer-wise projections only). A scipy.sparse ``y``
+        (a multilabel indicator, several outputs) is made dense
+        (``n_samples x n_outputs``, as the network's outputs).
     method : {'iobs', 'obs', 'wanda', 'magnitude'}, default='iobs'
         The layer method (:func:`prune_layer`).
     pattern : str or (int, int) or None, default=None
@@ -206,6 +220,11 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         does not divide a pruned layer's input width), ``X`` of the wrong
         width, or, with rounds, a ``y`` with labels the network was not
         fitted on, another number of samples or outputs, or NaN.
+    MemoryError
+        For 'obs' and 'iobs', when a pruned layer's ``H`` (``8 n_in^2``
+        bytes; the first layer's ``n_in`` is ``n_features``) cannot be
+        allocated: the message names the layer; a sparsity of 0 for it
+        leaves it unpruned.
 
     Notes
     -----
@@ -227,7 +246,9 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
     if not isinstance(mlp, (MLPClassifier, MLPRegressor)):
         raise TypeError(f"prune_mlp takes a scikit-learn MLPRegressor or MLPClassifier, got {type(mlp).__name__}.")
     check_is_fitted(mlp, "coefs_")
-    X = check_array(X, dtype=np.float64)
+    X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64)
+    if sp.issparse(X):  # (summed duplicates, in a copy: the caller's X is not changed)
+        X = _sparse_input(X)
     if X.shape[1] != mlp.coefs_[0].shape[0]:
         raise ValueError(f"X has {X.shape[1]} features, but the network was fitted on {mlp.coefs_[0].shape[0]}.")
     if method not in METHODS:
@@ -265,7 +286,11 @@ def prune_mlp(mlp, X, sparsity, *, y=None, method="iobs", pattern=None, n_rounds
         last = n_layers - 1
         for i in range(n_layers):
             if active[i]:
-                pruned.coefs_[i] = prune_layer(pruned.coefs_[i].T, A, levels[i], **options).T
+                try:
+                    pruned.coefs_[i] = prune_layer(pruned.coefs_[i].T, A, levels[i], **options).T
+                except MemoryError as error:  # (prune_layer's message names no layer)
+                    raise MemoryError(f"Layer {i} (coefs_[{i}], {A.shape[1]} inputs): {error} A sparsity of 0 "
+                                      f"for it (one per layer) leaves it unpruned.") from None
             if i < last:
                 A = _activate(pruned.activation, A @ pruned.coefs_[i] + pruned.intercepts_[i])
 
