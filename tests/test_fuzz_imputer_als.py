@@ -1,0 +1,49 @@
+"""Fuzz round on ``LowRankImputer``'s default ``solver='als'`` and its rank/ridge search: wrong results found, pinned.
+
+References are independent of the imputer: the hidden truth of exactly low-rank tables, parameter counts
+written out by hand, ``SimpleImputer``'s column means.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sparse_estimators.impute import LowRankImputer
+
+
+def _tall_low_rank(m, n, r, share, seed):
+    """An exact rank-``r`` table with column offsets, ``share`` of its entries hidden; the truth and the mask."""
+    rng = np.random.default_rng(seed)
+    truth = rng.standard_normal((m, r)) @ rng.standard_normal((r, n)) + 3.0 * rng.standard_normal(n)
+    X = truth.copy()
+    X[rng.uniform(size=X.shape) < share] = np.nan
+    return truth, X
+
+
+@pytest.mark.parametrize("m, n, r, share", [(400, 6, 2, 0.3), (60, 8, 3, 0.2)])
+def test_als_search_reaches_the_rank_of_a_tall_low_rank_table(m, n, r, share):
+    # The rank r is identifiable by counting: its free parameters r (m + n - r) and the n offsets are fewer than
+    # the entries each validation fit sees (90 % of the observed ones). The search used to stop at the ranks whose
+    # parameters were at most *half* of them (rank r - 1 here), and filled the hidden entries of these exact
+    # tables with errors of 0.5 to 0.9 of the columns' spread (the column means score 1).
+    truth, X = _tall_low_rank(m, n, r, share, seed=0)
+    n_fit = 0.9 * np.count_nonzero(~np.isnan(X))
+    assert n_fit / 2 < r * (m + n - r) + n <= n_fit
+    imputer = LowRankImputer().fit(X)
+    assert imputer.rank_ == r
+    # the hidden entries of the rows that determine their r scores (more than r observed entries)
+    hidden = np.isnan(X) & ((~np.isnan(X)).sum(axis=1) > r)[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a row with no observed entry, filled with mean_)
+        filled = imputer.transform(X)
+    error = np.sqrt(np.mean(((filled - truth) / truth.std(axis=0))[hidden] ** 2))
+    assert error < 0.01
+    # the bound is still a bound: no rank with more free parameters than the observed entries is validated
+    noise = np.random.default_rng(1).standard_normal((30, 8))
+    noise[np.random.default_rng(2).uniform(size=noise.shape) < 0.5] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        validation = LowRankImputer().fit(noise).rank_validation_
+    n_observed = np.count_nonzero(~np.isnan(noise))
+    assert validation is not None and all(q * (30 + 8 - q) + 8 <= n_observed for q in validation.ranks)
