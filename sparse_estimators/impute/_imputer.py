@@ -276,7 +276,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     With ``solver='als'`` (the default), ``rank='auto'`` validates (rank,
     alpha) pairs instead of the grid of ranks
     (``_rank_choice._validate_rank_and_alpha``):
-    the ridge path at the largest identifiable rank (at most 64), then
+    the ridge path at the largest identifiable rank (at most 64; ended by
+    a fit without a ridge when its smallest ridge still lowered the
+    held-out error, as on exact data), then
     smaller rank caps from the best fit's number of singular values above
     1 % of the largest down by ratios of 1.5 (one at a time from 10 down), then the best ridge times
     ``2^(+-1/2)``, each fit warm-started; rank 0 (the column means) is
