@@ -266,7 +266,8 @@ ALS_RANK_STEP_BELOW = 10
 ALS_PATIENCE = 1
 ALS_GAIN = 1e-3
 #: the smaller rank caps start at the number of singular values of the best fit above this share of the
-#: largest, and stop after ALS_RANK_PATIENCE caps without a gain (doc/changelog.rst, ``_ALS_RANK_PATIENCE``)
+#: largest, and stop after ALS_RANK_PATIENCE caps without a gain (doc/changelog.rst, ``_ALS_RANK_PATIENCE``); a cap
+#: within a share ALS_GAIN of the best error replaces it (a tie goes to the smaller cap)
 ALS_RANK_CUTOFF = 1e-2
 ALS_RANK_PATIENCE = 1
 #: then the ridge of the best fit times these factors, at its rank and from its factors

@@ -280,7 +280,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     a fit without a ridge when its smallest ridge still lowered the
     held-out error, as on exact data), then
     smaller rank caps from the best fit's number of singular values above
-    1 % of the largest down by ratios of 1.5 (one at a time from 10 down), then the best ridge times
+    1 % of the largest down by ratios of 1.5 (one at a time from 10 down;
+    a cap within 0.1 % of the best error replaces it, a tie going to the
+    smaller cap), then the best ridge times
     ``2^(+-1/2)``, each fit warm-started; rank 0 (the column means) is
     chosen unless the best fit beats it by more than one standard error, as
     above; the final fit starts from the best validation fit with ``alpha``

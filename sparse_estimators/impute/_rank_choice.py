@@ -289,7 +289,8 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     smallest ridge (a rank cap does part of the shrinkage's work: the tail is
     cut instead of shrunk, so the head needs less), warm-started from the
     best fit's top singular triplets; they stop at the first rank
-    that does not improve on the best error. Last, the best ridge times
+    that does not improve on the best error by ``_policy.ALS_GAIN`` (one
+    within that share of it replaces it: a tie goes to the smaller cap). Last, the best ridge times
     ``2^(1/2)`` and ``2^(-1/2)`` at the best rank (the halving grid is coarse:
     on a photograph the hidden-entry error moves by about 1 % per factor
     ``2^(1/2)``). Rank 0 (the column means, ``alpha = 0``) is a candidate as
@@ -431,7 +432,8 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         # (watched against the best error: the rank loop keeps this cap only if its path beats it)
         here = path(r, levels, inits, bar=best[0], start=held_out_error(truncated))
         if here[0] >= best[0] * (1 - _policy.ALS_GAIN):
-            best = min(best, here)
+            # (not better by the gain, but within it: a tie, which goes to the smaller cap, fewer noise components)
+            best = here if here[0] <= best[0] * (1 + _policy.ALS_GAIN) else best
             misses += 1
             if misses >= _policy.ALS_RANK_PATIENCE:
                 break
