@@ -70,7 +70,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         factors, shrinks the singular values like SoftImpute; with
         ``rank='auto'`` it chooses the rank and ``alpha`` together. It became
         the default in version 0.1.0 (it was ``'accelerated'``, a hard rank):
-        lower hidden-entry errors on four of the five tables of
+        lower hidden-entry errors on the five tables of
         :source:`doc/peers/imputers.md` and on the photograph and digits of
         :source:`doc/peers/completion.md`, in less time
         (:source:`doc/changelog.rst`). ``'iht'`` and ``'accelerated'`` fit a hard rank
