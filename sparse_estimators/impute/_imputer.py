@@ -100,8 +100,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         deviation of each column's observed entries, floored at a tenth of
         the median one, so that no column dominates the fit by its units
         alone and nearly constant columns are not inflated into outliers.
-        The imputation is then unchanged when a column's units change (as
-        long as its scale stays above the floor). False: the raw columns.
+        The imputation is then unchanged when a column's units change, as
+        long as no column's scale is at the floor (which follows the median
+        scale: the change can move it). False: the raw columns.
     add_indicator : bool, default=False
         Append ``MissingIndicator`` columns (one per feature with a missing
         entry in ``fit``) to the output, as scikit-learn's imputers do.
