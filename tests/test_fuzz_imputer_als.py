@@ -30,13 +30,13 @@ def test_als_search_reaches_the_rank_of_a_tall_low_rank_table(m, n, r, share):
     truth, X = _tall_low_rank(m, n, r, share, seed=0)
     n_fit = 0.9 * np.count_nonzero(~np.isnan(X))
     assert n_fit / 2 < r * (m + n - r) + n <= n_fit
-    imputer = LowRankImputer().fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a row with no observed entry, filled with mean_)
+        imputer = LowRankImputer().fit(X)
+        filled = imputer.transform(X)
     assert imputer.rank_ == r
     # the hidden entries of the rows that determine their r scores (more than r observed entries)
     hidden = np.isnan(X) & ((~np.isnan(X)).sum(axis=1) > r)[:, None]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # (a row with no observed entry, filled with mean_)
-        filled = imputer.transform(X)
     error = np.sqrt(np.mean(((filled - truth) / truth.std(axis=0))[hidden] ** 2))
     assert error < 0.01
     # the bound is still a bound: no rank with more free parameters than the observed entries is validated
