@@ -52,8 +52,8 @@ def test_als_search_reaches_the_rank_of_a_tall_low_rank_table(m, n, r, share):
 def test_als_search_recovers_an_exact_low_rank_table_to_its_tolerance():
     # The ridge path stopped at its smallest ridge, 2^-12 of the largest singular value, even when every halving had
     # lowered the held-out error (the signature of exact data): the shrinkage of that ridge alone left the hidden
-    # entries of this exact rank-3 table off by 4e-5 of the columns' spread whatever ``tol``. The path now ends
-    # with no ridge (a hard rank r), tried only when the smallest ridge still gained.
+    # entries of this exact rank-3 table off by 4e-5 of the columns' spread whatever ``tol``. When the best ridge is
+    # that smallest one (or below), a fit without a ridge at the best rank is now tried too.
     truth, X = _tall_low_rank(200, 20, 3, 0.2, seed=0)
     imputer = LowRankImputer(tol=1e-7).fit(X)
     assert imputer.rank_ == 3 and imputer.alpha_ == 0.0

@@ -277,14 +277,14 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     With ``solver='als'`` (the default), ``rank='auto'`` validates (rank,
     alpha) pairs instead of the grid of ranks
     (``_rank_choice._validate_rank_and_alpha``):
-    the ridge path at the largest identifiable rank (at most 64; ended by
-    a fit without a ridge when its smallest ridge still lowered the
-    held-out error, as on exact data), then
+    the ridge path at the largest identifiable rank (at most 64), then
     smaller rank caps from the best fit's number of singular values above
     1 % of the largest down by ratios of 1.5 (one at a time from 10 down;
     a cap within 0.1 % of the best error replaces it, a tie going to the
     smaller cap), then the best ridge times
-    ``2^(+-1/2)``, each fit warm-started; rank 0 (the column means) is
+    ``2^(+-1/2)``, each fit warm-started, and no ridge at the best rank
+    when the best ridge is the path's smallest or below (every halving
+    gained, as on exact data); rank 0 (the column means) is
     chosen unless the best fit beats it by more than one standard error, as
     above; the final fit starts from the best validation fit with ``alpha``
     times ``sqrt(n / n_fit)``.

@@ -32,7 +32,7 @@ class RankValidation:
     alphas : ndarray of shape (n_ranks,) or None
         With ``solver='als'`` under ``LowRankImputer(rank='auto')``: the ridge
         of each fit (``ranks[i]`` and ``alphas[i]`` go together; 0 for rank
-        0, the column means, and for a path's last fit without a ridge, which
+        0, the column means, and for the last fit without a ridge, which
         ``plot``'s logarithmic axis does not show); None otherwise.
     best_alpha : float
         The ridge of the best fit (0 without ``alphas``).
@@ -281,8 +281,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     ``_policy.ALS_ALPHAS`` (times the largest singular value of the zero-filled,
     centred observations), each fit warm-started from the previous one, until
     a fit does not lower the held-out error (this is SoftImpute's choice of
-    lambda, a nuclear norm with a rank cap); a path whose smallest ridge still
-    lowered it (exact data) ends with no ridge. Then smaller rank caps, from the
+    lambda, a nuclear norm with a rank cap). Then smaller rank caps, from the
     number ``k`` of singular values of the best fit above 1 % of the largest
     down by ratios of 1.5 (one at a time from 10 down), each with the ridge
     path from the best ridge so far downwards, not below the first path's
@@ -293,7 +292,9 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     within that share of it replaces it: a tie goes to the smaller cap). Last, the best ridge times
     ``2^(1/2)`` and ``2^(-1/2)`` at the best rank (the halving grid is coarse:
     on a photograph the hidden-entry error moves by about 1 % per factor
-    ``2^(1/2)``). Rank 0 (the column means, ``alpha = 0``) is a candidate as
+    ``2^(1/2)``), and, when the best ridge is at most the first path's
+    smallest (every halving gained: exact data), no ridge at the best rank.
+    Rank 0 (the column means, ``alpha = 0``) is a candidate as
     in ``auto_rank`` (``_imputer_rank.py``): the best fit is chosen over it
     only if it beats it by more than one standard error
     (:func:`_beats_column_means`). Returns the :class:`RankValidation` of
@@ -401,10 +402,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         """``inits`` with a fresh start (None) for the folds whose factors were zero."""
         return None if inits is None or all(x is None for x in inits) else inits
 
-    # (and, after the smallest ridge, none: reached only if every halving lowered the held-out error, as on a table
-    # of exact low rank, whose recovery the smallest ridge's shrinkage alone limited)
-    floor = _policy.ALS_ALPHAS[-1] * top
-    best = path(min(cap, _policy.ALS_TOP_RANK), [c * top for c in _policy.ALS_ALPHAS] + [0.0], None)
+    best = path(min(cap, _policy.ALS_TOP_RANK), [c * top for c in _policy.ALS_ALPHAS], None)
     counts = []
     for fit in fits[best[1]][1]:
         s = fit.s
@@ -428,9 +426,8 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         # (not below the first path's smallest ridge: there the gains are the fits' convergence, not the ridge's)
         alphas_all = _policy.ALS_ALPHAS
         levels = [start * 0.5 ** k for k in range(len(alphas_all)) if start * 0.5 ** k >= alphas_all[-1] * top]
-        levels = levels + [0.0] if levels and levels[-1] <= floor else levels or [start]
         # (watched against the best error: the rank loop keeps this cap only if its path beats it)
-        here = path(r, levels, inits, bar=best[0], start=held_out_error(truncated))
+        here = path(r, levels or [start], inits, bar=best[0], start=held_out_error(truncated))
         if here[0] >= best[0] * (1 - _policy.ALS_GAIN):
             # (not better by the gain, but within it: a tie, which goes to the smaller cap, fewer noise components)
             best = here if here[0] <= best[0] * (1 + _policy.ALS_GAIN) else best
@@ -441,8 +438,14 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
             best, misses = here, 0
     # the ridge between the grid's halvings, at the best rank (the error moves by ~1 % per factor sqrt(2) on images)
     at = best[1]
-    for factor in _policy.ALS_REFINE if alphas[at] > 0 else ():
+    for factor in _policy.ALS_REFINE:
         best = min(best, path(ranks[at], [alphas[at] * factor], warm(fits[at][0]), bar=best[0], start=errors[at]))
+    # no ridge at the best rank when the best ridge is at most the path's smallest (every halving gained, as on a
+    # table of exact low rank, whose recovery that ridge's shrinkage alone limited); after the rank loop, whose
+    # course it does not change
+    at = best[1]
+    if alphas[at] <= _policy.ALS_ALPHAS[-1] * top:
+        best = min(best, path(ranks[at], [0.0], warm(fits[at][0]), bar=best[0], start=errors[at]))
     # rank 0, the column means, as in auto_rank: kept unless the best fit beats it by more than one standard error
     res_0 = _column_means_residuals(rows, cols, values, splits, n, center)
     res_best = np.concatenate([fit.predict(rows[out], cols[out]) - values[out] * scale
