@@ -251,6 +251,12 @@ AUTO_FOLDS_BELOW = 1000
 AUTO_FOLDS = 10
 #: every rank up to this one is tried, then a geometric grid
 AUTO_DENSE = 10
+#: a rank r is validated only if its free parameters r (m + n - r) are at most this share of the entries fit on:
+#: half for a hard rank (its fits have no shrinkage), all of them (offsets counted) for solver='als', whose ridge
+#: keeps a high rank in check (with half, the default's error on exact tall low-rank tables was up to 0.98 of the
+#: column means'; doc/changelog.rst, "free parameters ``r (m + n - r)``")
+AUTO_PARAMETER_SHARE = 0.5
+ALS_PARAMETER_SHARE = 1.0
 #: the validation fits stop at this relative change at the latest (they only need to rank the ranks)
 AUTO_TOL = 1e-3
 #: solver='als': the largest rank validated first, the ridges (multiples of the largest singular value of the
@@ -264,7 +270,8 @@ ALS_RANK_STEP_BELOW = 10
 ALS_PATIENCE = 1
 ALS_GAIN = 1e-3
 #: the smaller rank caps start at the number of singular values of the best fit above this share of the
-#: largest, and stop after ALS_RANK_PATIENCE caps without a gain (doc/changelog.rst, ``_ALS_RANK_PATIENCE``)
+#: largest, and stop after ALS_RANK_PATIENCE caps without a gain (doc/changelog.rst, ``_ALS_RANK_PATIENCE``); a cap
+#: within a share ALS_GAIN of the best error replaces it (a tie goes to the smaller cap)
 ALS_RANK_CUTOFF = 1e-2
 ALS_RANK_PATIENCE = 1
 #: then the ridge of the best fit times these factors, at its rank and from its factors

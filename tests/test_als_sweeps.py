@@ -92,8 +92,9 @@ def test_rank_and_ridge_choice_are_the_same_on_both_routes(monkeypatch):
     assert (dense.rank_, dense.alpha_) == (sparse.rank_, sparse.alpha_)
     assert dense.rank_ > 0
     np.testing.assert_array_equal(dense.rank_validation_.ranks, sparse.rank_validation_.ranks)
-    # (the validation fits stop at a relative change of 1e-3: their errors agree to about that)
-    np.testing.assert_allclose(dense.rank_validation_.mean_errors, sparse.rank_validation_.mean_errors, rtol=1e-3)
+    # (the validation fits stop at a relative change of 1e-3, the watched ones once their error rose: their errors
+    # agree to about that; the rank-15 path's last fit, watched, by 0.18 %)
+    np.testing.assert_allclose(dense.rank_validation_.mean_errors, sparse.rank_validation_.mean_errors, rtol=5e-3)
 
 
 def test_hopeless_validation_fits_stop_early_without_changing_the_choice(monkeypatch):

@@ -501,15 +501,21 @@ def test_imputer_auto_rank_grid_and_bounds():
 
     assert rank_grid(40) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 19, 24, 30, 38, 40]
     assert rank_grid(3) == [1, 2, 3]
-    # a rank r needs r (m + n - r) <= half the entries fit on: 40 x 10 with 60 % observed (about 216 fit on)
-    # allows ranks up to 2 (2 * 48 = 96 <= 108 < 3 * 47)
+    # a hard rank r needs r (m + n - r) <= half the entries fit on: 40 x 10 with 60 % observed (226, 203 fit on)
+    # allows ranks up to 2 (2 * 48 = 96 <= 101 < 3 * 47); solver='als' (its ridge keeps a rank in check) all of
+    # them, the 10 offsets counted: up to 4 (4 * 46 + 10 = 194 <= 203 < 5 * 45 + 10)
     rng = np.random.default_rng(40)
     X = rng.standard_normal((40, 2)) @ rng.standard_normal((2, 10)) + 0.01 * rng.standard_normal((40, 10))
-    imputer = LowRankImputer(rank="auto").fit(_missing(X, 0.4, 40)[0])
-    assert imputer.rank_validation_.ranks.max() <= 2 and imputer.rank_ == 2
+    X_missing = _missing(X, 0.4, 40)[0]
+    assert np.count_nonzero(~np.isnan(X_missing)) == 226
+    imputer = LowRankImputer(rank="auto", solver="accelerated").fit(X_missing)
+    assert imputer.rank_validation_.ranks.max() == 2 and imputer.rank_ == 2
+    imputer = LowRankImputer(rank="auto").fit(X_missing)
+    assert imputer.rank_validation_.ranks.max() == 4 and imputer.rank_ == 2
     # too few entries for any rank: the column means, the safe choice, without a warning (ordinary use on a
-    # small table; it warned before)
-    tiny = _missing(low_rank(6, 4, 1, seed=41) + 5.0, 0.5, 41)[0]
+    # small table; it warned before): 10 observed, 9 fit on, below rank 1's 7 free parameters and 3 offsets
+    tiny = _missing(low_rank(5, 3, 1, seed=41) + 5.0, 0.5, 41)[0]
+    assert np.count_nonzero(~np.isnan(tiny)) == 10
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         imputer = LowRankImputer(rank="auto").fit(tiny)

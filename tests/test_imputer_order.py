@@ -104,10 +104,12 @@ def test_auto_rank_and_imputation_do_not_depend_on_the_order_of_rows_and_columns
     # (the completions start from random directions drawn per column position: equal to their tolerance)
     np.testing.assert_allclose(by_columns.transform(X[:, pc]) / spread[pc], out[:, pc] / spread[pc], atol=0.02)
     by_rows = LowRankImputer().fit(X[pr])
-    assert by_rows.rank_ == imputer.rank_
+    assert (by_rows.rank_, by_rows.alpha_) == (imputer.rank_, pytest.approx(imputer.alpha_, rel=1e-8))
+    # (the same fits from the same start, their rounding grown by iterations stopped at a relative change of 1e-3:
+    # the held-out errors agree to 3e-4 of their value, the imputation to 5e-5 of a column's spread)
     np.testing.assert_allclose(by_rows.rank_validation_.mean_errors, imputer.rank_validation_.mean_errors,
-                               rtol=1e-8)
-    np.testing.assert_allclose(by_rows.transform(X[pr]), out[pr], rtol=1e-8, atol=1e-8 * np.nanmax(np.abs(X)))
+                               rtol=5e-3)
+    np.testing.assert_allclose(by_rows.transform(X[pr]) / spread, out[pr] / spread, atol=2e-3)
 
 
 def test_auto_rank_and_ridge_of_als_do_not_depend_on_the_order_of_the_rows():
@@ -116,8 +118,9 @@ def test_auto_rank_and_ridge_of_als_do_not_depend_on_the_order_of_the_rows():
     pr = np.random.default_rng(51).permutation(X.shape[0])
     by_rows = LowRankImputer(solver="als").fit(X[pr])
     assert (by_rows.rank_, by_rows.alpha_) == (imputer.rank_, pytest.approx(imputer.alpha_, rel=1e-8))
+    # (to the validation fits' tolerance: 1.3e-3 of their value at most here, at rank caps 6 to 8)
     np.testing.assert_allclose(by_rows.rank_validation_.mean_errors, imputer.rank_validation_.mean_errors,
-                               rtol=1e-6)
+                               rtol=5e-3)
 
 
 def test_choose_rank_does_not_depend_on_the_order_of_rows_and_columns():

@@ -32,7 +32,8 @@ class RankValidation:
     alphas : ndarray of shape (n_ranks,) or None
         With ``solver='als'`` under ``LowRankImputer(rank='auto')``: the ridge
         of each fit (``ranks[i]`` and ``alphas[i]`` go together; 0 for rank
-        0, the column means); None otherwise.
+        0, the column means, and for the last fit without a ridge, which
+        ``plot``'s logarithmic axis does not show); None otherwise.
     best_alpha : float
         The ridge of the best fit (0 without ``alphas``).
     """
@@ -287,10 +288,13 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     smallest ridge (a rank cap does part of the shrinkage's work: the tail is
     cut instead of shrunk, so the head needs less), warm-started from the
     best fit's top singular triplets; they stop at the first rank
-    that does not improve on the best error. Last, the best ridge times
+    that does not improve on the best error by ``_policy.ALS_GAIN`` (one
+    within that share of it replaces it: a tie goes to the smaller cap). Last, the best ridge times
     ``2^(1/2)`` and ``2^(-1/2)`` at the best rank (the halving grid is coarse:
     on a photograph the hidden-entry error moves by about 1 % per factor
-    ``2^(1/2)``). Rank 0 (the column means, ``alpha = 0``) is a candidate as
+    ``2^(1/2)``), and, when the best ridge is at most the first path's
+    smallest (every halving gained: exact data), no ridge at the best rank.
+    Rank 0 (the column means, ``alpha = 0``) is a candidate as
     in ``auto_rank`` (``_imputer_rank.py``): the best fit is chosen over it
     only if it beats it by more than one standard error
     (:func:`_beats_column_means`). Returns the :class:`RankValidation` of
@@ -425,7 +429,8 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         # (watched against the best error: the rank loop keeps this cap only if its path beats it)
         here = path(r, levels or [start], inits, bar=best[0], start=held_out_error(truncated))
         if here[0] >= best[0] * (1 - _policy.ALS_GAIN):
-            best = min(best, here)
+            # (not better by the gain, but within it: a tie, which goes to the smaller cap, fewer noise components)
+            best = here if here[0] <= best[0] * (1 + _policy.ALS_GAIN) else best
             misses += 1
             if misses >= _policy.ALS_RANK_PATIENCE:
                 break
@@ -435,6 +440,12 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     at = best[1]
     for factor in _policy.ALS_REFINE:
         best = min(best, path(ranks[at], [alphas[at] * factor], warm(fits[at][0]), bar=best[0], start=errors[at]))
+    # no ridge at the best rank when the best ridge is at most the path's smallest (every halving gained, as on a
+    # table of exact low rank, whose recovery that ridge's shrinkage alone limited); after the rank loop, whose
+    # course it does not change
+    at = best[1]
+    if alphas[at] <= _policy.ALS_ALPHAS[-1] * top:
+        best = min(best, path(ranks[at], [0.0], warm(fits[at][0]), bar=best[0], start=errors[at]))
     # rank 0, the column means, as in auto_rank: kept unless the best fit beats it by more than one standard error
     res_0 = _column_means_residuals(rows, cols, values, splits, n, center)
     res_best = np.concatenate([fit.predict(rows[out], cols[out]) - values[out] * scale
