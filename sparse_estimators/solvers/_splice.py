@@ -110,7 +110,10 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         than ``add_gate * m * log(p) * s / N`` (estimated from the block of
         the Hessian there on the feature's coefficients,
         :meth:`~sparse_estimators.losses.BaseLoss.removal_costs`:
-        ``w_j^T H_jj w_j / 2``, half the Wald statistic over ``N``). At 1,
+        ``w_j^T H_jj w_j / 2``, half the Wald statistic over ``N``; for a
+        single exchange at least the exchange's decrease, a lower bound of the
+        exact increase that the Wald estimate can miss far from a quadratic
+        loss). At 1,
         each added feature must be as significant as the best of ``p`` noise
         features would typically be (the risk-inflation level). Unlike
         ``gate``, which tests the net decrease, this accepts the exchange of
