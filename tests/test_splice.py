@@ -513,3 +513,40 @@ def test_abess_search_over_every_feature_makes_one_gradient_pass_per_round(monke
         moved += result.n_iter > 0
         assert len(passes) == len(rounds)
     assert moved >= 2
+
+
+def test_a_single_exchange_above_the_add_gate_is_accepted_where_the_quadratic_cost_is_below_it():
+    """Multinomial fit of load_digits (61 standardized pixels, 10 classes), k = 10, on the training
+    rows of a shuffled 5-fold split: from the support below (where the classifiers' search stopped
+    before), a single exchange lowers the penalised log-loss by more than add_gate = 1 unit
+    (m log(p) / N, m = 9), checked with scikit-learn's refits, while the quadratic estimate of the
+    added feature's removal cost falls below 1 unit (the Hauck-Donner effect). Removing the one
+    added feature leaves 9 of the start's features, so its exact cost is at least the decrease:
+    the exchange must be accepted (the search's first round leaves the start, to a loss lower by > 1 unit)."""
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = load_digits(return_X_y=True)
+    X = X[:, X.std(axis=0) > 0]
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    train = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[1][0]
+    X, y = X[train], y[train]
+    alpha, N = 1e-4, X.shape[0]
+    loss = MultinomialLoss(X, y, 10, None, True, alpha)
+    unit = 9 * np.log(X.shape[1]) / N
+    start = np.array([19, 20, 25, 27, 31, 32, 34, 39, 40, 57])
+
+    def objective(S):  # scikit-learn's refit: the mean log-loss plus alpha / 2 ||W||^2 (C = 1 / (N alpha))
+        model = LogisticRegression(C=1.0 / (N * alpha), max_iter=10000).fit(X[:, S], y)  # (1e-4 of a unit close)
+        P = model.predict_proba(X[:, S])
+        return -np.mean(np.log(P[np.arange(N), y])) + 0.5 * alpha * np.sum(model.coef_ ** 2)
+
+    W, b = _start_on(loss, start)
+    result = splice(loss, 10, W, b, gate=0.0, add_gate=1.0, add_gate_uncorrelated=0.5, screening_start=False,
+                    max_rounds=1)
+    assert not np.array_equal(np.sort(result.support), start)
+    assert objective(start) - objective(np.sort(result.support)) > unit
+    added = np.setdiff1d(result.support, start)  # the precondition: its quadratic cost is below the gate
+    W_c, b_c = _start_on(loss, np.sort(result.support))
+    assert added.size == 1 and _least_cost(loss, added, W_c, loss.linear_predictor(W_c, b_c)) < unit
