@@ -178,10 +178,7 @@ class _GLMLoss(BaseLoss):
         ``A``, when given, holds the support's centred columns (and one of
         ones with an intercept), and ``factor`` a preconditioner of the
         multinomial Newton steps (see :meth:`MultinomialLoss.refit_candidates`).
-        ``limit`` (or None): the Newton iterations stop once the value lies above
-        it by more than :data:`~sparse_estimators._policy.REJECT_DECREMENTS`
-        decrements (see :func:`~sparse_estimators.losses._numerics.newton_minimise`);
-        the return is then ``(None, None, inf, None)``.
+        ``limit``: :func:`~sparse_estimators.losses._numerics.newton_minimise`; refused: ``(None, None, inf, None)``
         """
         support = np.asarray(support)
         k, m, has_b = support.size, self.n_outputs, self.fit_intercept
@@ -237,9 +234,7 @@ class _GLMLoss(BaseLoss):
                                        gradient_scale=float(np.linalg.norm(AtY)))
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
         theta = newton_minimise(fun, hessian, theta, max_iter=max_iter, solve=solve, precise=precise, limit=limit)
-        # (limit: the multinomial steps' decrement is that of their conjugate-gradient solve, the rule's margin
-        # measured with it, doc/changelog.rst)
-        if theta is None:  # refused: it cannot get below limit (see _policy.REJECT_DECREMENTS)
+        if theta is None:  # refused (_policy.REJECT_DECREMENTS; the decrement of the CG step: doc/changelog.rst)
             return None, None, np.inf, None
         T = theta.reshape(q, m)
         W_full = np.zeros_like(W)
@@ -515,9 +510,7 @@ class MultinomialLoss(_GLMLoss):
         solve = self._factorize_flat_shifts(H, self._shift_rows(H.shape[0] // self.n_outputs))
         return min_norm_solve(H, g) if solve is None else solve(g)
 
-    #: whether the splicing search passes ``limits`` to :meth:`refit_candidates` to stop the refits of candidates
-    #: that cannot get below them (see :data:`~sparse_estimators._policy.REJECT_DECREMENTS`; the exchanges the
-    #: search accepts, and so every result, are unchanged)
+    #: the splicing search passes ``limits`` to :meth:`refit_candidates` (see ``LogisticLoss.rejects_candidates``)
     rejects_candidates = True
 
     def refit_candidates(self, supports, W, b, limits=None):
@@ -531,13 +524,9 @@ class MultinomialLoss(_GLMLoss):
         on its columns taken from the union's ``n x |U|`` copy rather than
         from ``X``.
 
-        ``limits`` (one float per candidate, or None): the value each
-        candidate must get below to be of use to the search; a candidate's
-        Newton iterations stop once its value lies above its limit by more
-        than :data:`~sparse_estimators._policy.REJECT_DECREMENTS` Newton
-        decrements, its entry then ``(None, None, inf, None)`` (the binary
-        logistic loss's rule, see ``_PointwiseNewtonRefit.refit_candidates``).
-        A sparse ``X`` refits every candidate to its end.
+        ``limits`` (or None): the value each candidate must get below; its
+        Newton iterations stop once it lies more than :data:`~sparse_estimators._policy.REJECT_DECREMENTS`
+        decrements above (entry ``(None, None, inf, None)``; a sparse ``X`` refits all to the end).
         """
         supports = [np.asarray(s) for s in supports]
         if self.design.is_sparse or len(supports) < 2 or not all(s.size for s in supports):
