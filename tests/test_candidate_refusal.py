@@ -117,3 +117,81 @@ def test_abess_search_stops_at_the_settled_support_within_a_partial_set(monkeypa
         assert_array_equal(a.coef_, b.coef_)
         assert_array_equal(a.intercept_, b.intercept_)
     assert counts[True] < counts[False]
+
+
+def softmax_data(n, p, support, n_classes, seed, rho=0.5, scale=4.0):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, p))
+    X[:, 1:] = rho * X[:, :-1] + np.sqrt(1 - rho ** 2) * X[:, 1:]
+    W = np.zeros((p, n_classes))
+    W[list(support)] = rng.standard_normal((len(support), n_classes))
+    Z = X @ W
+    Z *= scale / Z.std()  # (large: nearly separable classes, long candidate refits)
+    return X, np.argmax(Z + rng.gumbel(size=Z.shape), axis=1)
+
+
+def count_softmax_steps(monkeypatch):
+    import sparse_estimators.losses._softmax_newton as softmax_newton
+
+    calls = []
+    solve = softmax_newton.FrozenNewtonSolver.__call__
+
+    def counted(self, H, g):
+        calls.append(1)
+        return solve(self, H, g)
+
+    monkeypatch.setattr(softmax_newton.FrozenNewtonSolver, "__call__", counted)
+    return calls
+
+
+def test_multinomial_refusal_stops_a_losing_candidate_early(monkeypatch):
+    # a candidate without the strongest feature cannot get below the current value: its Newton iterations stop
+    # (value inf) in fewer steps; the other candidates' refits are those without limits, bit for bit
+    from sparse_estimators.losses import MultinomialLoss
+
+    X, y = softmax_data(300, 30, (3, 11, 25), 3, seed=0)
+    support = np.array([3, 11, 25])
+    loss = MultinomialLoss(X, y, 3)
+    W, b = loss.refit(support, *loss.zeros())
+    f = loss.value(W, b)
+    strongest = support[np.argmax(np.linalg.norm(W[support], axis=1))]
+    candidates = [np.sort(np.append(support[support != strongest], 0)), np.array([3, 11, 26]),
+                  np.array([3, 12, 25])]
+    calls = count_softmax_steps(monkeypatch)
+    full = loss.refit_candidates(candidates, W, b)
+    steps_full = len(calls)
+    calls.clear()
+    limits = [f - 1e-3] * 3
+    stopped = loss.refit_candidates(candidates, W, b, limits=limits)
+    assert full[0][2] > f + 0.05  # (losing the strongest feature costs far more than the limit allows)
+    assert np.isinf(stopped[0][2])
+    assert len(calls) < steps_full
+    for (W_s, b_s, f_s, Z_s), (W_f, b_f, f_f, Z_f), limit in zip(stopped, full, limits, strict=True):
+        if np.isinf(f_s):  # (refused: its refit to the end does not get below the limit)
+            assert f_f > limit
+        else:
+            assert f_s == f_f
+            assert_array_equal(W_s, W_f)
+            assert_array_equal(b_s, b_f)
+            assert_array_equal(Z_s, Z_f)
+
+
+@pytest.mark.parametrize("n_classes", [3, 5])
+def test_multinomial_refusals_keep_every_fit(n_classes, monkeypatch):
+    # the multinomial fits with the refusals are bit for bit those refitting every candidate to its end
+    from sparse_estimators.losses import MultinomialLoss
+
+    calls = count_softmax_steps(monkeypatch)
+    fits, steps = {}, {}
+    for rejects in (True, False):
+        monkeypatch.setattr(MultinomialLoss, "rejects_candidates", rejects)
+        calls.clear()
+        fits[rejects] = [IHTClassifier(k=5).fit(*softmax_data(200, 40, range(0, 20, 4), n_classes, seed))
+                         for seed in range(3)]
+        steps[rejects] = len(calls)
+    for a, b in zip(fits[True], fits[False], strict=True):
+        assert_array_equal(a.coef_, b.coef_)
+        assert_array_equal(a.intercept_, b.intercept_)
+        assert a.n_exchanges_ == b.n_exchanges_
+    assert any(fit.n_exchanges_ for fit in fits[True])  # (accepted exchanges: their refits are kept too)
+    assert steps[True] < 0.85 * steps[False]

@@ -172,12 +172,13 @@ class _GLMLoss(BaseLoss):
             return super()._refit_evaluated(support, W, b)
         return self._dense_refit(support, W, b, 100, precise=False)
 
-    def _dense_refit(self, support, W, b, max_iter, precise=True, A=None, factor=None):
+    def _dense_refit(self, support, W, b, max_iter, precise=True, A=None, factor=None, limit=None):
         """:meth:`refit` on a dense ``X``; returns ``(W, b, value, Z)`` like :meth:`refit_candidates`.
 
         ``A``, when given, holds the support's centred columns (and one of
         ones with an intercept), and ``factor`` a preconditioner of the
         multinomial Newton steps (see :meth:`MultinomialLoss.refit_candidates`).
+        ``limit``: :func:`~sparse_estimators.losses._numerics.newton_minimise`; refused: ``(None, None, inf, None)``
         """
         support = np.asarray(support)
         k, m, has_b = support.size, self.n_outputs, self.fit_intercept
@@ -232,7 +233,9 @@ class _GLMLoss(BaseLoss):
             solve = FrozenNewtonSolver(self._factorize_newton, self._solve_newton, self._project_shifts, factor,
                                        gradient_scale=float(np.linalg.norm(AtY)))
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
-        theta = newton_minimise(fun, hessian, theta, max_iter=max_iter, solve=solve, precise=precise)
+        theta = newton_minimise(fun, hessian, theta, max_iter=max_iter, solve=solve, precise=precise, limit=limit)
+        if theta is None:  # refused (_policy.REJECT_DECREMENTS; the decrement of the CG step: doc/changelog.rst)
+            return None, None, np.inf, None
         T = theta.reshape(q, m)
         W_full = np.zeros_like(W)
         W_full[support] = T[:k]
@@ -507,7 +510,10 @@ class MultinomialLoss(_GLMLoss):
         solve = self._factorize_flat_shifts(H, self._shift_rows(H.shape[0] // self.n_outputs))
         return min_norm_solve(H, g) if solve is None else solve(g)
 
-    def refit_candidates(self, supports, W, b):
+    #: the splicing search passes ``limits`` to :meth:`refit_candidates` (see ``LogisticLoss.rejects_candidates``)
+    rejects_candidates = True
+
+    def refit_candidates(self, supports, W, b, limits=None):
         """Refit on each of several supports (see :meth:`BaseLoss.refit_candidates`), sharing one Hessian.
 
         On a dense ``X``, the Hessian over the union of the candidates' (and
@@ -517,10 +523,16 @@ class MultinomialLoss(_GLMLoss):
         :class:`~sparse_estimators.losses._softmax_newton.FrozenNewtonSolver`),
         on its columns taken from the union's ``n x |U|`` copy rather than
         from ``X``.
+
+        ``limits`` (or None): the value each candidate must get below; its
+        Newton iterations stop once it lies more than :data:`~sparse_estimators._policy.REJECT_DECREMENTS`
+        decrements above (entry ``(None, None, inf, None)``; a sparse ``X`` refits all to the end).
         """
         supports = [np.asarray(s) for s in supports]
         if self.design.is_sparse or len(supports) < 2 or not all(s.size for s in supports):
             return super().refit_candidates(supports, W, b)
+        if limits is None:
+            limits = [None] * len(supports)
         m, has_b = self.n_outputs, self.fit_intercept
         current = np.flatnonzero(np.any(W != 0, axis=1))
         union = np.array(sorted(set(current.tolist()).union(*(s.tolist() for s in supports))), dtype=np.intp)
@@ -540,7 +552,7 @@ class MultinomialLoss(_GLMLoss):
         G[:u] += self.alpha * theta[:u]
         theta, G = theta.ravel(), G.ravel()
         out = []
-        for support in supports:
+        for support, limit in zip(supports, limits, strict=True):
             cols = np.searchsorted(union, support)
             removed = np.searchsorted(union, np.setdiff1d(current, support))
             if has_b:
@@ -555,7 +567,7 @@ class MultinomialLoss(_GLMLoss):
             start = np.zeros_like(W)
             start[support] = T[:support.size]
             out.append(self._dense_refit(support, start, T[-1] if has_b else b, 100, precise=False,
-                                         A=A_union[:, cols], factor=factor))
+                                         A=A_union[:, cols], factor=factor, limit=limit))
         return out
 
     @property

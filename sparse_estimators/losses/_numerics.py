@@ -7,6 +7,8 @@ import scipy.linalg
 from scipy.linalg.lapack import dpotrs as _potrs
 from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
+from .. import _policy
+
 
 def power_iteration(apply, n, *, max_iter=300, tol=1e-7, seed=0):
     """Largest eigenvalue of a symmetric positive semi-definite operator.
@@ -149,7 +151,7 @@ def _norm(x):
 
 
 def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, precise=True, value_unit=1.0,
-                    coef_unit=1.0, flat_hessian=None):
+                    coef_unit=1.0, flat_hessian=None, limit=None):
     """Minimise a smooth convex function by Newton's method, to rounding error.
 
     Newton steps with an Armijo backtracking line search, iterated until the
@@ -188,10 +190,15 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
         ``flat_hessian(theta)``, a majoriser's curvature, used where the
         Newton step is 0 though the gradient is not (Huber's loss with no
         residual inside its threshold; see ``HuberLoss._flat_curvature``).
+    limit : float or None, default=None
+        Stop, returning None, as soon as the value lies above ``limit`` by
+        more than :data:`~sparse_estimators._policy.REJECT_DECREMENTS` Newton decrements ``-g^T step``
+        (a candidate refit that cannot get below ``limit``; see
+        ``_PointwiseNewtonRefit._newton``'s, the same rule).
 
     Returns
     -------
-    ndarray of shape (d,)
+    ndarray of shape (d,) or None
     """
     f, g = fun(theta)
     for _ in range(max_iter):
@@ -201,6 +208,8 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
         if slope == 0.0 and flat_hessian is not None and g.any():  # (no curvature along g: the majoriser's step)
             step = -solve(flat_hessian(theta), g)
             slope = float(g @ step)
+        if limit is not None and f - limit > -_policy.REJECT_DECREMENTS * slope:
+            return None
         if not precise and -slope <= 1e-6 * (value_unit + abs(f)):
             theta_new = theta + step
             f_new, _ = fun(theta_new)

@@ -480,7 +480,7 @@ def _screened(loss, candidates, W, b, limits):
     A loss with ``screens_candidates`` (Poisson, Gamma) skips the refit of a
     candidate its quadratic model puts well above its limit (value ``inf``;
     see :data:`~sparse_estimators._policy.SCREEN_MARGIN`);
-    one with ``rejects_candidates`` (binary logistic) stops a candidate's
+    one with ``rejects_candidates`` (logistic, multinomial) stops a candidate's
     Newton iterations once its value lies well above its limit (value ``inf``;
     see :data:`~sparse_estimators._policy.REJECT_DECREMENTS`);
     the others refit every candidate.
