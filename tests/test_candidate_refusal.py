@@ -36,19 +36,28 @@ def count_solves(monkeypatch):
 def test_refusals_keep_every_fit_and_save_newton_steps(n, p, k, monkeypatch):
     # the fits with the refusals are bit for bit those refitting every candidate to its end, in fewer steps
     calls = count_solves(monkeypatch)
+    steps = _same_fits_with_and_without_refusals(
+        monkeypatch, LogisticLoss, calls,
+        lambda: [IHTClassifier(k=k, splicing=True).fit(*logistic_data(n, p, range(0, 4 * k, 4), seed))
+                 for seed in range(4)])
+    assert steps[True] < 0.9 * steps[False]
+
+
+def _same_fits_with_and_without_refusals(monkeypatch, loss_class, calls, fit_all):
+    """The fits of ``fit_all()`` with ``loss_class``'s refusals and without, asserted bit for bit equal (and at
+    least one exchange made); returns the number of ``calls`` (Newton solves) of each, keyed by refusals on."""
     fits, steps = {}, {}
     for rejects in (True, False):
-        monkeypatch.setattr(LogisticLoss, "rejects_candidates", rejects)
+        monkeypatch.setattr(loss_class, "rejects_candidates", rejects)
         calls.clear()
-        fits[rejects] = [IHTClassifier(k=k, splicing=True).fit(*logistic_data(n, p, range(0, 4 * k, 4), seed))
-                         for seed in range(4)]
+        fits[rejects] = fit_all()
         steps[rejects] = len(calls)
     for a, b in zip(fits[True], fits[False], strict=True):
         assert_array_equal(a.coef_, b.coef_)
         assert_array_equal(a.intercept_, b.intercept_)
         assert a.n_exchanges_ == b.n_exchanges_
     assert any(fit.n_exchanges_ for fit in fits[True])  # (accepted exchanges: their refits are kept too)
-    assert steps[True] < 0.9 * steps[False]
+    return steps
 
 
 def test_refused_candidate_resumes_to_the_same_refit():
@@ -182,16 +191,8 @@ def test_multinomial_refusals_keep_every_fit(n_classes, monkeypatch):
     from sparse_estimators.losses import MultinomialLoss
 
     calls = count_softmax_steps(monkeypatch)
-    fits, steps = {}, {}
-    for rejects in (True, False):
-        monkeypatch.setattr(MultinomialLoss, "rejects_candidates", rejects)
-        calls.clear()
-        fits[rejects] = [IHTClassifier(k=5).fit(*softmax_data(200, 40, range(0, 20, 4), n_classes, seed))
-                         for seed in range(3)]
-        steps[rejects] = len(calls)
-    for a, b in zip(fits[True], fits[False], strict=True):
-        assert_array_equal(a.coef_, b.coef_)
-        assert_array_equal(a.intercept_, b.intercept_)
-        assert a.n_exchanges_ == b.n_exchanges_
-    assert any(fit.n_exchanges_ for fit in fits[True])  # (accepted exchanges: their refits are kept too)
+    steps = _same_fits_with_and_without_refusals(
+        monkeypatch, MultinomialLoss, calls,
+        lambda: [IHTClassifier(k=5).fit(*softmax_data(200, 40, range(0, 20, 4), n_classes, seed))
+                 for seed in range(3)])
     assert steps[True] < 0.85 * steps[False]
