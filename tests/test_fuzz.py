@@ -19,25 +19,16 @@ from contextlib import redirect_stderr, redirect_stdout
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _problems import CLASSIFIERS, REGRESSORS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.base import is_classifier
 
-from sparse_estimators import (
-    AcceleratedIHTClassifier,
-    AcceleratedIHTRegressor,
-    IHTClassifier,
-    IHTRegressor,
-    IOBSClassifier,
-    IOBSRegressor,
-    RegularizedIHTClassifier,
-    RegularizedIHTRegressor,
-)
+from sparse_estimators import IHTClassifier, IHTRegressor
 from sparse_estimators._cli import main
 from sparse_estimators.model_selection import SparsityCV, SparsityIC
 
-ESTIMATORS = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor,
-              IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
+ESTIMATORS = REGRESSORS + CLASSIFIERS
 SPARSE = [sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.lil_matrix, sp.dok_matrix, sp.bsr_matrix, sp.dia_matrix,
           sp.csr_array, sp.csc_array, sp.coo_array]
 CLEAR_ERRORS = (ValueError, TypeError)

@@ -6,28 +6,19 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _problems import CLASSIFIERS, REGRESSORS
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from sparse_estimators import (
-    AcceleratedIHTClassifier,
-    AcceleratedIHTRegressor,
-    IHTClassifier,
-    IHTRegressor,
-    IOBSClassifier,
-    IOBSRegressor,
-    RegularizedIHTClassifier,
-    RegularizedIHTRegressor,
-)
+from sparse_estimators import IHTClassifier, IHTRegressor
 from sparse_estimators.model_selection import SparsityCV, SparsityIC, sparsity_path
 from sparse_estimators.structures import Groups, Rows, get_structure, groups_from_feature_names
 from sparse_estimators.thresholding import Hard, Lq, Reciprocal, Soft
 
-ALL = [IHTRegressor, AcceleratedIHTRegressor, RegularizedIHTRegressor, IOBSRegressor,
-       IHTClassifier, AcceleratedIHTClassifier, RegularizedIHTClassifier, IOBSClassifier]
+ALL = REGRESSORS + CLASSIFIERS
 OPERATORS = [Hard(), Soft(), Reciprocal(0.0), Reciprocal(0.5), Lq(2 / 3)]
 
 

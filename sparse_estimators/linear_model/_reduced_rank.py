@@ -292,15 +292,16 @@ class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
         badly scaled ``X`` the iteration crept to it in up to ``max_iter``
         steps (``doc/changelog.rst``). ``'regularized'`` keeps its own start
         (its search swaps triplets in from zero; from the minimiser it took
-        as many iterations). The least-squares fit on every feature is kept
-        for the finish.
+        as many iterations). The least-squares fit on every feature and the
+        minimiser are kept for the finish.
         """
         if (self.solver == "regularized" or not self._closed_form_applies(loss, operator) or np.any(W0)
                 or not np.all(np.isfinite(W0))):
             return W0, b0
         W_ols, b = loss.refit(np.arange(loss.n_features), W0, b0)
-        self._ols_fit = W_ols
-        return _reduced_rank_least_squares(loss, W_ols, b, int(k), W_ols=W_ols), b
+        best = _reduced_rank_least_squares(loss, W_ols, b, int(k), W_ols=W_ols)
+        self._closed_form = (W_ols, best)
+        return best, b
 
     def _finish_solver(self, loss, operator, k, result):
         """Least squares with hard thresholding: the closed-form minimiser where the solver's fit is not within ``tol``.
@@ -315,7 +316,8 @@ class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
         converge or the two differ by more than ``tol`` (relative, Frobenius):
         fits that reach the minimiser within ``tol`` are kept as they were.
         """
-        W_ols = self.__dict__.pop("_ols_fit", None)  # (from _solver_start, on the same loss)
+        # (the least-squares fit and the closed form from _solver_start, on the same loss: computed once)
+        W_ols, best = self.__dict__.pop("_closed_form", (None, None))
         if result.diverged or not self._closed_form_applies(loss, operator):
             return result
         W, b = result.coef, result.intercept
@@ -326,7 +328,8 @@ class ReducedRankRegressor(_ReducedRankMixin, SparseRegressorBase):
             W_ols, b = loss.refit(np.arange(loss.n_features), W, b)
         if V.shape[1] and not result.refitted:
             W = W_ols @ V @ V.T
-        best = _reduced_rank_least_squares(loss, W, b, int(k), W_ols=W_ols)
+        if best is None:
+            best = _reduced_rank_least_squares(loss, W, b, int(k), W_ols=W_ols)
         far = np.linalg.norm(best - W) > self.tol * np.linalg.norm(best)
         if (far or not result.converged) and loss.value(best, b) <= loss.value(W, b):
             W, result.converged = best, True
