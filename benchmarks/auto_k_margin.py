@@ -1,6 +1,6 @@
 """``k=None``'s margin: exact recovery on easy designs against support F1 on the peer designs.
 
-For each margin (``_k_margin``: the chosen level is the smallest whose
+For each margin (``_policy.K_MARGIN``: the chosen level is the smallest whose
 criterion is within the margin of the path's minimum) and for abess's default
 (EBIC along its own path):
 
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _peer_designs import simulate  # noqa: E402
 
-from sparse_estimators import IHTClassifier, IHTRegressor  # noqa: E402
+from sparse_estimators import IHTClassifier, IHTRegressor, _policy  # noqa: E402
 
 SIZES = ((100, 1000, 10), (500, 100, 5), (500, 1000, 10))
 
@@ -59,8 +59,17 @@ def selector(method, task, criterion="ebic"):
         peer = abess.LinearRegression if task == "regression" else abess.LogisticRegression
         return lambda X, y: np.flatnonzero(peer(thread=1).fit(X, y).coef_)
     base = IHTRegressor if task == "regression" else IHTClassifier
-    cls = type(f"{base.__name__}_margin", (base,), {"_k_margin": float(method), "_k_criterion": criterion})
-    return lambda X, y: cls().fit(X, y).support_
+    cls = type(f"{base.__name__}_{criterion}", (base,), {"_k_criterion": criterion})
+
+    def fit(X, y):  # (with _policy.K_MARGIN set to the margin)
+        kept = _policy.K_MARGIN
+        _policy.K_MARGIN = float(method)
+        try:
+            return cls().fit(X, y).support_
+        finally:
+            _policy.K_MARGIN = kept
+
+    return fit
 
 
 def main(argv=None):

@@ -18,7 +18,8 @@ features, ``s`` the noise scale at our fit): such a miss is the search's, not
 the gate's. ``--variant`` patches the estimators in this process so that
 before/after run on the same data sets: ``swap=K`` (``splice``'s
 ``swap_candidates`` for every regressor loss), ``gmax=K`` (the groups'
-``max_exchange``) or ``NAME=value`` for a value of ``_policy``, joined by ``+``.
+``max_exchange``, ``_policy.GROUP_MAX_EXCHANGE``) or ``NAME=value`` for a value of ``_policy``, joined by
+``+``.
 
     PYTHONPATH=. python benchmarks/best_subset_regressors.py --losses squared_error groups --variant base
 """
@@ -58,7 +59,7 @@ def _patch(variant):
         if name == "swap":
             SparseRegressorBase._splice_options = SparseRegressorBase._splice_options | {"swap_candidates": int(value)}
         elif name == "gmax":
-            SparseRegressorBase._group_splice_options = {"max_exchange": int(value)}
+            _policy.GROUP_MAX_EXCHANGE = int(value)
         elif hasattr(_policy, name):
             setattr(_policy, name, type(getattr(_policy, name))(eval(value)))
         else:

@@ -153,12 +153,12 @@ class _variant:
         self.policy = dict(policy or {})
         if decrement is not None:
             self.policy["CANDIDATE_DECREMENT"] = decrement
+        if patience is not None:  # (the _policy constant the estimator names)
+            self.policy[type(model)._support_refit_patience] = patience
 
     def fit(self, X, y):
         from sparse_estimators import _policy
 
-        if self.patience is not None:
-            self.model._support_refit_patience = self.patience
         if self.splice:  # (the instance's splicing options, updated: the class keeps its own)
             options = type(self.model)._splice_kwargs
             self.model._splice_kwargs = lambda loss, k: options(self.model, loss, k) | self.splice

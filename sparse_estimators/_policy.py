@@ -5,7 +5,9 @@ Every module reads these at use time (``from .. import _policy``, then
 NAME, value)`` changes the behaviour everywhere. How a value was chosen (the
 benchmark figures) is in ``doc/changelog.rst`` or the benchmark's page in
 ``doc/``; each comment points there. ``tests/test_policy.py`` checks that no
-other module defines one of these names or a new numeric constant.
+other module defines one of these names or a new numeric constant, and that
+no estimator class holds a number in a private class attribute (a class
+names the constant it uses instead).
 """
 
 # -- sparse solvers and the splicing search -----------------------------------------------------------------
@@ -63,10 +65,79 @@ GROUP_SEARCH_FROM_ZERO = True
 #: 1.45 to 16; doc/changelog.rst, ``SEARCH_FROM_ZERO_MIN_SAMPLES``)
 SEARCH_FROM_ZERO_MIN_SAMPLES = 20.0
 
+# -- the estimators' fits: support jump, splicing options, k=None, SparsityCV ----------------------------------
+# (linear_model/, survival/, model_selection/; an estimator class names the constant it uses in a class
+# attribute, e.g. ``_support_refit_patience = "CLASSIFIER_SUPPORT_REFIT_PATIENCE"``, read at use time)
+
+#: with debias=True, the solvers that can (``support_refit``) jump to the minimiser on the support once it has
+#: been unchanged for this many iterations: the regressors' and the default (least squares, 3 against 1 at
+#: n=100, p=1000, 240 fits on fresh seeds: mean F1 0.519 against 0.510, paired 0.009 +- 0.004, for about 0.4 ms
+#: of a 2.5 ms fit; Poisson and Gamma at 1: doc/changelog.rst, "Not adopted ... a support-jump patience of 1";
+#: SQUARED_SUPPORT_REFIT_PATIENCE below for least squares with many observations)
+SUPPORT_REFIT_PATIENCE = 3
+#: ... the classifiers' (mean support F1 at 1, 2 and 3 on compare_peers.py's designs, 4 repeats: n=100,
+#: p=1000 0.238, 0.199, 0.191; n=500 0.664, 0.649, 0.643)
+CLASSIFIER_SUPPORT_REFIT_PATIENCE = 1
+#: ... I-OBS's: the next iteration checks that the refit is a fixed point, else continues from it
+#: (doc/changelog.rst, "I-OBS estimators ... stop once the Newton point has kept the same support")
+IOBS_SUPPORT_REFIT_PATIENCE = 1
+#: ... the regressors' with groups, whose group search starts from that support anyway (group F1 and time at
+#: 3 and 2; 1 lost 0.012 to 0.020 on three settings: doc/changelog.rst, "Group fits take less CPU time")
+GROUP_SUPPORT_REFIT_PATIENCE = 2
+#: splicing='auto' splices when there are more than this many observations per k log(p - k): the regressors
+#: (whose default is splicing=True) always
+SPLICE_AUTO_FACTOR = 0.0
+#: ... the classifiers above 2, about Wainwright's threshold for recovering the support at all: at n=100,
+#: p=1000 splicing lowered their F1 (0.202 -> 0.171) at 7 times the time (doc/changelog.rst, "Classifiers splice
+#: by default")
+CLASSIFIER_SPLICE_AUTO_FACTOR = 2.0
+#: the classifiers' splicing gates (splice's gate, add_gate, add_gate_uncorrelated): any exchange that lowers
+#: the deviance, if every feature it adds is significant at the risk-inflation level, or at half that level
+#: when the kept features do not explain the removed ones. On compare_peers.py's logistic designs (n=500, p=100
+#: and 1000) add_gate 1 raised the mean support F1 (0.913 -> 0.918, 0.683 -> 0.700) and cut the settings more
+#: than 0.01 below abess from 9 to 3 of 24 at both sizes (doc/changelog.rst, "Classifiers splice by default");
+#: add_gate_uncorrelated 0.5 at n=2000, p=10000, SNR 1 moved F1 minus abess's from -0.025 to +0.012 and from
+#: -0.034 to +0.009; halving both was not kept (doc/changelog.rst, "Classifiers: a lower significance level")
+CLASSIFIER_GATE = 0.0
+CLASSIFIER_ADD_GATE = 1.0
+CLASSIFIER_ADD_GATE_UNCORRELATED = 0.5
+#: the regressors' second splicing search (abess's rules) replaces the first's result when its loss is lower by
+#: more than SWITCH_GATE (splice's switch_gate) with more than SWITCH_GATE_MIN_SAMPLES observations per
+#: k log(p - k), by more than the exchange gate (0.25) below. On fresh data sets (benchmarks/switch_gate.py,
+#: doc/peers/switch_gate.md) 0.1 took at n=500, p=1000 (7.2 per k log(p - k)) the settings more than 0.01 below
+#: the best peer from 3 to 0 of 24, at n=2000, p=10000 (10.9) from 1 to 0; at n=100, p=1000 (1.45) it lowered the
+#: mean F1 from 0.5083 to 0.4964: the limit lies between 1.45 and 7.2 (doc/changelog.rst, "The regressors'
+#: splicing keeps the result of its second search")
+SWITCH_GATE = 0.1
+SWITCH_GATE_MIN_SAMPLES = 3.0
+#: the Cox models' splicing tries the least useful selected feature against each of this many most useful
+#: others (splice's swap_candidates; the other regressors 1, abess's rule: more was measured and not adopted,
+#: doc/changelog.rst, "swap candidates"): with one the search stopped where an exchange its gate accepts was one
+#: step away (doc/changelog.rst, "Cox models: the splicing search tries")
+COX_SWAP_CANDIDATES = 5
+#: with groups, the splicing search exchanges at most this many groups at once (splice's max_exchange, default
+#: 5): logistic on compare_groups.py's designs (n=200, p=500 and n=500, p=1000, 20 data sets per setting) mean
+#: group F1 0.4942 against 0.4929 at 5 for 0.60 to 0.66 times the CPU time (doc/peers/compare_groups.md); least
+#: squares +0.005, 0.000 and -0.001 for 0.88 to 0.91 times it (doc/changelog.rst, "Regressors with ``groups``
+#: exchange up to 2 groups")
+GROUP_MAX_EXCHANGE = 2
+#: k=None: the path goes on this many levels past the criterion's best value (a bound, not tuned; the path's
+#: length and cost: doc/auto_k.md)
+K_PATIENCE = 10
+#: ... then takes the smallest level whose criterion is within this of the best value: a larger model needs
+#: "positive" evidence (a criterion lower by about 2 to 6, Raftery 1995); 4 is the smallest margin tried that
+#: matches abess's exact recovery on every easy design (benchmarks/auto_k_margin.py; doc/changelog.rst,
+#: "``k=None`` takes the smallest level whose criterion (EBIC) is within 4")
+K_MARGIN = 4.0
+#: SparsityCV refits this many levels per round with the full splicing search (the best by mean score, and
+#: those between them; doc/changelog.rst, "``SparsityCV`` runs a cheaper path": 0.25 to 0.27 of GridSearchCV's
+#: time, the same k on 8 runs)
+CV_FULL_SEARCH_LEVELS = 3
+
 # -- least squares: precompute='auto' and the design --------------------------------------------------------
 
 #: the least-squares regressors without groups (plain or Gram path) jump to the minimiser on their support once
-#: it has been unchanged for this many iterations (the classifiers' patience; else 3) with more than
+#: it has been unchanged for this many iterations (else SUPPORT_REFIT_PATIENCE) with more than
 #: SQUARED_PATIENCE_MIN_SAMPLES observations per k log(p - k): there (14.5 to 22) 0 to 1 % of the fits changed,
 #: with the same F1 and test error, for 0.77 to 0.88 of the time; at 7.2, 3.4 and 1.45 the test error rose by
 #: 0.05 %, 0.15 % and 1.3 % (doc/changelog.rst, ``SQUARED_SUPPORT_REFIT_PATIENCE``)

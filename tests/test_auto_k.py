@@ -8,7 +8,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import log_loss
 
-from sparse_estimators import IHTClassifier, IHTRegressor
+from sparse_estimators import IHTClassifier, IHTRegressor, _policy
 from sparse_estimators.losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from sparse_estimators.model_selection._criteria import criterion_penalty, largest_k
 
@@ -99,13 +99,13 @@ def test_k_none_finds_the_true_support(Estimator, make_regression, make_classifi
     # the path is 1, 2, ... up to the stopping level, and the chosen level is the smallest within the
     # margin of its criterion's minimum
     np.testing.assert_array_equal(est.k_path_, np.arange(1, est.k_path_.size + 1))
-    within = est.criterion_path_ <= est.criterion_path_.min() + type(est)._k_margin
+    within = est.criterion_path_ <= est.criterion_path_.min() + _policy.K_MARGIN
     assert est.k_path_[np.flatnonzero(within)[0]] == est.k_
     assert est.k_criterion_ == "ebic"
     assert est.k_path_[-1] <= largest_k(X.shape[0], X.shape[1])
     # past the minimum, the path stopped after the patience (or at the largest level)
     best = est.k_path_[np.argmin(est.criterion_path_)]
-    assert est.k_path_[-1] == min(best + type(est)._k_patience, largest_k(X.shape[0], X.shape[1]))
+    assert est.k_path_[-1] == min(best + _policy.K_PATIENCE, largest_k(X.shape[0], X.shape[1]))
 
 
 def _easy(seed, n, p, s, classification):

@@ -290,7 +290,7 @@ def test_sparsity_cv_best_level_comes_from_full_fits():
     X, y, _ = _separated(3, noise=1.0)
     search = SparsityCV(IHTRegressor(), k_grid=range(1, 13), cv=KFold(4, shuffle=True, random_state=0)).fit(X, y)
     full = search.cv_results_["full_search"]
-    assert full.dtype == bool and full.sum() >= SparsityCV._full_search_levels
+    assert full.dtype == bool and full.sum() >= sparse_estimators._policy.CV_FULL_SEARCH_LEVELS
     assert full[search.best_index_]
     assert search.cv_results_["rank_test_score"][search.best_index_] == 1
     # every level not fitted again scored below the chosen one on the cheap path

@@ -18,9 +18,9 @@ def choose_k(estimator, loss, operator, W0, b0):
     features (counted inside the selected groups, with groups: groups
     too large to fit are left out, see
     :func:`~sparse_estimators.model_selection._criteria.criterion_levels`),
-    and stops ``_k_patience`` levels after the best value of the criterion
+    and stops ``_policy.K_PATIENCE`` levels after the best value of the criterion
     ``_k_criterion``; the chosen level is the smallest whose criterion is
-    within ``_k_margin`` of that best value. The estimator's own algorithm (solver, operator,
+    within ``_policy.K_MARGIN`` of that best value. The estimator's own algorithm (solver, operator,
     splicing) then fits at the best level, started from the path's
     solution there (the path's fit is kept if that one has more features
     than the bound).
@@ -56,20 +56,20 @@ def choose_k(estimator, loss, operator, W0, b0):
             return True
         values[k] = information_criterion(loss, fit.coef, fit.b, criterion, structure=operator)
         best = min(values, key=values.get)
-        return k - best >= estimator._k_patience
+        return k - best >= _policy.K_PATIENCE
 
     path = solve_path(estimator, loss, operator.with_operator(estimator._constrained(Hard())), range(first, top + 1),
                       loss.zeros()[0], b0, screening=True, stop=stop)
     levels = np.array(sorted(values))
     curve = np.array([values[k] for k in levels])
-    best = int(levels[np.flatnonzero(curve <= curve.min() + estimator._k_margin)[0]])
+    best = int(levels[np.flatnonzero(curve <= curve.min() + _policy.K_MARGIN)[0]])
     for _ in range(_policy.K_REJUDGE_ROUNDS):  # (until the level stays: see _rejudging_loss)
         judge = estimator._rejudging_loss(loss, path[best])
         if judge is None:
             break
         curve = np.array([information_criterion(judge, path[k].coef, path[k].b, criterion, structure=operator)
                           for k in levels])
-        level = int(levels[np.flatnonzero(curve <= curve.min() + estimator._k_margin)[0]])
+        level = int(levels[np.flatnonzero(curve <= curve.min() + _policy.K_MARGIN)[0]])
         if level == best:
             break
         best = level

@@ -137,29 +137,24 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     #: the ``stacklevel`` of ``_solve``'s warnings (the user's call to ``fit``; one more for the regressors,
     #: whose ``_solve`` wraps this one)
     _warn_depth = 4
-    #: with ``debias=True``, solvers that can (``support_refit`` parameter) jump
-    #: to the minimiser on the support once it has been unchanged for this many
-    #: iterations (set per task, from the peer benchmark)
-    _support_refit_patience = 3
+    #: with ``debias=True``, solvers that can (``support_refit`` parameter) jump to the minimiser on the support
+    #: once it has been unchanged for as many iterations as the ``_policy`` constant this names (set per task:
+    #: the tuned numbers live in _policy.py only, tests/test_policy.py)
+    _support_refit_patience = "SUPPORT_REFIT_PATIENCE"
     #: the same with ``groups`` (None: ``_support_refit_patience``), set per task
     _group_support_refit_patience = None
-    #: options of the splicing search (see ``splice``), set per task
+    #: options of the splicing search (see ``splice``) that are not tuned numbers, set per task (the gates:
+    #: ``_splice_kwargs``)
     _splice_options = {}
-    #: options added to those with ``groups`` (the search then exchanges whole groups)
-    _group_splice_options = {}
     #: a cold group fit with the group search runs the search alone, without this solver (IHT and accelerated
     #: IHT, whose support the search replaces anyway; see _policy.GROUP_SEARCH_FROM_ZERO)
     _group_search_alone = False
-    #: ``splicing='auto'`` splices when ``n_samples > factor * k * log(n_features - k)``
-    _splice_auto_factor = 0.0
-    #: ``k=None``: the information criterion that chooses ``k``, and how many
-    #: levels past its best value the path goes on (doc/auto_k.md)
+    #: ``splicing='auto'`` splices when ``n_samples > factor * k * log(n_features - k)``, with ``factor`` the
+    #: ``_policy`` constant of this name, set per task
+    _splice_auto_factor = "SPLICE_AUTO_FACTOR"
+    #: ``k=None``: the information criterion that chooses ``k`` (doc/auto_k.md); the path's patience and margin
+    #: are ``_policy.K_PATIENCE`` and ``_policy.K_MARGIN``
     _k_criterion = "ebic"
-    _k_patience = 10
-    #: ... then takes the smallest level whose criterion is within this margin of the best value:
-    #: a larger model needs "positive" evidence (a criterion lower by more than about 2 to 6,
-    #: Raftery 1995) to be preferred; 4 was chosen on measurements (doc/changelog.rst)
-    _k_margin = 4.0
     #: scikit-learn's declarative parameter constraints; each class lists its own parameters and
     #: ``__init_subclass__`` merges those of its bases (mixins included), so ``_parameter_constraints``
     #: of an estimator class covers all its parameters
@@ -361,9 +356,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
 
     def _refit_patience(self, loss, operator, k):
         """The unchanged iterations after which the solver jumps to the minimiser on its support (``debias=True``)."""
-        if isinstance(operator, Groups) and self._group_support_refit_patience is not None:
-            return self._group_support_refit_patience
-        return self._support_refit_patience
+        name = self._group_support_refit_patience if isinstance(operator, Groups) else None
+        return getattr(_policy, name or self._support_refit_patience)
 
     def _search_from_zero(self, loss, k):
         """Whether a cold fit without groups skips the solver: the splicing search alone, from abess's start."""
@@ -372,11 +366,11 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
     def _splices(self, loss, k):
         """Whether the fit runs the splicing search (``splicing`` resolved)."""
         if isinstance(self.splicing, str):  # 'auto'
-            return bool(_samples_per_selection(loss, k) > self._splice_auto_factor)
+            return bool(_samples_per_selection(loss, k) > getattr(_policy, self._splice_auto_factor))
         return bool(self.splicing)
 
     def _splice_kwargs(self, loss, k):
-        """The options of this fit's splicing search (``_splice_options``, set per task)."""
+        """The options of this fit's splicing search (``_splice_options``; each task adds its ``_policy`` gates)."""
         return self._splice_options
 
     def _finish_solver(self, loss, operator, k, result):
@@ -474,8 +468,8 @@ class _SparseLinearBase(_DocLinkMixin, BaseEstimator):
                 kwargs["zero_gradient"] = result.start_gradient
             if operator.forced is not None:
                 kwargs["forced"] = operator.features(operator.forced)
-            if isinstance(operator, Groups):
-                kwargs |= self._group_splice_options
+            if isinstance(operator, Groups):  # (the search then exchanges whole groups)
+                kwargs["max_exchange"] = _policy.GROUP_MAX_EXCHANGE
             spliced = splice(loss, k, W, b, refitted=result.refitted, structure=operator, **kwargs)
             W, b, n_exchanges, gradient = spliced.coef, spliced.intercept, spliced.n_iter, None
         elif debias and support.size and not result.refitted:

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _policy
 from ..losses import LogisticLoss, MultinomialLoss
 from ._base import _SparseLinearBase
 from ._dask import lazy_method, lazy_score, uses_dask
@@ -22,40 +23,21 @@ __all__ = ["SparseClassifierBase"]
 class SparseClassifierBase(ClassifierMixin, _SparseLinearBase):
     """Logistic / multinomial classification with exactly ``k`` features."""
 
-    # jumping after one iteration with a settled support raised mean support F1
-    # against 2 and 3 (n=100, p=1000: 0.238, 0.199, 0.191; n=500: 0.664, 0.649,
-    # 0.643; benchmarks/compare_peers.py's designs, 4 repeats); for least
-    # squares 3 was better than 1 (n=100, p=1000, 240 fits on fresh seeds: mean
-    # F1 0.519 against 0.510, paired difference 0.009 +- 0.004), at a cost of
-    # about 0.4 ms of a 2.5 ms fit
-    _support_refit_patience = 1
-    # exchanges that lower the deviance are accepted when every added feature is
-    # itself significant at the risk-inflation level (see splice's add_gate); on
-    # compare_peers.py's logistic designs (n=500, p=100 and 1000, 12 and 10
-    # data sets per setting) this raised mean support F1 (0.913 -> 0.918,
-    # 0.683 -> 0.700) and cut the settings more than 0.01 below abess from 9
-    # to 3 of 24 at both sizes; at n=100, p=1000 it lowered the F1 (0.202 ->
-    # 0.171) at 7 times the time: below about n = 2 k log(p - k), Wainwright's
-    # threshold for recovering the support at all, 'auto' does not splice.
-    # Exchanges whose removed features the kept ones do not explain need only
-    # half that level (splice's add_gate_uncorrelated): at n=2000, p=10000,
-    # SNR 1 (16 fresh data sets per setting) this moved F1 minus abess's from
-    # -0.025 to +0.012 (rho 0.35, beta type 1) and from -0.034 to +0.009
-    # (rho 0, type 2), and left the correlated-block gains (+0.16 to +0.35)
-    # unchanged; at n=500 (10 fresh data sets per setting) mean F1 moved by
-    # +0.007 (p=100) and -0.0025 (p=1000), settings within 0.01 of abess
-    # 18 -> 21 and 20 -> 20 of 24
+    # the support jump, splicing='auto' and the gates: _policy's CLASSIFIER_ constants (their figures there).
+    # Exchanges that lower the deviance are accepted when every added feature is itself significant at the
+    # risk-inflation level, or half that level when the kept features do not explain the removed ones (splice's
+    # add_gate, add_gate_uncorrelated); below about n = 2 k log(p - k), Wainwright's threshold for recovering the
+    # support at all, 'auto' does not splice.
+    _support_refit_patience = "CLASSIFIER_SUPPORT_REFIT_PATIENCE"
     # a duplicated column's copies, ranked by their own removal costs, came after weaker features and the add
     # gate refused their exchanges (redundant_first: the round again with them first)
-    _splice_options = {"gate": 0.0, "add_gate": 1.0, "add_gate_uncorrelated": 0.5, "redundant_first": True}
-    _splice_auto_factor = 2.0
-    # with groups, up to 2 groups exchanged at once instead of 5: each candidate is a
-    # Newton refit on up to 5 more groups of features; on compare_groups.py's logistic
-    # designs (n=200, p=500 and n=500, p=1000, 20 fresh data sets per setting) the mean
-    # group F1 was 0.4942 against 0.4929 at 5, for 0.60 to 0.66 times the CPU time
-    # (doc/peers/compare_groups.md has the benchmark); least squares too since issue 33
-    # (the same F1 there for 0.9 times the time)
-    _group_splice_options = {"max_exchange": 2}
+    _splice_options = {"redundant_first": True}
+    _splice_auto_factor = "CLASSIFIER_SPLICE_AUTO_FACTOR"
+
+    def _splice_kwargs(self, loss, k):
+        """``_splice_options`` and the classifiers' gates (``_policy.CLASSIFIER_GATE``, ``..._ADD_GATE``, ...)."""
+        return {"gate": _policy.CLASSIFIER_GATE, "add_gate": _policy.CLASSIFIER_ADD_GATE,
+                "add_gate_uncorrelated": _policy.CLASSIFIER_ADD_GATE_UNCORRELATED} | self._splice_options
 
     def __init__(self, k=None, *, thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
                  fit_intercept=True, debias=True, splicing="auto",

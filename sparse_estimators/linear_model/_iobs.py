@@ -120,8 +120,8 @@ class _IOBSMixin:
     _solver = staticmethod(iobs)
     _solver_params = ("damping", "correction", "hessian")
     #: with debias, jump to the refit once the Newton point has kept the support for one iteration (the
-    #: next iteration checks it is a fixed point, else continues from it): see doc/changelog.rst
-    _support_refit_patience = 1
+    #: next iteration checks it is a fixed point, else continues from it): see _policy.IOBS_SUPPORT_REFIT_PATIENCE
+    _support_refit_patience = "IOBS_SUPPORT_REFIT_PATIENCE"
     _hessian_routes = ("auto", "dense", "woodbury", "cg", "screened")
     # (the Hessian routes differ between regressors and classifiers: checked by _validate_extra_params)
     _parameter_constraints = {"damping": [Interval(Real, 0, None, closed="left")], "correction": ["boolean"],

@@ -45,26 +45,12 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # (there abess's rules chose overfitted supports: F1 0.70 -> 0.62)
     _splice_options = {"screening_start": "abess"}
     # The first search tries one single exchange per round (splice's swap_candidates=1, abess's rule; the
-    # Cox models 5): more was measured and not adopted (doc/changelog.rst, "swap candidates")
-    # That result replaces the first at splice's switch_gate: 0.25 (the exchange
-    # gate) up to this many observations per k log(p - k), 0.1 above. On fresh
-    # data sets (benchmarks/switch_gate.py, doc/peers/switch_gate.md), 0.1 took
-    # abess's support where the first search stops short of abess's lower loss
-    # (independent or spread-out features at low SNR): at n=500, p=1000 (7.2
-    # observations per k log(p - k)) the settings more than 0.01 below the best
-    # peer went from 3 to 0 of 24 (30 data sets each), for a mean F1 of 0.9208
-    # instead of 0.9258 (abess 0.9176), and at n=2000, p=10000 (10.9) from 1 to
-    # 0; at n=100, p=1000 (1.45) it lowered the mean F1 from 0.5083 to 0.4964
-    # and left 1 such setting. The grid puts the limit between 1.45 and 7.2.
-    _switch_gate_limit = 3.0
-    # with groups, up to 2 groups exchanged at once instead of 5, as the classifiers: on
-    # compare_groups.py's regression designs at n=200, p=500 (20 data sets per setting,
-    # three batches, sizes 2-10 twice and 1-8 once) the mean group F1 moved by +0.005,
-    # 0.000 and -0.001 for 0.88 to 0.91 times the CPU time (doc/changelog.rst)
-    _group_splice_options = {"max_exchange": 2}
-    # with groups, the support jump after 2 unchanged supports instead of 3: the group search
-    # starts from the jump's support anyway (group F1 and time before/after: doc/changelog.rst)
-    _group_support_refit_patience = 2
+    # Cox models _policy.COX_SWAP_CANDIDATES). The second search's result replaces the first's at splice's
+    # switch_gate: the exchange gate up to _policy.SWITCH_GATE_MIN_SAMPLES observations per k log(p - k),
+    # _policy.SWITCH_GATE above (_splice_kwargs), which takes abess's support where the first search stops short
+    # of abess's lower loss (independent or spread-out features at low SNR; the figures are _policy's)
+    #: with groups, the support jump's patience: the _policy constant of this name
+    _group_support_refit_patience = "GROUP_SUPPORT_REFIT_PATIENCE"
 
     def _refit_patience(self, loss, operator, k):
         """``_policy.SQUARED_SUPPORT_REFIT_PATIENCE`` for least squares on features with enough observations.
@@ -91,9 +77,12 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
                 and _samples_per_selection(loss, k) >= _policy.SEARCH_FROM_ZERO_MIN_SAMPLES)
 
     def _splice_kwargs(self, loss, k):
-        """``_splice_options``, with ``switch_gate=0.1`` above the limit (below it, the exchange gate)."""
-        large = _samples_per_selection(loss, k) > self._switch_gate_limit
-        return ({"switch_gate": 0.1} if large else {}) | self._splice_options
+        """``_splice_options``, with ``switch_gate=_policy.SWITCH_GATE`` above ``_policy.SWITCH_GATE_MIN_SAMPLES``.
+
+        Observations per ``k log(p - k)``; below, the exchange gate.
+        """
+        large = _samples_per_selection(loss, k) > _policy.SWITCH_GATE_MIN_SAMPLES
+        return ({"switch_gate": _policy.SWITCH_GATE} if large else {}) | self._splice_options
 
     def __init__(self, k=None, *, loss="squared_error", epsilon=1.35, thresholding="hard", step_size="auto",
                  max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto",

@@ -23,6 +23,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
+from .. import _policy
 from .._dask import is_dask_collection
 from ._path import _search_grid
 from ._scoring import _accepts_sample_weight, _fold_rescore, _fold_scores, _guarded, _rank, _Scoring
@@ -203,9 +204,6 @@ class SparsityCV(_SparsitySearchBase):
     (3, [1, 5, 20])
     """
 
-    #: levels fitted again with the full splicing search per round (doc/changelog.rst, SparsityCV speed)
-    _full_search_levels = 3
-
     _parameter_constraints = {
         "estimator": [HasMethods(["fit"])],
         "k_grid": ["array-like", None],
@@ -354,7 +352,7 @@ class SparsityCV(_SparsitySearchBase):
             if full[best]:
                 break
             order = np.argsort(-np.round(results[f"mean_test_{ranking}"], 12), kind="stable")
-            short = [best] + [i for i in order if not full[i] and i != best][:self._full_search_levels - 1]
+            short = [best] + [i for i in order if not full[i] and i != best][:_policy.CV_FULL_SEARCH_LEVELS - 1]
             # (and the levels between them: a cheap path point can score below a full fit's neighbours)
             todo = np.flatnonzero(~full & (grid >= grid[short].min()) & (grid <= grid[short].max()))
             rescored = rescore(todo)

@@ -134,11 +134,14 @@ class _CoxPHSurvivalBase(SparseRegressorBase):
     fit_intercept = False
     #: ``y`` is a structured survival array (the searches validate it as such)
     _structured_target = True
-    #: the splicing search also tries the least useful feature against each of the 5 most useful others
-    #: (splice's swap_candidates; the regressors' gates): with one candidate the search stopped where an
-    #: exchange its gate accepts was one step away, the added feature ranked second to fourth by marginal gain
-    #: (doc/changelog.rst)
-    _splice_options = SparseRegressorBase._splice_options | {"swap_candidates": 5}
+
+    def _splice_kwargs(self, loss, k):
+        """The regressors' options, with ``swap_candidates=_policy.COX_SWAP_CANDIDATES``.
+
+        Each round also tries the least useful feature against each of that many most useful others: with one
+        candidate the search stopped where an exchange its gate accepts was one step away.
+        """
+        return super()._splice_kwargs(loss, k) | {"swap_candidates": _policy.COX_SWAP_CANDIDATES}
 
     _parameter_constraints = {"ties": [StrOptions({"breslow", "efron"})],
                               "alpha": [Interval(Real, 0, None, closed="left")]}
