@@ -98,8 +98,8 @@ def diagonal_mean(diag, alpha=0.0):
 
 
 #: minimum-norm or orthogonal solves so far, in any thread (see :func:`note_collinear`)
-_COLLINEAR = 0
-_COLLINEAR_LOCK = threading.Lock()
+_collinear_solves = 0
+_collinear_lock = threading.Lock()
 
 
 def note_collinear():
@@ -108,17 +108,20 @@ def note_collinear():
     The splicing search of the regressors looks for redundant selected
     features (a duplicated or rescaled column) only after such a solve
     (``splice``'s ``redundant_first='collinear'``): every refit on a support
-    holding both copies of a column makes one, and the designs without them
-    none, so that the check costs them nothing.
+    holding both copies of a column makes one (its Cholesky pivot test
+    fails), refits on supports whose columns are not nearly collinear none,
+    so that the check costs their fits nothing. Where the minimum-norm
+    solve is the loss's own (Newton steps on a scipy.sparse ``X``, the
+    multinomial loss) every refit counts, and the search always looks.
     """
-    global _COLLINEAR
-    with _COLLINEAR_LOCK:  # (an increment from two threads at once is not lost)
-        _COLLINEAR += 1
+    global _collinear_solves
+    with _collinear_lock:  # (an increment from two threads at once is not lost)
+        _collinear_solves += 1
 
 
 def collinear_count():
     """The number of :func:`note_collinear` calls so far (only ever grows)."""
-    return _COLLINEAR
+    return _collinear_solves
 
 
 def min_norm_solve(H, g):

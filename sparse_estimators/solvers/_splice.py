@@ -205,17 +205,19 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         removing them loses nothing, while ranked by their own removal cost
         they came after weaker features and the gates kept both copies.
         Costs one Gram matrix of the support's columns per search. Ignored
-        with groups. The classifiers use True. ``'collinear'``: only when a
-        refit since the loss was built could not rule out collinear columns
-        (a Cholesky pivot test failed, so that the refit took a minimum-norm
-        or orthogonal solve; see
-        :func:`~sparse_estimators.losses._numerics.note_collinear`; and
-        always with ``positive=True``, whose refits test no pivot): every
-        refit on a support with both copies of a column does, those on
-        supports without such features none, which then pay nothing. The
-        regressors and Cox models use it (their small fits are at their
-        speed target, where a Gram matrix per search cost 4 to 10 % of the
-        time).
+        with groups. ``'collinear'``: only when a refit since the loss was
+        built could not rule out collinear columns (a Cholesky pivot at most
+        ``1e-4`` of its diagonal entry for least squares, ``1e-10`` for the
+        Newton refits, so that the refit took a minimum-norm or orthogonal
+        solve: :func:`~sparse_estimators.losses._numerics.note_collinear`;
+        and always with ``positive=True``, whose refits test no pivot):
+        every refit on a support with both copies of a column (to rounding)
+        fails that test, the refits on supports without nearly collinear
+        columns pass it, and those fits pay nothing. The classifiers and the
+        Cox models use True (their l2 term keeps the refits on both copies
+        regular), the other regressors ``'collinear'`` (their small fits
+        are at their speed target, where a Gram matrix per search cost 2 to
+        9 % of the time).
     start_state : tuple or None, default=None
         ``(Z, f, gW)``: the linear predictor (on the support of ``W``), loss
         value and gradient at ``W, b``, when the caller has them (a solver that
