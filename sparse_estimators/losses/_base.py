@@ -66,7 +66,7 @@ class BaseLoss:
         self._lipschitz = None
         #: :func:`collinear_count` when the loss was built: a refit since then (solver's or search's) that could
         #: not rule out collinear columns raised it (``splice``'s ``redundant_first='collinear'``)
-        self.collinear_mark = collinear_count()
+        self._collinear_mark = collinear_count()
 
     # -- shapes ---------------------------------------------------------------
     def zeros(self):

@@ -465,7 +465,7 @@ def _may_be_redundant(loss, redundant_first):
     """Whether :func:`_redundant` can find a feature (``splice``'s ``redundant_first``: True or ``'collinear'``)."""
     if redundant_first != "collinear" or loss.positive:
         return True
-    mark = getattr(loss, "collinear_mark", None)  # (None: a loss not built by BaseLoss.__init__)
+    mark = getattr(loss, "_collinear_mark", None)  # (None: a loss not built by BaseLoss.__init__)
     return mark is None or collinear_count() != mark
 
 
