@@ -43,7 +43,9 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     # the worst (rho 0.35, beta 1, SNR 3) -0.11 -> -0.04 and -0.15 -> -0.05;
     # the same F1 at n=500 (p=100 and 1000); classifiers keep the first rules
     # (there abess's rules chose overfitted supports: F1 0.70 -> 0.62)
-    _splice_options = {"screening_start": "abess"}
+    # a round that accepts nothing tries first the selected features that the others reproduce (a duplicated or
+    # rescaled column), when a refit could not rule them out (splice's redundant_first; doc/changelog.rst)
+    _splice_options = {"screening_start": "abess", "redundant_first": "collinear"}
     # The first search tries one single exchange per round (splice's swap_candidates=1, abess's rule; the
     # Cox models _policy.COX_SWAP_CANDIDATES). The second search's result replaces the first's at splice's
     # switch_gate: the exchange gate up to _policy.SWITCH_GATE_MIN_SAMPLES observations per k log(p - k),

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ._design import constant_target
-from ._numerics import largest_eigenvalue, min_norm_solve, newton_minimise
+from ._numerics import collinear_count, largest_eigenvalue, min_norm_solve, newton_minimise
 
 
 class BaseLoss:
@@ -64,6 +64,9 @@ class BaseLoss:
         #: all weights equal: a weighted mean is a plain mean (cheaper products)
         self.uniform_weights = bool(sw.size == 0 or np.logical_and.reduce(sw == sw[0]))
         self._lipschitz = None
+        #: :func:`collinear_count` when the loss was built: a refit since then (solver's or search's) that could
+        #: not rule out collinear columns raised it (``splice``'s ``redundant_first='collinear'``)
+        self._collinear_mark = collinear_count()
 
     # -- shapes ---------------------------------------------------------------
     def zeros(self):

@@ -1,6 +1,7 @@
 """The losses' numerical kernels: the largest eigenvalue (smoothness estimates), Newton solves, Newton's method."""
 
 import math
+import threading
 
 import numpy as np
 import scipy.linalg
@@ -96,6 +97,33 @@ def diagonal_mean(diag, alpha=0.0):
     return float((diag / diag.size).sum())  # (each term at most 1.8e308 / size)
 
 
+#: minimum-norm or orthogonal solves so far, in any thread (see :func:`note_collinear`)
+_collinear_solves = 0
+_collinear_lock = threading.Lock()
+
+
+def note_collinear():
+    """Count a refit's solve that did not rule out collinear columns (a Cholesky pivot test failed, or none ran).
+
+    The splicing search of the regressors looks for redundant selected
+    features (a duplicated or rescaled column) only after such a solve
+    (``splice``'s ``redundant_first='collinear'``): every refit on a support
+    holding both copies of a column makes one (its Cholesky pivot test
+    fails), refits on supports whose columns are not nearly collinear none,
+    so that the check costs their fits nothing. Where the minimum-norm
+    solve is the loss's own (Newton steps on a scipy.sparse ``X``, the
+    multinomial loss) every refit counts, and the search always looks.
+    """
+    global _collinear_solves
+    with _collinear_lock:  # (an increment from two threads at once is not lost)
+        _collinear_solves += 1
+
+
+def collinear_count():
+    """The number of :func:`note_collinear` calls so far (only ever grows)."""
+    return _collinear_solves
+
+
 def min_norm_solve(H, g):
     """Minimum-norm solution of ``H x = g`` (``H`` symmetric, possibly singular).
 
@@ -106,6 +134,7 @@ def min_norm_solve(H, g):
     ``g``'s rounding over that value, by an amount that depended on the CPU's
     BLAS kernel.
     """
+    note_collinear()
     cond = max(H.shape) * np.finfo(float).eps
     return scipy.linalg.lstsq(H, g, cond=cond, lapack_driver="gelsd", check_finite=False)[0]
 

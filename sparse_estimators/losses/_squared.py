@@ -9,6 +9,7 @@ from .. import _policy
 from .._utils import row_squares
 from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns, constant_target, weighted_column_sums
+from ._numerics import note_collinear
 
 _all = np.logical_and.reduce  # (ndarray.all without its Python wrapper)
 _min = np.minimum.reduce
@@ -268,6 +269,7 @@ class SquaredLoss(BaseLoss):
             if coef is not None:
                 W_full[support] = coef
             else:
+                note_collinear()  # (the splicing search then looks for redundant features: see splice)
                 root = np.sqrt(self.sample_weight)[:, None]
                 # relative rank cut-off as in LinearRegression: with gelsy's default an exactly
                 # duplicated column was kept and got a coefficient of 4e14 (and its twin -4e14)
