@@ -239,6 +239,10 @@ EXTRAPOLATION_GROWTH = 1.5
 #: (32 MB at the cap; doc/changelog.rst, "dense ALS sweeps")
 DENSE_SWEEP_SHARE = 0.4
 DENSE_SWEEP_MAX_ENTRIES = 1 << 20
+#: LowRankImputer's final ALS fit ends with each column's exact least squares (impute/_als.py,
+#: _exact_column_step): eigenvalues of a column's Jacobi-scaled Gram matrix at most this share of its largest
+#: are dropped (directions its observed entries do not determine: the step leaves them where they are)
+ALS_FINISH_SINGULAR = 1e-10
 
 # -- low rank: rank='auto' (impute/_imputer_rank.py, impute/_rank_choice.py) --------------------------------
 

@@ -512,7 +512,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                                 not isinstance(self.step_size, numbers.Real), self.step_size, self.max_iter, self.tol,
                                 _policy.IMPUTER_MOMENTUM, "randomized", 1, check_random_state(self.random_state),
                                 self.verbose, power, offsets=bool(self.center), alpha=alpha,
-                                init=None if init is None else (init[0] * np.sqrt(power), init[1] * np.sqrt(power)))
+                                init=None if init is None else (init[0] * np.sqrt(power), init[1] * np.sqrt(power)),
+                                finish=True)
             for w in caught:  # (re-issued at the user's line)
                 _warn(w.message, w.category)
             U, s, Vt = result.U, result.s, result.Vt
