@@ -179,57 +179,92 @@ def _spectral_init(obs, r, mu, rng):
     return u[:, :r] * root, vt[:r].T * root
 
 
-def _column_grams(obs, B):
-    """``G_j = sum_{i observed in column j} b_i b_i^T`` for every column: an array ``(n, k, k)``.
+def _grams(obs, F, columns):
+    """``G = sum_{observed} f f^T`` per column (``columns``: ``f`` the rows of ``F``) or per row: ``(len, k, k)``.
 
-    One sparse product ``P^T K`` of the pattern ``P`` with the rows' outer
-    products ``K`` (``m x k^2``), row block by row block (``K`` is never
-    formed whole): ``O(nnz k^2)``, the transpose of ``transform``'s rows'
-    Grams.
+    One sparse product of the pattern with the outer products of ``F``'s
+    rows, in blocks of ``F``'s rows (the ``len(F) x k^2`` table is never
+    formed whole): ``O(nnz k^2)``. The rows' Grams are ``transform``'s.
     """
     m, n = obs.shape
-    k = B.shape[1]
+    k = F.shape[1]
     pattern = obs.set_data(np.ones(obs.values.size))
-    grams = np.zeros((n, k * k))
+    grams = np.zeros((n if columns else m, k * k))
     step = max(1, _policy.ROW_BLOCK_ENTRIES // (k * k))
-    for start in range(0, m, step):
-        rows = B[start:start + step]
-        grams += pattern[start:start + step].T @ (rows[:, :, None] * rows[:, None, :]).reshape(-1, k * k)
-    return grams.reshape(n, k, k)
+    for start in range(0, F.shape[0], step):
+        block = F[start:start + step]
+        outer = (block[:, :, None] * block[:, None, :]).reshape(-1, k * k)
+        grams += (pattern[start:start + step].T @ outer if columns else pattern[:, start:start + step] @ outer)
+    return grams.reshape(-1, k, k)
 
 
-def _exact_column_step(obs, sweep, U, V, mu, res, alpha, offsets):
-    """The exact minimiser over the column factor ``V`` (and the offsets ``mu``) given ``U``: ``(V, mu)``.
+def _min_change_solve(grams, rhs):
+    """``G^+ g`` for each of a stack of positive semi-definite ``G`` (Jacobi-scaled; small eigenvalues dropped).
 
-    softImpute-ALS's column half-step regresses the *filled-in* columns, an
-    EM step whose contraction is slow on a column with few observed entries
-    (a wide table's: 7 of 10 rows for 2 loadings and an offset), and the
-    stopping rule, a relative change of the whole product, does not see
-    those few columns. Here each column's ridge regression on its observed
-    rows is solved exactly (``(k, k)`` systems, ``k = r + 1`` with
-    offsets), as a step ``d_j = G_j^+ g_j`` from the current point (``g``
-    minus the gradient): on a column with fewer observed entries than
-    unknowns (no unique fit without a ridge) the exact fit nearest to the
-    current one. It never raises the objective. ``res``: the residual (fit
-    minus observed) at ``(U, V, mu)``.
+    Along a direction the system does not determine (a column with fewer
+    observed entries than unknowns) the step is 0: the exact fit nearest
+    to the current point.
     """
-    m, n = obs.shape
-    r = U.shape[1]
-    B = np.hstack([U, np.ones((m, 1))]) if offsets else U
-    k = B.shape[1]
-    grad = sweep.transpose_times(res, B)  # (the gradient in the column parameters, without the ridge)
-    grad[:, :r] += alpha * V
-    grams = _column_grams(obs, B)
-    grams[:, np.arange(r), np.arange(r)] += alpha
-    # (Jacobi scaling, then a pseudo-inverse: the offset's column of ones and the factor's differ in size)
     d = np.sqrt(np.maximum(np.diagonal(grams, axis1=1, axis2=2), np.finfo(float).tiny))
     w, Q = np.linalg.eigh(grams / d[:, :, None] / d[:, None, :])
     keep = w > _policy.ALS_FINISH_SINGULAR * np.maximum(w[:, -1:], np.finfo(float).tiny)
-    inv = np.divide(1.0, w, out=np.zeros_like(w), where=keep)
-    coef = np.einsum("jab,jb,jcb,jc->ja", Q, inv, Q, -grad / d) / d
-    V = V + coef[:, :r]
-    mu = mu + coef[:, r] if offsets else mu
-    return V, mu
+    t = np.einsum("jab,ja->jb", Q, rhs / d)
+    t *= np.divide(1.0, w, out=np.zeros_like(w), where=keep)
+    return np.einsum("jab,jb->ja", Q, t) / d
+
+
+def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
+    """Alternating exact least squares from ``(U, V, mu)``: ``(U, V, mu, n_sweeps)``.
+
+    softImpute-ALS's half-steps regress the *filled-in* matrix: EM steps,
+    whose contraction is slow where a column (or row) has few observed
+    entries for its unknowns (a wide table's columns: 7 of 10 rows for 2
+    loadings and an offset), while its stopping rule measures one step's
+    relative change: a step of 1e-3 of the product left errors of 1e-1 on
+    those columns' hidden entries. Here each column's ridge regression on
+    its observed rows (with its offset), then each row's on its observed
+    columns, is solved exactly, as steps ``d = G^+ (-gradient)`` from the
+    current point (:func:`_min_change_solve`); neither raises the
+    objective. They stop when the distance to the limit estimated from
+    the contraction of successive changes ``c_t`` (``c_t rho / (1 - rho)``,
+    ``rho = c_t / c_{t-1}``) is at most ``tol`` times the product, or after
+    ``max_sweeps`` (at least the first column step). ``res``: the
+    residual (fit minus observed) at ``(U, V, mu)``, one of ``sweep``'s
+    buffers.
+    """
+    m, n = obs.shape
+    r = U.shape[1]
+    ones = np.ones((m, 1))
+    buffers = sweep.buffers
+    previous, sweeps = None, 0
+    while True:
+        U0, V0, mu0 = U, V, mu
+        # the columns: loadings and offset given U
+        B = np.hstack([U, ones]) if offsets else U
+        grad = sweep.transpose_times(res, B)
+        grad[:, :r] += alpha * V
+        grams = _grams(obs, B, columns=True)
+        grams[:, np.arange(r), np.arange(r)] += alpha
+        step = _min_change_solve(grams, -grad)
+        V = V + step[:, :r]
+        mu = mu + step[:, r] if offsets else mu
+        res = sweep.residual(U, V, mu, buffers[1] if res is buffers[0] else buffers[0])
+        sweeps += 1
+        if sweeps >= max_sweeps:
+            return U, V, mu, sweeps
+        # the rows given (V, mu)
+        grams = _grams(obs, V, columns=False)
+        grams[:, np.arange(r), np.arange(r)] += alpha
+        U = U + _min_change_solve(grams, -(sweep.times(res, V) + alpha * U))
+        res = sweep.residual(U, V, mu, buffers[1] if res is buffers[0] else buffers[0])
+        dmu = mu - mu0
+        change = np.sqrt(_product_distance_squared(U, V, U0, V0) + m * float(dmu @ dmu))
+        size = np.sqrt(max(float(np.sum((U.T @ U) * (V.T @ V))), 0.0))
+        rate = change / previous if previous else np.inf
+        previous = change
+        if not size > 0 or change <= np.finfo(float).eps * size or (
+                rate < 1 and change * rate / (1 - rate) <= tol * size):
+            return U, V, mu, sweeps
 
 
 def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True, dense=None,
@@ -241,9 +276,8 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     (:class:`_DenseSweep` or :class:`_SparseSweep`), None to choose by
     :func:`_use_dense_sweep`. ``monitor``: called after each sweep with
     ``(U, V, mu)``; the fit stops (not converged) when it returns True.
-    ``finish``: end with :func:`_exact_column_step` (``LowRankImputer``'s
-    final fit, whose ``transform`` solves the rows exactly in turn; the
-    warm-start factors returned are the iteration's).
+    ``finish``: end with :func:`_exact_sweeps` (``LowRankImputer``'s final
+    fit; the warm-start factors returned are the iteration's).
     Returns a :class:`CompletionResult` (orthonormal factors) and the factors
     ``(U, V)`` for a warm start.
     """
@@ -310,7 +344,7 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
                       ConvergenceWarning, stacklevel=4)
     init = (U, V)
     if finish and vals.size:
-        V, mu = _exact_column_step(obs, sweep, U, V, mu, res, alpha, offsets)
+        U, V, mu, _ = _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, _policy.ALS_FINISH_SWEEPS)
     # the product as an SVD: U V^T = Qu (Ru Rv^T) Qv^T
     Qu, Ru = scipy.linalg.qr(U, mode="economic", check_finite=False)
     Qv, Rv = scipy.linalg.qr(V, mode="economic", check_finite=False)

@@ -289,7 +289,7 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
 
     ``alpha`` (``solver='als'``) is in the data's units; the data were scaled by ``scale``; ``init``: the
     factors ``(U, V)`` ``solver='als'`` starts from (scaled units), else its spectral start; ``finish``: the ALS
-    fit ends with each column's exact least squares (``_als._exact_column_step``). BLAS runs on
+    fit ends with exact alternating least squares (``_als._exact_sweeps``). BLAS runs on
     ``_policy.BLAS_THREADS`` threads.
     """
     with _limit_blas_threads():

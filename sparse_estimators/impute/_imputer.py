@@ -513,7 +513,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                                 _policy.IMPUTER_MOMENTUM, "randomized", 1, check_random_state(self.random_state),
                                 self.verbose, power, offsets=bool(self.center), alpha=alpha,
                                 init=None if init is None else (init[0] * np.sqrt(power), init[1] * np.sqrt(power)),
-                                finish=True)
+                                finish=alpha == 0)
             for w in caught:  # (re-issued at the user's line)
                 _warn(w.message, w.category)
             U, s, Vt = result.U, result.s, result.Vt
