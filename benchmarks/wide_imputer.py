@@ -5,8 +5,8 @@ deviation 3), exact or plus Gaussian noise of 5 % of the low-rank part's entry s
 share of the entries hidden uniformly at random. Printed per case (mean over the seeds): the rank chosen, the
 completion's iterations, the root mean squared error of the imputed hidden entries against the noiseless
 table in units of the column spread (the root mean of the columns' variances: the column means score about
-1; a column's own standard deviation, near 0 for some columns of a rank-1 table, would let those dominate), the same on the
-*determined* hidden entries only (in a column with at least ``r + 1`` observed entries, for its ``r``
+1; a column's own standard deviation, near 0 for some columns of a rank-1 table, would let those dominate),
+the same on the *determined* hidden entries only (in a column with at least ``r + 1`` observed entries, for its ``r``
 loadings and its offset, and a row with at least ``r``: the others cannot be recovered from the
 observations by any method), and the time of ``fit_transform`` (one BLAS thread); ``SimpleImputer`` and
 ``KNNImputer`` (5 neighbours) as references (``--no-peers`` leaves them out).

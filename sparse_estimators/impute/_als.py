@@ -214,30 +214,30 @@ def _min_change_solve(grams, rhs):
 
 
 def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
-    """Alternating exact least squares from ``(U, V, mu)``: ``(U, V, mu, n_sweeps)``.
+    """Alternating exact least squares from ``(U, V, mu)``: ``(U, V, mu, objectives, converged)``.
 
     softImpute-ALS's half-steps regress the *filled-in* matrix: EM steps,
     whose contraction is slow where a column (or row) has few observed
     entries for its unknowns (a wide table's columns: 7 of 10 rows for 2
     loadings and an offset), while its stopping rule measures one step's
     relative change: a step of 1e-3 of the product left errors of 1e-1 on
-    those columns' hidden entries. Here each column's ridge regression on
-    its observed rows (with its offset), then each row's on its observed
-    columns, is solved exactly, as steps ``d = G^+ (-gradient)`` from the
-    current point (:func:`_min_change_solve`); neither raises the
-    objective. They stop when the distance to the limit estimated from
-    the contraction of successive changes ``c_t`` (``c_t rho / (1 - rho)``,
-    ``rho = c_t / c_{t-1}``) is at most ``tol`` times the product, or after
-    ``max_sweeps`` (at least the first column step). ``res``: the
+    those columns' hidden entries. Here each sweep solves each column's
+    ridge regression on its observed rows (with its offset), then each
+    row's on its observed columns, exactly, as steps ``d = G^+
+    (-gradient)`` from the current point (:func:`_min_change_solve`);
+    neither raises the objective. They stop when the distance to the limit
+    estimated from the contraction of successive changes ``c_t`` (``c_t
+    rho / (1 - rho)``, ``rho = c_t / c_{t-1}``) is at most ``tol`` times
+    the product (``converged``), or after ``max_sweeps``. ``res``: the
     residual (fit minus observed) at ``(U, V, mu)``, one of ``sweep``'s
-    buffers.
+    buffers. ``objectives``: the objective after each sweep.
     """
     m, n = obs.shape
     r = U.shape[1]
     ones = np.ones((m, 1))
-    buffers = sweep.buffers
-    previous, sweeps = None, 0
-    while True:
+    other = sweep.buffers[1] if res is sweep.buffers[0] else sweep.buffers[0]
+    previous, objectives = None, []
+    for _ in range(max_sweeps):
         U0, V0, mu0 = U, V, mu
         # the columns: loadings and offset given U
         B = np.hstack([U, ones]) if offsets else U
@@ -248,15 +248,13 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
         step = _min_change_solve(grams, -grad)
         V = V + step[:, :r]
         mu = mu + step[:, r] if offsets else mu
-        res = sweep.residual(U, V, mu, buffers[1] if res is buffers[0] else buffers[0])
-        sweeps += 1
-        if sweeps >= max_sweeps:
-            return U, V, mu, sweeps
+        res, other = sweep.residual(U, V, mu, other), res
         # the rows given (V, mu)
         grams = _grams(obs, V, columns=False)
         grams[:, np.arange(r), np.arange(r)] += alpha
         U = U + _min_change_solve(grams, -(sweep.times(res, V) + alpha * U))
-        res = sweep.residual(U, V, mu, buffers[1] if res is buffers[0] else buffers[0])
+        res, other = sweep.residual(U, V, mu, other), res
+        objectives.append(0.5 * float(np.vdot(res, res)) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V))))
         dmu = mu - mu0
         change = np.sqrt(_product_distance_squared(U, V, U0, V0) + m * float(dmu @ dmu))
         size = np.sqrt(max(float(np.sum((U.T @ U) * (V.T @ V))), 0.0))
@@ -264,7 +262,8 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
         previous = change
         if not size > 0 or change <= np.finfo(float).eps * size or (
                 rate < 1 and change * rate / (1 - rate) <= tol * size):
-            return U, V, mu, sweeps
+            return U, V, mu, objectives, True
+    return U, V, mu, objectives, False
 
 
 def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True, dense=None,
@@ -338,13 +337,18 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
             converged = True
             break
         if monitor is not None and monitor(U, V, mu):
+            finish = False  # (a fit abandoned by its monitor is recorded where it stopped)
             break
+    init = (U, V)
+    budget = min(_policy.ALS_FINISH_SWEEPS, max_iter - it) if finish and vals.size else 0
+    if budget > 0:  # (each sweep counts as an iteration: max_iter bounds both)
+        U, V, mu, objectives, converged = _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, budget)
+        losses.extend(objectives)
+        times.extend([time.perf_counter() - t0] * len(objectives))
+        it += len(objectives)
     if warn and not converged:
         warnings.warn(_not_converged_message(max_iter, tol, obs.shape, vals.size, r, offsets, hard=alpha == 0),
                       ConvergenceWarning, stacklevel=4)
-    init = (U, V)
-    if finish and vals.size:
-        U, V, mu, _ = _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, _policy.ALS_FINISH_SWEEPS)
     # the product as an SVD: U V^T = Qu (Ru Rv^T) Qv^T
     Qu, Ru = scipy.linalg.qr(U, mode="economic", check_finite=False)
     Qv, Rv = scipy.linalg.qr(V, mode="economic", check_finite=False)
