@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import _policy
@@ -179,23 +180,39 @@ def _spectral_init(obs, r, mu, rng):
     return u[:, :r] * root, vt[:r].T * root
 
 
-def _grams(obs, F, columns):
-    """``G = sum_{observed} f f^T`` per column (``columns``: ``f`` the rows of ``F``) or per row: ``(len, k, k)``.
+def _exact_solves(pattern, F, rhs, ridge, by_columns):
+    """``G_i^+ rhs_i`` for each column ``i`` (``by_columns``) or row, ``G_i = sum_{observed e in i} f_e f_e^T``.
 
-    One sparse product of the pattern with the outer products of ``F``'s
-    rows, in blocks of ``F``'s rows (the ``len(F) x k^2`` table is never
-    formed whole): ``O(nnz k^2)``. The rows' Grams are ``transform``'s.
+    ``f_e`` is the row of ``F`` at the entry's other index; ``ridge = (q,
+    alpha)`` adds ``alpha`` to the first ``q`` diagonal entries. The Grams of
+    a block of ``i`` are one dense product of the observed indicator (a
+    block of ``pattern``, a CSR matrix of ones) with the outer products of
+    ``F``'s rows, ``F_e f_e^T`` flattened, as ``transform``'s rows' Grams
+    (BLAS: elementwise outer products summed per entry took 25 times as
+    long at rank 40); blocks of at most ``_policy.EXACT_SWEEP_BLOCK`` floats.
     """
-    m, n = obs.shape
     k = F.shape[1]
-    pattern = obs.set_data(np.ones(obs.values.size))
-    grams = np.zeros((n if columns else m, k * k))
-    step = max(1, _policy.ROW_BLOCK_ENTRIES // (k * k))
-    for start in range(0, F.shape[0], step):
-        block = F[start:start + step]
-        outer = (block[:, :, None] * block[:, None, :]).reshape(-1, k * k)
-        grams += (pattern[start:start + step].T @ outer if columns else pattern[:, start:start + step] @ outer)
-    return grams.reshape(-1, k, k)
+    kk = k * k
+    n_out = pattern.shape[1] if by_columns else pattern.shape[0]
+    n_in = F.shape[0]
+    out_step = max(1, _policy.EXACT_SWEEP_BLOCK // kk)
+    in_step = max(1, _policy.EXACT_SWEEP_BLOCK // max(kk, min(out_step, n_out)))
+    out = np.empty((n_out, k))
+    diagonal = np.arange(ridge[0])
+    for a in range(0, n_out, out_step):
+        b = min(a + out_step, n_out)
+        grams = np.zeros((b - a, kk))
+        for c in range(0, n_in, in_step):
+            d = min(c + in_step, n_in)
+            outer = (F[c:d, :, None] * F[c:d, None, :]).reshape(d - c, kk)
+            if by_columns:
+                grams += pattern[c:d, a:b].toarray().T @ outer
+            else:
+                grams += pattern[a:b, c:d].toarray() @ outer
+        grams = grams.reshape(b - a, k, k)
+        grams[:, diagonal, diagonal] += ridge[1]
+        out[a:b] = _min_change_solve(grams, rhs[a:b])
+    return out
 
 
 def _min_change_solve(grams, rhs):
@@ -203,14 +220,28 @@ def _min_change_solve(grams, rhs):
 
     Along a direction the system does not determine (a column with fewer
     observed entries than unknowns) the step is 0: the exact fit nearest
-    to the current point.
+    to the current point. A stack whose Cholesky factors have no squared
+    pivot at most ``_policy.ALS_FINISH_SINGULAR`` is solved directly
+    (an eigendecomposition costs several times as much); the rest by eigenvalues.
     """
     d = np.sqrt(np.maximum(np.diagonal(grams, axis1=1, axis2=2), np.finfo(float).tiny))
-    w, Q = np.linalg.eigh(grams / d[:, :, None] / d[:, None, :])
-    keep = w > _policy.ALS_FINISH_SINGULAR * np.maximum(w[:, -1:], np.finfo(float).tiny)
-    t = np.einsum("jab,ja->jb", Q, rhs / d)
-    t *= np.divide(1.0, w, out=np.zeros_like(w), where=keep)
-    return np.einsum("jab,jb->ja", Q, t) / d
+    A, g = grams / d[:, :, None] / d[:, None, :], rhs / d
+    try:
+        pivots = np.diagonal(np.linalg.cholesky(A), axis1=1, axis2=2)
+        definite = pivots.min(axis=1) ** 2 > _policy.ALS_FINISH_SINGULAR
+    except np.linalg.LinAlgError:  # (one matrix of the stack is not definite)
+        definite = np.zeros(len(A), dtype=bool)
+    out = np.empty_like(g)
+    if definite.any():
+        out[definite] = np.linalg.solve(A[definite], g[definite][:, :, None])[:, :, 0]
+    rest = ~definite
+    if rest.any():
+        w, Q = np.linalg.eigh(A[rest])
+        keep = w > _policy.ALS_FINISH_SINGULAR * np.maximum(w[:, -1:], np.finfo(float).tiny)
+        t = np.einsum("jab,ja->jb", Q, g[rest])
+        t *= np.divide(1.0, w, out=np.zeros_like(w), where=keep)
+        out[rest] = np.einsum("jab,jb->ja", Q, t)
+    return out / d
 
 
 def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
@@ -236,6 +267,7 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
     r = U.shape[1]
     ones = np.ones((m, 1))
     other = sweep.buffers[1] if res is sweep.buffers[0] else sweep.buffers[0]
+    pattern = sp.csr_matrix((np.ones(obs.values.size), obs.cols, obs.S.indptr), shape=(m, n))  # (indices shared)
     previous, objectives = None, []
     for _ in range(max_sweeps):
         U0, V0, mu0 = U, V, mu
@@ -243,16 +275,12 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
         B = np.hstack([U, ones]) if offsets else U
         grad = sweep.transpose_times(res, B)
         grad[:, :r] += alpha * V
-        grams = _grams(obs, B, columns=True)
-        grams[:, np.arange(r), np.arange(r)] += alpha
-        step = _min_change_solve(grams, -grad)
+        step = _exact_solves(pattern, B, -grad, (r, alpha), by_columns=True)
         V = V + step[:, :r]
         mu = mu + step[:, r] if offsets else mu
         res, other = sweep.residual(U, V, mu, other), res
         # the rows given (V, mu)
-        grams = _grams(obs, V, columns=False)
-        grams[:, np.arange(r), np.arange(r)] += alpha
-        U = U + _min_change_solve(grams, -(sweep.times(res, V) + alpha * U))
+        U = U + _exact_solves(pattern, V, -(sweep.times(res, V) + alpha * U), (r, alpha), by_columns=False)
         res, other = sweep.residual(U, V, mu, other), res
         objectives.append(0.5 * float(np.vdot(res, res)) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V))))
         dmu = mu - mu0
