@@ -31,7 +31,6 @@ import warnings
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import _policy
@@ -267,7 +266,6 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
     r = U.shape[1]
     ones = np.ones((m, 1))
     other = sweep.buffers[1] if res is sweep.buffers[0] else sweep.buffers[0]
-    pattern = sp.csr_matrix((np.ones(obs.values.size), obs.cols, obs.S.indptr), shape=(m, n))  # (indices shared)
     previous, objectives = None, []
     for _ in range(max_sweeps):
         U0, V0, mu0 = U, V, mu
@@ -275,12 +273,13 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
         B = np.hstack([U, ones]) if offsets else U
         grad = sweep.transpose_times(res, B)
         grad[:, :r] += alpha * V
-        step = _exact_solves(pattern, B, -grad, (r, alpha), by_columns=True)
+        step = _exact_solves(obs.set_data(1.0), B, -grad, (r, alpha), by_columns=True)  # (S: the indicator)
         V = V + step[:, :r]
         mu = mu + step[:, r] if offsets else mu
         res, other = sweep.residual(U, V, mu, other), res
         # the rows given (V, mu)
-        U = U + _exact_solves(pattern, V, -(sweep.times(res, V) + alpha * U), (r, alpha), by_columns=False)
+        rhs = -(sweep.times(res, V) + alpha * U)
+        U = U + _exact_solves(obs.set_data(1.0), V, rhs, (r, alpha), by_columns=False)
         res, other = sweep.residual(U, V, mu, other), res
         objectives.append(0.5 * float(np.vdot(res, res)) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V))))
         dmu = mu - mu0
