@@ -310,6 +310,15 @@ EXTRAPOLATION_GROWTH = 1.5
 #: (32 MB at the cap; doc/changelog.rst, "dense ALS sweeps")
 DENSE_SWEEP_SHARE = 0.4
 DENSE_SWEEP_MAX_ENTRIES = 1 << 20
+#: LowRankImputer's final ALS fit ends with exact least-squares sweeps (impute/_als.py, _exact_sweeps):
+#: eigenvalues of a column's (row's) Jacobi-scaled Gram matrix at most this share of its largest are dropped
+#: (directions its observed entries do not determine: the step leaves them where they are); a Gram matrix whose
+#: squared Cholesky pivots all exceed it is solved directly
+ALS_FINISH_SINGULAR = 1e-10
+#: ... and at most this many of those sweeps (a column step, a row step)
+ALS_FINISH_SWEEPS = 100
+#: their Gram matrices are formed in blocks of at most this many floats (8 MB)
+EXACT_SWEEP_BLOCK = 1 << 20
 
 # -- low rank: rank='auto' (impute/_imputer_rank.py, impute/_rank_choice.py) --------------------------------
 

@@ -179,8 +179,122 @@ def _spectral_init(obs, r, mu, rng):
     return u[:, :r] * root, vt[:r].T * root
 
 
+def _exact_solves(pattern, F, rhs, ridge, by_columns):
+    """``G_i^+ rhs_i`` for each column ``i`` (``by_columns``) or row, ``G_i = sum_{observed e in i} f_e f_e^T``.
+
+    ``f_e`` is the row of ``F`` at the entry's other index; ``ridge = (q,
+    alpha)`` adds ``alpha`` to the first ``q`` diagonal entries. The Grams of
+    a block of ``i`` are one dense product of the observed indicator (a
+    block of ``pattern``, a CSR matrix of ones) with the outer products of
+    ``F``'s rows, ``F_e f_e^T`` flattened, as ``transform``'s rows' Grams
+    (BLAS: elementwise outer products summed per entry took 25 times as
+    long at rank 40); blocks of at most ``_policy.EXACT_SWEEP_BLOCK`` floats.
+    """
+    k = F.shape[1]
+    kk = k * k
+    n_out = pattern.shape[1] if by_columns else pattern.shape[0]
+    n_in = F.shape[0]
+    out_step = max(1, _policy.EXACT_SWEEP_BLOCK // kk)
+    in_step = max(1, _policy.EXACT_SWEEP_BLOCK // max(kk, min(out_step, n_out)))
+    out = np.empty((n_out, k))
+    diagonal = np.arange(ridge[0])
+    for a in range(0, n_out, out_step):
+        b = min(a + out_step, n_out)
+        grams = np.zeros((b - a, kk))
+        for c in range(0, n_in, in_step):
+            d = min(c + in_step, n_in)
+            outer = (F[c:d, :, None] * F[c:d, None, :]).reshape(d - c, kk)
+            if by_columns:
+                grams += pattern[c:d, a:b].toarray().T @ outer
+            else:
+                grams += pattern[a:b, c:d].toarray() @ outer
+        grams = grams.reshape(b - a, k, k)
+        grams[:, diagonal, diagonal] += ridge[1]
+        out[a:b] = _min_change_solve(grams, rhs[a:b])
+    return out
+
+
+def _min_change_solve(grams, rhs):
+    """``G^+ g`` for each of a stack of positive semi-definite ``G`` (Jacobi-scaled; small eigenvalues dropped).
+
+    Along a direction the system does not determine (a column with fewer
+    observed entries than unknowns) the step is 0: the exact fit nearest
+    to the current point. A stack whose Cholesky factors have no squared
+    pivot at most ``_policy.ALS_FINISH_SINGULAR`` is solved directly
+    (an eigendecomposition costs several times as much); the rest by eigenvalues.
+    """
+    d = np.sqrt(np.maximum(np.diagonal(grams, axis1=1, axis2=2), np.finfo(float).tiny))
+    A, g = grams / d[:, :, None] / d[:, None, :], rhs / d
+    try:
+        pivots = np.diagonal(np.linalg.cholesky(A), axis1=1, axis2=2)
+        definite = pivots.min(axis=1) ** 2 > _policy.ALS_FINISH_SINGULAR
+    except np.linalg.LinAlgError:  # (one matrix of the stack is not definite)
+        definite = np.zeros(len(A), dtype=bool)
+    out = np.empty_like(g)
+    if definite.any():
+        out[definite] = np.linalg.solve(A[definite], g[definite][:, :, None])[:, :, 0]
+    rest = ~definite
+    if rest.any():
+        w, Q = np.linalg.eigh(A[rest])
+        keep = w > _policy.ALS_FINISH_SINGULAR * np.maximum(w[:, -1:], np.finfo(float).tiny)
+        t = np.einsum("jab,ja->jb", Q, g[rest])
+        t *= np.divide(1.0, w, out=np.zeros_like(w), where=keep)
+        out[rest] = np.einsum("jab,jb->ja", Q, t)
+    return out / d
+
+
+def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
+    """Alternating exact least squares from ``(U, V, mu)``: ``(U, V, mu, objectives, converged)``.
+
+    softImpute-ALS's half-steps regress the *filled-in* matrix: EM steps,
+    whose contraction is slow where a column (or row) has few observed
+    entries for its unknowns (a wide table's columns: 7 of 10 rows for 2
+    loadings and an offset), while its stopping rule measures one step's
+    relative change: a step of 1e-3 of the product left errors of 1e-1 on
+    those columns' hidden entries. Here each sweep solves each column's
+    ridge regression on its observed rows (with its offset), then each
+    row's on its observed columns, exactly, as steps ``d = G^+
+    (-gradient)`` from the current point (:func:`_min_change_solve`);
+    neither raises the objective. They stop when the distance to the limit
+    estimated from the contraction of successive changes ``c_t`` (``c_t
+    rho / (1 - rho)``, ``rho = c_t / c_{t-1}``) is at most ``tol`` times
+    the product (``converged``), or after ``max_sweeps``. ``res``: the
+    residual (fit minus observed) at ``(U, V, mu)``, one of ``sweep``'s
+    buffers. ``objectives``: the objective after each sweep.
+    """
+    m, n = obs.shape
+    r = U.shape[1]
+    ones = np.ones((m, 1))
+    other = sweep.buffers[1] if res is sweep.buffers[0] else sweep.buffers[0]
+    previous, objectives = None, []
+    for _ in range(max_sweeps):
+        U0, V0, mu0 = U, V, mu
+        # the columns: loadings and offset given U
+        B = np.hstack([U, ones]) if offsets else U
+        grad = sweep.transpose_times(res, B)
+        grad[:, :r] += alpha * V
+        step = _exact_solves(obs.set_data(1.0), B, -grad, (r, alpha), by_columns=True)  # (S: the indicator)
+        V = V + step[:, :r]
+        mu = mu + step[:, r] if offsets else mu
+        res, other = sweep.residual(U, V, mu, other), res
+        # the rows given (V, mu)
+        rhs = -(sweep.times(res, V) + alpha * U)
+        U = U + _exact_solves(obs.set_data(1.0), V, rhs, (r, alpha), by_columns=False)
+        res, other = sweep.residual(U, V, mu, other), res
+        objectives.append(0.5 * float(np.vdot(res, res)) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V))))
+        dmu = mu - mu0
+        change = np.sqrt(_product_distance_squared(U, V, U0, V0) + m * float(dmu @ dmu))
+        size = np.sqrt(max(float(np.sum((U.T @ U) * (V.T @ V))), 0.0))
+        rate = change / previous if previous else np.inf
+        previous = change
+        if not size > 0 or change <= np.finfo(float).eps * size or (
+                rate < 1 and change * rate / (1 - rate) <= tol * size):
+            return U, V, mu, objectives, True
+    return U, V, mu, objectives, False
+
+
 def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True, dense=None,
-               monitor=None):
+               monitor=None, finish=False):
     """``solver='als'`` on validated (and scaled) observations; ``alpha`` in the scaled units.
 
     ``init``: factors ``(U, V)`` to start from (a warm start along a path of
@@ -188,6 +302,8 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     (:class:`_DenseSweep` or :class:`_SparseSweep`), None to choose by
     :func:`_use_dense_sweep`. ``monitor``: called after each sweep with
     ``(U, V, mu)``; the fit stops (not converged) when it returns True.
+    ``finish``: end with :func:`_exact_sweeps` (``LowRankImputer``'s final
+    fit; the warm-start factors returned are the iteration's).
     Returns a :class:`CompletionResult` (orthonormal factors) and the factors
     ``(U, V)`` for a warm start.
     """
@@ -248,7 +364,15 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
             converged = True
             break
         if monitor is not None and monitor(U, V, mu):
+            finish = False  # (a fit abandoned by its monitor is recorded where it stopped)
             break
+    init = (U, V)
+    budget = min(_policy.ALS_FINISH_SWEEPS, max_iter - it) if finish and vals.size else 0
+    if budget > 0:  # (each sweep counts as an iteration: max_iter bounds both)
+        U, V, mu, objectives, converged = _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, budget)
+        losses.extend(objectives)
+        times.extend([time.perf_counter() - t0] * len(objectives))
+        it += len(objectives)
     if warn and not converged:
         warnings.warn(_not_converged_message(max_iter, tol, obs.shape, vals.size, r, offsets, hard=alpha == 0),
                       ConvergenceWarning, stacklevel=4)
@@ -261,4 +385,4 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     result = CompletionResult(U=Qu @ W, s=s / scale, Vt=(Qv @ Zt.T).T, n_iter=it, loss_curve=losses,
                               converged=converged, step_sizes=np.ones(it), time_curve=np.asarray(times), rank=r,
                               n_restarts=0, column_offsets=mu / scale)
-    return result, (U, V)
+    return result, init

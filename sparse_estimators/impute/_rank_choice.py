@@ -361,11 +361,12 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
 
         return check
 
-    def path(r, levels, inits, bar=None, start=None):
+    def path(r, levels, inits, bar=None, start=None, finish=False):
         """The ridge path at rank ``r``; the best (error, index) of it.
 
         ``inits``: a warm start per fold (or None). ``bar``, ``start``: the error the path's first fit must beat
-        to matter (None: it always matters) and the held-out error of ``inits``.
+        to matter (None: it always matters) and the held-out error of ``inits``. ``finish``: the fits end with
+        exact least-squares sweeps, as the final fit without a ridge does (``_als._exact_sweeps``).
         """
         best = (np.inf, -1)
         rises = 0
@@ -378,7 +379,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     result, init = _solve_als(obs, r, level, max_iter, tol, rng, 0, 1.0, center, init=init,
-                                              warn=False, monitor=monitor)
+                                              warn=False, monitor=monitor, finish=finish)
                 if not result.s.size or result.s[0] <= 1e-12 * top:
                     init = None  # (zero factors are a stationary point of ALS: the next fit starts afresh)
                 results.append(result)
@@ -442,10 +443,12 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         best = min(best, path(ranks[at], [alphas[at] * factor], warm(fits[at][0]), bar=best[0], start=errors[at]))
     # no ridge at the best rank when the best ridge is at most the path's smallest (every halving gained, as on a
     # table of exact low rank, whose recovery that ridge's shrinkage alone limited); after the rank loop, whose
-    # course it does not change
+    # course it does not change. Fit as the final fit without a ridge is, to convergence by exact sweeps: the
+    # early stop of the path's fits also shrinks, and a no-ridge fit validated stopped early chose alpha = 0 on
+    # noisy wide tables where the converged fit imputed worse than the ridge
     at = best[1]
     if alphas[at] <= _policy.ALS_ALPHAS[-1] * top:
-        best = min(best, path(ranks[at], [0.0], warm(fits[at][0]), bar=best[0], start=errors[at]))
+        best = min(best, path(ranks[at], [0.0], warm(fits[at][0]), bar=best[0], start=errors[at], finish=True))
     # rank 0, the column means, as in auto_rank: kept unless the best fit beats it by more than one standard error
     res_0 = _column_means_residuals(rows, cols, values, splits, n, center)
     res_best = np.concatenate([fit.predict(rows[out], cols[out]) - values[out] * scale
