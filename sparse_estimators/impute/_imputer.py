@@ -17,7 +17,7 @@ from ..thresholding._operators import check_nested_params
 from ._completion import _Observed, _solve
 from ._factored import _entries
 from ._imputer_input import _warn, check_params, column_scale, validate_X
-from ._imputer_rank import alpha_growth, auto_rank, auto_rank_and_alpha
+from ._imputer_rank import choose_rank
 from ._observed import observed_entries, row_blocks
 from ._posterior import fill_missing, noise_variance, ridge_penalty
 
@@ -485,29 +485,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         values = values / scale[cols]
         raw_mean = mean if self.center else np.zeros(n_valid)
         mean = mean / scale if self.center else np.zeros(n_valid)
-        top = min(m, n_valid) - 1
-        validation, alpha, init = None, float(self.alpha), None
-        # (too few observed entries to validate any rank: rank 0, the column means, the safe choice)
-        if isinstance(self.rank, str):
-            seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        if isinstance(self.rank, str) and self.solver == "als":
-            validation, init = auto_rank_and_alpha(rows, cols, values, (m, n_valid), seed=seed,
-                                                   center=bool(self.center), max_iter=self.max_iter, tol=self.tol)
-            r = validation.best_rank if validation is not None else 0
-            alpha = validation.best_alpha * alpha_growth(values.size) if validation is not None else 0.0
-        elif isinstance(self.rank, str):
-            validation = auto_rank(rows, cols, values, (m, n_valid), seed=seed, center=bool(self.center),
-                                   solver=self.solver, thresholding=self.thresholding, step_size=self.step_size,
-                                   max_iter=self.max_iter, tol=max(self.tol, _policy.AUTO_TOL))
-            r = validation.best_rank if validation is not None else 0
-        else:
-            r = int(self.rank)
-            if r > top:
-                # (the features with an observed entry: the empty ones are not fitted, n_features alone misled)
-                features = "n_features" if n_valid == n else "the features with an observed entry"
-                _warn(f"rank={r} is larger than min(n_samples, {features}) - 1 = {max(top, 0)}; "
-                      f"using rank={max(top, 0)}.")
-                r = max(top, 0)
+        r, alpha, validation, init = choose_rank(self, rows, cols, values, (m, n_valid),
+                                                 all_observed_features=n_valid == n)
         fitted = r > 0 and np.any(values - mean[cols])
         if not fitted:
             # nothing low rank to learn: the imputation is the column means (SimpleImputer's, to the last bit;

@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 
 from .. import _policy
 from ._completion import _limit_blas_threads, complete_matrix
+from ._imputer_input import _warn
 from ._rank_choice import (
     RankValidation,
     _beats_column_means,
@@ -23,7 +24,7 @@ from ._rank_choice import (
     holdout_split,
 )
 
-__all__ = ["auto_rank", "auto_rank_and_alpha", "alpha_growth", "identifiable_ranks", "rank_grid"]
+__all__ = ["auto_rank", "auto_rank_and_alpha", "alpha_growth", "choose_rank", "identifiable_ranks", "rank_grid"]
 
 
 def rank_grid(cap):
@@ -158,3 +159,37 @@ def auto_rank_and_alpha(rows, cols, values, shape, *, seed, center, max_iter, to
         return _validate_rank_and_alpha(rows, cols, values, shape, allowed[-1], center=center, max_iter=max_iter,
                                         tol=max(tol, _policy.AUTO_TOL),
                                         splits=validation_splits(rows, cols, values, shape, seed), seed=seed)
+
+
+def choose_rank(imputer, rows, cols, values, shape, *, all_observed_features):
+    """The rank and ridge ``LowRankImputer`` fits with: ``(rank, alpha, rank_validation_, init)``.
+
+    ``rank='auto'``: validated on held-out entries (with the ridge, ``solver='als'``; ``init`` its best fit's
+    factors, else None); too few observed entries to validate any rank give rank 0, the column means, the safe
+    choice. A given rank above ``min(shape) - 1`` is lowered, with a warning. ``shape``: the fitted columns
+    only (those with an observed entry; ``all_observed_features``: every feature has one).
+    """
+    m, n_valid = shape
+    top = min(m, n_valid) - 1
+    validation, alpha, init = None, float(imputer.alpha), None
+    if isinstance(imputer.rank, str):
+        seed = check_random_state(imputer.random_state).randint(np.iinfo(np.int32).max)
+    if isinstance(imputer.rank, str) and imputer.solver == "als":
+        validation, init = auto_rank_and_alpha(rows, cols, values, shape, seed=seed, center=bool(imputer.center),
+                                               max_iter=imputer.max_iter, tol=imputer.tol)
+        r = validation.best_rank if validation is not None else 0
+        alpha = validation.best_alpha * alpha_growth(values.size) if validation is not None else 0.0
+    elif isinstance(imputer.rank, str):
+        validation = auto_rank(rows, cols, values, shape, seed=seed, center=bool(imputer.center),
+                               solver=imputer.solver, thresholding=imputer.thresholding, step_size=imputer.step_size,
+                               max_iter=imputer.max_iter, tol=max(imputer.tol, _policy.AUTO_TOL))
+        r = validation.best_rank if validation is not None else 0
+    else:
+        r = int(imputer.rank)
+        if r > top:
+            # (the features with an observed entry: the empty ones are not fitted, n_features alone misled)
+            features = "n_features" if all_observed_features else "the features with an observed entry"
+            _warn(f"rank={r} is larger than min(n_samples, {features}) - 1 = {max(top, 0)}; "
+                  f"using rank={max(top, 0)}.")
+            r = max(top, 0)
+    return r, alpha, validation, init
