@@ -171,14 +171,14 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         the weights no longer move and the step is plain IHT's): with hard
         thresholding, when the support has been unchanged for this many
         iterations, jump to the minimiser of the loss on it and stop if that
-        is a fixed point of the step, else go on from it. When ``k`` is at
-        least the number of units, the projection drops none and the
-        weights cannot change the support: the jump does not wait for them
-        (the run ends at the minimiser on every feature, as it did after
-        about ``0.7 max_iter`` iterations). Without it, plain
+        is a fixed point of the step, else go on from it. Without it, plain
         IHT had the last ``0.3 max_iter`` or so iterations to converge on
         the support, which ill-conditioned (near-separable logistic) fits
-        did not. 0 never jumps (Algorithm 1).
+        did not. 0 never jumps (Algorithm 1). When ``k`` is at least the
+        number of units, the projection drops none and the weights cannot
+        change the support: the jump does not wait for them (the run ends
+        at the minimiser on every feature, as it did after about
+        ``0.7 max_iter`` iterations).
     weights0 : ndarray of shape (n_features,) or None, default=None
         The starting weights ``w_0``; None is the paper's ``w_0 = 1``. A
         warm start passes the weights a previous run ended with, so that the
