@@ -372,8 +372,17 @@ class ReducedRankClassifier(_ReducedRankMixin, SparseClassifierBase):
         separates three classes not ordered along one direction (with three
         classes it leaves the l2-regularized fit unconstrained: its
         coefficient columns sum to zero).
-    solver : {{'iht', 'accelerated'}}, default='iht'
-        Plain iterative thresholding, or accelerated IHT with momentum 1/4.
+    solver : {{'iht', 'accelerated'}}, default='accelerated'
+        Accelerated IHT with Nesterov's momentum ``(t_i - 1) / t_{{i+1}}``
+        (FISTA's sequence), restarted whenever a step raises the loss
+        (O'Donoghue & Candes; see
+        :func:`~sparse_estimators.solvers.accelerated_iht`), or ``'iht'``:
+        plain iterative thresholding. Near separation the penalised
+        multinomial loss is ill-conditioned (curvatures from ``alpha`` to
+        about 1/2) and plain IHT creeps: on ``load_digits`` standardized it
+        took 318 to 807 iterations and stopped (on a step below ``tol``)
+        up to 13 % above the loss the iteration converges to; the momentum
+        reaches that loss in 155 to 214 (``benchmarks/classifier_convergence.py``).
         The regularized local search (``ReducedRankRegressor``'s
         ``'regularized'``) is not offered: its fully corrective step would
         need the intercepts profiled out at every candidate.
@@ -428,8 +437,9 @@ class ReducedRankClassifier(_ReducedRankMixin, SparseClassifierBase):
                      "the rank constraint is void and the fit is l2-regularized logistic regression.")
     _outputs_name = "n_classes"
 
-    def __init__(self, rank=2, *, solver="iht", thresholding="hard", step_size="auto", max_iter=1000, tol=1e-4,
-                 fit_intercept=True, debias=True, warm_start=False, verbose=0, alpha=1e-4, class_weight=None):
+    def __init__(self, rank=2, *, solver="accelerated", thresholding="hard", step_size="auto", max_iter=1000,
+                 tol=1e-4, fit_intercept=True, debias=True, warm_start=False, verbose=0, alpha=1e-4,
+                 class_weight=None):
         self.rank = rank
         self.solver = solver
         self.thresholding = thresholding
@@ -442,3 +452,7 @@ class ReducedRankClassifier(_ReducedRankMixin, SparseClassifierBase):
         self.verbose = verbose
         self.alpha = alpha
         self.class_weight = class_weight
+
+    def _solver_options(self):
+        # Nesterov's momentum with restarts: the fixed momentum 1/4 took as many iterations as plain IHT here
+        return {"momentum": "nesterov"} if self.solver == "accelerated" else {}

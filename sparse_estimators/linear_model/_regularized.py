@@ -26,7 +26,8 @@ _WEIGHT_STEP = """weight_step : float or None, default=None
         ``0.5 max_iter``) iterations, and the fit does not stop before
         (with ``debias=True`` and hard thresholding it then jumps to the
         minimiser on the support and stops there when that is a fixed point
-        of the step, as IHT does).
+        of the step, as IHT does; with ``k`` at least the number of features,
+        or of groups, none can be dropped and it jumps there at once).
         Large values (``>= 1``) soon unweight the support and behave like
         plain IHT; smaller ones need more iterations and can find a lower
         loss. As the default scales with ``1 / max_iter``, raising

@@ -1,5 +1,7 @@
 """Accelerated IHT with momentum (Khanna & Kyrillidis, *IHT dies hard*, Algorithm 1)."""
 
+import math
+
 import numpy as np
 
 from ..structures import get_structure
@@ -56,8 +58,11 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
         Stop when the support is unchanged and ``||x_i - x_{i-1}|| <= tol ||x_i||``.
     verbose : int
         ``>= 2`` prints one line per iteration.
-    momentum : float, default=0.25
-        The paper's ``tau``; 1/4 is its universal choice.
+    momentum : float or 'nesterov', default=0.25
+        The paper's ``tau``; 1/4 is its universal choice. 'nesterov': Nesterov's
+        (FISTA's) increasing sequence ``(t_i - 1) / t_{i+1}``, ``t_{i+1} = (1 +
+        sqrt(1 + 4 t_i^2)) / 2``, started again at ``t = 1`` on each restart
+        and after each support jump (O'Donoghue & Candes' adaptive restart).
     restart : bool, default=True
         Discard momentum steps that increase the objective.
     support_refit : int, default=0
@@ -82,6 +87,7 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
                                name="AcceleratedIHT", start_support=warm_support(W0, support))
     u, bu, Zu = x.copy(), b.copy(), Z_x
     extrapolated = False
+    nesterov, t = isinstance(momentum, str) and momentum == "nesterov", 1.0
     jump = SupportJump(loss, operator, k, support_refit, support, f_x)
     latch = StepGrowthLatch()
     it, start_gradient = 0, None
@@ -103,21 +109,26 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
             # discard the momentum: next iteration is a plain step from x
             u, bu, Zu, extrapolated = x.copy(), b.copy(), Z_x, False
             monitor.stay(f_x)
+            t = 1.0
             continue
         stop = monitor.update(it, x, b, x_new, b_new, f_new, support_new)
         if monitor.diverged:
             break
-        u = x_new + momentum * (x_new - x)
-        bu = b_new + momentum * (b_new - b)
-        Zu = Z_new + momentum * (Z_new - Z_x)
-        extrapolated = momentum != 0 and not np.array_equal(u, x_new)
+        tau = momentum
+        if nesterov:
+            t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+            tau, t = (t - 1.0) / t_next, t_next
+        u = x_new + tau * (x_new - x)
+        bu = b_new + tau * (b_new - b)
+        Zu = Z_new + tau * (Z_new - Z_x)
+        extrapolated = tau != 0 and not np.array_equal(u, x_new)
         x, b, Z_x, f_x, support = x_new, b_new, Z_new, f_new, support_new
         if stop:
             break
         jumped = jump(x, b, f_x, support, eta, monitor)
         if jumped is not None:
             x, b, Z_x, f_x = jumped
-            u, bu, Zu, extrapolated = x.copy(), b.copy(), Z_x, False
+            u, bu, Zu, extrapolated, t = x.copy(), b.copy(), Z_x, False, 1.0
             if monitor.converged:
                 break
     result = monitor.result(x, b, support, it, eta)
