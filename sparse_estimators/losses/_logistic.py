@@ -2,7 +2,7 @@
 
 import numpy as np
 import scipy.linalg
-from scipy.special import expit, log_expit, logsumexp, softmax
+from scipy.special import expit, log_expit, softmax
 
 from .. import _policy
 from ._base import BaseLoss
@@ -12,6 +12,7 @@ from ._numerics import (
     diagonal_mean,
     min_norm_solve,
     newton_minimise,
+    row_logsumexp,
     well_conditioned_cholesky,
 )
 from ._pointwise_newton import _PointwiseNewtonRefit
@@ -376,7 +377,7 @@ class MultinomialLoss(_GLMLoss):
         super().__init__(X, Y, sample_weight, fit_intercept, alpha)
 
     def _pointwise(self, Z):
-        return logsumexp(Z, axis=1) - np.einsum("ij,ij->i", Z, self.Y)
+        return row_logsumexp(Z) - np.einsum("ij,ij->i", Z, self.Y)
 
     def _backprop(self, D, W):
         D = D * self._sample_share

