@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.datasets import load_diabetes
+from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
 
 from sparse_estimators.impute import LowRankImputer
@@ -62,3 +64,41 @@ def test_the_true_rank_of_a_tall_exact_table_is_still_recovered():
     truth, X, hidden = _table(300, 30, 2, 0.3, 0, 0.0)
     ours, _ = _errors(X, truth, hidden, 2)
     assert ours < 1e-3
+
+
+@pytest.mark.parametrize("rank", [8, 9])
+def test_a_rank_with_no_residual_degrees_of_freedom_keeps_a_noise_level(rank):
+    # load_diabetes (10 columns), 20 % hidden, rank 8 or 9: the fit's free parameters exceed the observed entries,
+    # it interpolates them, and the noise variance of its residuals collapsed with the posterior's ridge: new rows
+    # were filled 14 and 29 column deviations off (the column means: 0.97); now from probabilistic PCA's estimate
+    X = load_diabetes(return_X_y=True)[0]
+    rng = np.random.default_rng(0)
+    X_missing = X.copy()
+    hidden = rng.random(X.shape) < 0.2
+    X_missing[hidden] = np.nan
+    order = rng.permutation(len(X))
+    test, train = order[:len(X) // 5], order[len(X) // 5:]
+
+    def error(imputer):
+        filled = imputer.fit(X_missing[train]).transform(X_missing[test])
+        return float(np.sqrt(np.mean((((filled - X[test]) / X.std(axis=0))[hidden[test]]) ** 2)))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = error(LowRankImputer(rank=rank))
+    assert ours < error(SimpleImputer())
+
+
+def test_the_discarded_variance_is_probabilistic_pcas_on_a_complete_table():
+    from sparse_estimators.impute._posterior import discarded_variance  # (new: the file still runs on older code)
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3)) @ rng.standard_normal((3, 8)) + 0.3 * rng.standard_normal((60, 8))
+    for shape, data in [(X.shape, X), (X.T.shape, X.T)]:  # (the Gram matrix of either side)
+        rows, cols = np.nonzero(np.ones_like(data))
+        ours = discarded_variance(rows, cols, data[rows, cols], shape, 2)
+        reference = PCA(n_components=2).fit(data).noise_variance_ * (shape[0] - 1) / shape[0]  # (ddof 1 -> 0)
+        if shape[0] < shape[1]:  # (rows as the samples of the transposed table: its columns' covariance)
+            reference = np.sort(np.linalg.svd(data - data.mean(axis=0), compute_uv=False) ** 2)[::-1][2:].sum()
+            reference /= shape[0] * (shape[1] - 2)
+        assert ours == pytest.approx(reference, rel=1e-10)

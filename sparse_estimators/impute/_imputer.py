@@ -19,7 +19,7 @@ from ._factored import _entries
 from ._imputer_input import _warn, check_params, column_scale, validate_X
 from ._imputer_rank import choose_rank
 from ._observed import observed_entries, row_blocks
-from ._posterior import fill_missing, noise_variance, ridge_penalty
+from ._posterior import discarded_variance, fill_missing, noise_variance, ridge_penalty
 
 __all__ = ["LowRankImputer"]
 
@@ -168,9 +168,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         (``singular_values_**2`` over the number of rows with an observed
         entry): the prior variance of a row's scores in ``transform``.
     noise_variance_ : float
-        Residual variance of the completion on the observed entries (the
-        residual sum of squares over the observations minus the fitted
-        parameters, ``rank_ (m + n - rank_)`` plus the ``n`` offsets).
+        Residual variance of the completion on the observed entries (the residual sum of squares over the
+        observations minus the fitted parameters, ``rank_ (m + n - rank_)`` plus the ``n`` offsets; none
+        left: probabilistic PCA's, the mean of the zero-filled covariance's eigenvalues beyond ``rank_``).
     rank_ : int
         The rank used (``rank`` after clipping, or the one chosen by ``'auto'``).
     alpha_ : float
@@ -296,11 +296,10 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     squares: each column's loadings and offset on its observed rows, then
     each row's scores, until the distance to the limit estimated from the
     contraction of successive changes is ``tol`` (at most 100 sweeps, within ``max_iter``; a sweep costs
-    ``O(m n rank^2)``, about ``rank`` ALS iterations). softImpute-ALS's steps regress the filled-in
-    matrix and contract slowly on a column with few observed entries: on
-    a wide table (10 x 500, rank 2, 30 % hidden) its relative change of
-    ``1e-3`` left the hidden entries off by 5e-2 of the column spread,
-    now 4e-4 to 1e-3 (:source:`benchmarks/wide_imputer.py`).
+    ``O(m n rank^2)``, about ``rank`` ALS iterations). softImpute-ALS's steps regress the filled-in matrix and
+    contract slowly on a column with few observed entries: on
+    a wide table (10 x 500, rank 2, 30 % hidden) its relative change of ``1e-3`` left the hidden entries off
+    by 5e-2 of the column spread, now 4e-4 to 1e-3 (:source:`benchmarks/wide_imputer.py`).
 
     Examples
     --------
@@ -521,8 +520,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             residuals -= (obs.entries(U, s * power, Vt) if fitted and self.solver == "als"
                           else _entries(U, s * power, Vt, rows, cols))
         n_rows = m - int(empty_rows.sum())
-        noise = noise_variance(residuals, r * (n_rows + n_valid - r) + (n_valid if self.center else 0))
         prior = (s * power) ** 2 / max(n_rows, 1)
+        noise = noise_variance(residuals, r * (n_rows + n_valid - r) + (n_valid if self.center else 0),
+                               lambda: discarded_variance(rows, cols, values * power, (m, n_valid), r))
         self._penalty = ridge_penalty(noise, prior)
         with np.errstate(over="ignore", under="ignore"):
             self.noise_variance_ = noise / power / power
