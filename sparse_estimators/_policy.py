@@ -319,6 +319,9 @@ ALS_FINISH_SINGULAR = 1e-10
 ALS_FINISH_SWEEPS = 100
 #: their Gram matrices are formed in blocks of at most this many floats (8 MB)
 EXACT_SWEEP_BLOCK = 1 << 20
+#: a given rank without a ridge: the exact sweeps' ridge is this many noise variances over the data's spread
+#: (impute/_als.py, noise_ridge; doc/changelog.rst, "a given rank the table does not determine")
+ALS_NOISE_RIDGE = 1.0
 
 # -- low rank: rank='auto' (impute/_imputer_rank.py, impute/_rank_choice.py) --------------------------------
 

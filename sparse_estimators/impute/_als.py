@@ -35,6 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .. import _policy
 from ._factored import CompletionResult, _add_gathered, _column_sums, _not_converged_message, _randomized_svd
+from ._posterior import discarded_variance, noise_variance
 
 _POTRF, _POTRI = scipy.linalg.lapack.dpotrf, scipy.linalg.lapack.dpotri
 
@@ -243,6 +244,35 @@ def _min_change_solve(grams, rhs):
     return out / d
 
 
+def noise_ridge(res, rows, cols, values, shape, r, offsets):
+    """The ridge ``sigma^2 / spread`` of the exact sweeps of a given rank without a ridge (``finish='noise'``).
+
+    Least squares alone at a rank the observed entries do not determine
+    interpolates them: a column with ``r + 1`` observed entries (its ``r``
+    loadings and offset) fits them exactly whatever its loadings, and an
+    ill-conditioned one takes huge loadings that its hidden entries
+    amplify (a 10 x 500 table of rank 2 with 5 % noise, 30 % hidden,
+    fit at rank 4: 30 times the column means' error). This is the MAP of
+    the noise model of ``transform`` with a Gaussian prior on the balanced
+    factors' entries of the data's spread: components and columns the
+    entries do not support shrink to zero, as in probabilistic PCA.
+    ``sigma^2``: the residual ``res`` (fit minus observed) over its degrees
+    of freedom (the free parameters ``r (m + n - r)`` and the offsets; if
+    none is left, probabilistic PCA's, from the observed entries: the
+    fit's residuals are then 0); ``spread``: the root mean of
+    the columns' observed variances. Exact data give a ridge of the
+    order of the iteration's own error.
+    """
+    m, n = shape
+    counts = np.maximum(_column_sums(cols, n), 1)
+    means = _column_sums(cols, n, values) / counts
+    spread = np.sqrt(np.mean(np.maximum(_column_sums(cols, n, values * values) / counts - means * means, 0.0)))
+    # (the dense route's residual is zero off the pattern: the same sum of squares)
+    sigma2 = noise_variance(res.ravel(), r * (m + n - r) + (n if offsets else 0),
+                            lambda: discarded_variance(rows, cols, values, shape, r))
+    return _policy.ALS_NOISE_RIDGE * sigma2 / spread if spread > 0 else 0.0
+
+
 def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
     """Alternating exact least squares from ``(U, V, mu)``: ``(U, V, mu, objectives, converged)``.
 
@@ -369,7 +399,10 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     init = (U, V)
     budget = min(_policy.ALS_FINISH_SWEEPS, max_iter - it) if finish and vals.size else 0
     if budget > 0:  # (each sweep counts as an iteration: max_iter bounds both)
-        U, V, mu, objectives, converged = _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, budget)
+        ridge = alpha
+        if finish == "noise" and alpha == 0:  # (a given rank without a ridge: the noise model's)
+            ridge = noise_ridge(res, obs.rows, cols, vals, obs.shape, r, offsets)
+        U, V, mu, objectives, converged = _exact_sweeps(obs, sweep, U, V, mu, res, ridge, offsets, tol, budget)
         losses.extend(objectives)
         times.extend([time.perf_counter() - t0] * len(objectives))
         it += len(objectives)

@@ -289,7 +289,8 @@ def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, s
 
     ``alpha`` (``solver='als'``) is in the data's units; the data were scaled by ``scale``; ``init``: the
     factors ``(U, V)`` ``solver='als'`` starts from (scaled units), else its spectral start; ``finish``: the ALS
-    fit ends with exact alternating least squares (``_als._exact_sweeps``). BLAS runs on
+    fit ends with exact alternating least squares (``_als._exact_sweeps``; ``'noise'``: without a ridge, with
+    ``_als.noise_ridge``'s). BLAS runs on
     ``_policy.BLAS_THREADS`` threads.
     """
     with _limit_blas_threads():

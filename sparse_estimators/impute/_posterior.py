@@ -14,22 +14,46 @@ being extrapolated by an unregularised least-squares solve.
 """
 
 import numpy as np
+import scipy.sparse
 
 from .. import _policy
 
-__all__ = ["fill_missing", "noise_variance", "ridge_penalty"]
+__all__ = ["discarded_variance", "fill_missing", "noise_variance", "ridge_penalty"]
 
 
-def noise_variance(residuals, n_free):
+def noise_variance(residuals, n_free, discarded=None):
     """Unbiased noise variance of a fit: the residual sum of squares over the residual degrees of freedom.
 
     ``n_free`` is the number of fitted parameters; when it is not below the
-    number of residuals (an overparametrised fit), the plain mean square is
-    returned (a lower bound).
+    number of residuals (an overparametrised fit, which interpolates the
+    observed entries: its residuals say nothing of the noise), the larger
+    of the plain mean square (a lower bound) and ``discarded()`` if given
+    (:func:`discarded_variance`, probabilistic PCA's estimate).
     """
-    rss = float(residuals @ residuals)
+    rss = float(np.vdot(residuals, residuals))
     dof = residuals.size - n_free
-    return rss / dof if dof > 0 else rss / max(residuals.size, 1)
+    if dof > 0:
+        return rss / dof
+    return max(rss / max(residuals.size, 1), 0.0 if discarded is None else float(discarded()))
+
+
+def discarded_variance(rows, cols, values, shape, r):
+    """Probabilistic PCA's noise variance: the mean of the covariance's eigenvalues beyond the first ``r``.
+
+    Tipping & Bishop's maximum-likelihood ``sigma^2``, from the observed
+    entries alone (not from a fit, which inflates its components when it
+    interpolates them): the eigenvalues of the Gram matrix of the smaller
+    side of the column-centred observations, zero-filled and divided by the
+    observed share ``p`` (its trace is then the total variance's unbiased
+    estimate; the zero fill spreads some of it over the discarded ones).
+    """
+    m, n = shape
+    counts = np.maximum(np.bincount(cols, minlength=n), 1)
+    centred = values - (np.bincount(cols, weights=values, minlength=n) / counts)[cols]
+    S = scipy.sparse.csr_matrix((centred, (rows, cols)), shape=shape)
+    gram = (S.T @ S if n <= m else S @ S.T).toarray()
+    eigenvalues = np.linalg.eigvalsh(gram)[::-1] * (m * n / max(values.size, 1))
+    return max(float(eigenvalues[r:].sum()), 0.0) / max(m, 1) / max(n - r, 1)
 
 
 def ridge_penalty(noise, prior):
