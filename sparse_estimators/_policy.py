@@ -315,7 +315,8 @@ DENSE_SWEEP_MAX_ENTRIES = 1 << 20
 #: (directions its observed entries do not determine: the step leaves them where they are); a Gram matrix whose
 #: squared Cholesky pivots all exceed it is solved directly
 ALS_FINISH_SINGULAR = 1e-10
-#: ... and at most this many of those sweeps (a column step, a row step)
+#: ... and at most this many of those sweeps (a column step, a row step) in the rank search's validation fits
+#: (a cost bound; the final fit's sweeps stop only at max_iter, which its ConvergenceWarning tells to raise)
 ALS_FINISH_SWEEPS = 100
 #: their Gram matrices are formed in blocks of at most this many floats (8 MB)
 EXACT_SWEEP_BLOCK = 1 << 20

@@ -397,8 +397,10 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
             finish = False  # (a fit abandoned by its monitor is recorded where it stopped)
             break
     init = (U, V)
-    budget = min(_policy.ALS_FINISH_SWEEPS, max_iter - it) if finish and vals.size else 0
-    if budget > 0:  # (each sweep counts as an iteration: max_iter bounds both)
+    # each sweep counts as an iteration, max_iter bounds both; the search's validation fits (warn=False) stop at
+    # _policy.ALS_FINISH_SWEEPS, the final fit only at max_iter: its ConvergenceWarning says to raise max_iter
+    budget = (max_iter - it if warn else min(_policy.ALS_FINISH_SWEEPS, max_iter - it)) if finish and vals.size else 0
+    if budget > 0:
         ridge = alpha
         if finish == "noise" and alpha == 0:  # (a given rank without a ridge: the noise model's)
             ridge = noise_ridge(res, obs.rows, cols, vals, obs.shape, r, offsets)

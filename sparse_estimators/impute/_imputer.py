@@ -295,7 +295,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     no-ridge candidate of the search) ends with exact alternating least
     squares: each column's loadings and offset on its observed rows, then
     each row's scores, until the distance to the limit estimated from the
-    contraction of successive changes is ``tol`` (at most 100 sweeps, within ``max_iter``; a sweep costs
+    contraction of successive changes is ``tol`` (within ``max_iter``; a sweep costs
     ``O(m n rank^2)``, about ``rank`` ALS iterations). softImpute-ALS's steps regress the filled-in matrix and
     contract slowly on a column with few observed entries: on
     a wide table (10 x 500, rank 2, 30 % hidden) its relative change of ``1e-3`` left the hidden entries off
