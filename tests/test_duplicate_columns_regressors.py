@@ -13,6 +13,7 @@ refits on each support: scikit-learn's ``LinearRegression``, ``PoissonRegressor`
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _benchmarks import load_benchmark
 from sklearn.linear_model import GammaRegressor, HuberRegressor, LinearRegression, PoissonRegressor
 from sklearn.metrics import mean_gamma_deviance, mean_poisson_deviance
 
@@ -33,25 +34,7 @@ CASES = {"squared_error": [(24, 1.0), (70, 2.54)], "poisson": [(1, 1.0), (31, 1.
          "gamma": [(21, 1.0), (68, 2.54)], "huber": [(24, 1.0)]}
 
 
-def _problem(family, seed, scale=1.0):
-    """Features 0, 1 strong and 2 weak; column 9 is ``scale`` times column 0."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((150, 10))
-    X[:, 9] = scale * X[:, 0]
-    if family in ("squared_error", "huber"):
-        y = X[:, :3] @ [1.5, 1.0, 0.15] + rng.standard_normal(150)
-        if family == "huber":
-            bad = rng.choice(150, 7, replace=False)
-            y[bad] += rng.uniform(5.0, 10.0, bad.size)
-    elif family == "poisson":
-        y = rng.poisson(np.exp(0.5 + X[:, :3] @ [0.6, 0.4, 0.1])).astype(float)
-    elif family == "gamma":
-        y = rng.gamma(2.0, np.exp(X[:, :3] @ [0.6, 0.4, 0.1]) / 2.0)
-    else:
-        t = rng.exponential(np.exp(-(X[:, :3] @ [0.8, 0.5, 0.1])))
-        c = rng.exponential(3.0 * np.median(t), 150)
-        y = np.array(list(zip(t <= c, np.minimum(t, c), strict=True)), dtype=[("event", bool), ("time", float)])
-    return X, y
+_problem = load_benchmark("duplicate_columns").problem  # (150 x 10; column 9 is scale times column 0)
 
 
 def _objective(family, X, y, support):

@@ -10,21 +10,14 @@ import warnings
 
 import numpy as np
 import pytest
+from _benchmarks import load_benchmark
 from sklearn.datasets import load_diabetes
 from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
 
 from sparse_estimators.impute import LowRankImputer
 
-
-def _table(m, n, r, share, seed, noise):
-    """A rank-``r`` table plus column offsets (and noise), ``share`` of it hidden: the truth, ``X``, the mask."""
-    rng = np.random.default_rng(seed)
-    truth = rng.standard_normal((m, r)) @ rng.standard_normal((r, n)) + 3.0 * rng.standard_normal(n)
-    X = truth + noise * np.sqrt(r) * rng.standard_normal((m, n))
-    hidden = rng.uniform(size=(m, n)) < share
-    X[hidden] = np.nan
-    return truth, X, hidden
+_table = load_benchmark("wide_imputer").table  # (the benchmark's tables: rank r plus column offsets)
 
 
 def _error(filled, truth, hidden):
