@@ -148,7 +148,15 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         rank), solved by softImpute-ALS (Hastie, Mazumder, Lee & Zadeh 2015,
         Algorithm 3.1; ``O(nnz rank)`` per sweep) with a safeguarded
         extrapolation (module ``impute/_als.py``). With
-        ``alpha=0`` it is a hard rank fitted by alternating least squares.
+        ``alpha=0`` it is a hard rank fitted by alternating least squares:
+        softImpute-ALS's half-steps regress the filled-in matrix (EM steps),
+        which contract slowly where a column (or row) has few observed
+        entries, so once its stopping rule holds the fit ends with exact
+        alternating least squares (each column's loadings and offset on its
+        observed rows, then each row's scores), stopped when the distance to
+        the limit estimated from the contraction of successive changes is
+        ``tol`` of the product; those sweeps count in ``n_iter``,
+        ``loss_curve`` and ``max_iter``, and ``converged`` is theirs.
         It needs ``thresholding='hard'``; ``step_size``, ``momentum`` and
         ``svd_solver`` are not used.
     thresholding : {'hard', 'soft', 'reciprocal', 'lq'} or ThresholdingOperator, default='hard'
@@ -164,7 +172,8 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
         ``p`` observed), halved while the objective rises, down to 1; the
         first step from zero is scaled to minimise ``f`` along it.
     max_iter : int, default=300
-        Maximum number of iterations (one partial SVD each, plus line-search trials).
+        Maximum number of iterations (one partial SVD each, plus line-search
+        trials; with ``'als'``, sweeps, the final exact ones included).
     tol : float, default=1e-5
         Stop when ``||M_t - M_{t-1}||_F <= tol ||L_t||_F``, with ``L_t`` the
         low-rank part (the iterate without its column offsets, so that the
@@ -278,8 +287,10 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
                          f"it supports thresholding='hard' only, got thresholding={thresholding!r}.")
     if alpha and solver != "als":
         raise ValueError(f"The 'alpha' parameter (the ridge on the factors) needs solver='als', got solver={solver!r}.")
+    # (a hard rank by ALS ends with exact alternating least squares: softImpute-ALS alone stops far from its limit
+    # on the columns of a wide table, or the rows of a tall one)
     result = _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter,
-                    rng, verbose, scale, offsets=bool(center), alpha=alpha)
+                    rng, verbose, scale, offsets=bool(center), alpha=alpha, finish=solver == "als" and alpha == 0)
     return expand(zero_unobserved(result, obs.rows, obs.cols), row_index, col_index, shape)
 
 
