@@ -74,6 +74,11 @@ def _structure(n_in, sparsity, pattern):
     return structure, structure.k_per_output(n_in)
 
 
+def _finite(a):
+    """``np.all(np.isfinite(a))`` of a float array, by its extremes (NaN propagates): no boolean copy of ``a``."""
+    return a.size == 0 or bool(np.isfinite(a.max()) and np.isfinite(a.min()))
+
+
 def _sparse_input(X):
     """A scipy.sparse ``X`` as CSR or CSC float64 with sorted, unique entries; a copy only where one is needed.
 
@@ -99,9 +104,10 @@ def _gram(X):
     if sp.issparse(X):
         H = np.zeros((X.shape[1], X.shape[1]))
         (X.T @ X).toarray(out=H)
-        H /= X.shape[0]
-        return H
-    return X.T @ X / X.shape[0]
+    else:
+        H = X.T @ X
+    H /= X.shape[0]  # (in place: the values of X.T @ X / n, without a second p x p array)
+    return H
 
 
 def _column_squares(X):
@@ -421,7 +427,7 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
                          f"shape {X.shape}.")
     if X.shape[0] == 0:  # (H = X^T X / 0: 'wanda' kept the first inputs, 'obs' failed on NaN)
         raise ValueError("X has 0 samples: prune_layer needs at least one calibration input (a row of X).")
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(X.data if sp.issparse(X) else X))):
+    if not (_finite(W) and _finite(X.data if sp.issparse(X) else X)):
         raise ValueError("W and X must be finite (no NaN or infinity).")
     if method not in METHODS:
         raise ValueError(f"The 'method' parameter must be one of {METHODS}, got {method!r}.")
@@ -467,7 +473,9 @@ def _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol):
     start = _sparsegpt(W, H, k, nm, damping, int(blocksize))
     if method == "obs":
         return start
-    loss = GramSquaredLoss(X, X @ W.T, fit_intercept=False)
+    # (the loss on the H formed above: its constructor formed X^T X / n a second time, in blocks of rows (for a
+    # sparse X, from a scaled copy of X): equal to rounding)
+    loss = GramSquaredLoss._from_gram(X, X @ W.T, H)
     b0 = np.zeros(W.shape[0])
     result = iobs(loss, structure, k, W0=start.T, b0=b0, max_iter=max_iter, tol=tol, damping=damping,
                   hessian="dense")

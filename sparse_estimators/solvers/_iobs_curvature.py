@@ -167,7 +167,8 @@ class _LeastSquaresCurvature:
         step = max(1, _policy.DENSE_MAX_LS**2 // max(k * k, 1))
         for start in range(0, m, step):
             q = Q[start:start + step]
-            A = H[q[:, :, None], q[:, None, :]] + eye
+            A = H[q[:, :, None], q[:, None, :]]
+            A += eye  # (in place: H[...] + eye was a second array of the chunk's size, 128 MiB at most)
             rhs = R[q, np.arange(start, start + q.shape[0])[:, None]]
             if self.lam > 0:
                 out[start:start + step] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
