@@ -227,7 +227,7 @@ def _best_rows(*candidates):
 
 
 def _mask_by_scores(W, scores, structure, k):
-    """``W`` with, in each row, only the entries the structure keeps by ``scores`` (n_out, n_in)."""
+    """``W`` with, in each row, only the entries the structure keeps by ``|scores|`` (n_out, n_in)."""
     support = structure.support(scores.T, k)  # (n_out, k)
     out = np.zeros_like(W)
     rows = np.arange(W.shape[0])[:, None]
@@ -418,7 +418,8 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     >>> (W_24.reshape(3, 2, 4) != 0).sum(axis=2).max().item()
     2
     """
-    W = np.array(W.toarray() if sp.issparse(W) else W, dtype=float)
+    # (no copy of a float64 W: no method writes to it, and the unpruned one returned below is copied)
+    W = np.asarray(W.toarray() if sp.issparse(W) else W, dtype=float)
     if W.ndim != 2:
         raise ValueError(f"W must be a 2-D array (n_out, n_in), got shape {W.shape}.")
     X = _sparse_input(X) if sp.issparse(X) else np.asarray(X, dtype=float)
@@ -441,7 +442,7 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
         raise ValueError(f"The 'tol' parameter must be a finite number >= 0, got {tol!r}.")
     structure, k = _structure(W.shape[1], sparsity, pattern)
     if k >= W.shape[1]:
-        return W
+        return W.copy()
     if k == 0:
         return np.zeros_like(W)
     # the problem is solved on W and X rescaled by powers of two (exact; 1 unless beyond 2^+-20): at 1e+-160,
@@ -457,10 +458,12 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
 def _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol):
     """:func:`prune_layer` on checked input, with ``0 < k < n_in`` inputs kept per row."""
     nm = (structure.n, structure.m) if isinstance(structure, NMPattern) else None
+    # (the structure ranks |scores|: W itself, and W times the column norms, whose magnitudes are |W_ij| ||x_j||
+    # exactly; np.abs(W) first was one more array of W's size)
     if method == "magnitude":
-        return _mask_by_scores(W, np.abs(W), structure, k)
+        return _mask_by_scores(W, W, structure, k)
     if method == "wanda":
-        return _mask_by_scores(W, np.abs(W) * np.sqrt(_column_squares(X)), structure, k)
+        return _mask_by_scores(W, W * np.sqrt(_column_squares(X)), structure, k)
     try:
         H = _gram(X)
     except MemoryError:
@@ -485,4 +488,4 @@ def _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol):
     # (doc/changelog.rst, "I-OBS layer pruning never worse than magnitude pruning").
     C, regular = W @ H, _regular(H)
     return _best_rows(_refit_on_masks(W, H, C, result.coef.T, regular), _refit_on_masks(W, H, C, start, regular),
-                      _refit_on_masks(W, H, C, _mask_by_scores(W, np.abs(W), structure, k), regular))[0]
+                      _refit_on_masks(W, H, C, _mask_by_scores(W, W, structure, k), regular))[0]
