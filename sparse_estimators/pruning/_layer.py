@@ -175,7 +175,7 @@ def _refit_on_masks(W, H, C, W_masked, regular=False):
 
     The undamped layer objective ``(w - v)^T H (w - v)`` minimised over the
     row's non-zeros, by batched ``k x k`` solves in chunks of rows holding at
-    most ``_policy.DENSE_MAX_LS^2`` entries; a row whose ``H_QQ`` is singular
+    most ``_policy.PER_OUTPUT_BLOCK_ENTRIES`` entries; a row whose ``H_QQ`` is singular
     to working precision (linearly dependent inputs on the mask) takes the
     minimum-norm least-squares solution instead. A row keeps ``W_masked``'s
     values where the refit is higher beyond rounding, so no row's error
@@ -192,7 +192,7 @@ def _refit_on_masks(W, H, C, W_masked, regular=False):
     out = W_masked.copy()
     full = np.flatnonzero(counts == k) if k else np.zeros(0, dtype=int)
     support = np.nonzero(W_masked[full])[1].reshape(full.size, k)
-    step = max(1, _policy.DENSE_MAX_LS**2 // max(k * k, 1))
+    step = max(1, _policy.PER_OUTPUT_BLOCK_ENTRIES // max(k * k, 1))
     for s in range(0, full.size, step):
         q, rows = support[s:s + step], full[s:s + step, None]
         A, rhs = H[q[:, :, None], q[:, None, :]], C[rows, q]

@@ -158,13 +158,13 @@ class _LeastSquaresCurvature:
         """``(H_lambda)_{Q_j Q_j}^{-1} R_{Q_j, j}`` for every output ``j`` (``Q`` of shape (m, k)), shape (m, k).
 
         Batched LU solves of the ``k x k`` blocks, in chunks of outputs
-        holding at most ``_policy.DENSE_MAX_LS^2`` entries.
+        holding at most ``_policy.PER_OUTPUT_BLOCK_ENTRIES`` entries.
         """
         H = self.H if self.H is not None else self.loss.hessian()
         m, k = Q.shape
         out = np.empty((m, k))
         eye = self.lam * np.eye(k)
-        step = max(1, _policy.DENSE_MAX_LS**2 // max(k * k, 1))
+        step = max(1, _policy.PER_OUTPUT_BLOCK_ENTRIES // max(k * k, 1))
         for start in range(0, m, step):
             q = Q[start:start + step]
             A = H[q[:, :, None], q[:, None, :]]
