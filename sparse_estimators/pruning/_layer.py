@@ -207,6 +207,7 @@ def _refit_on_masks(W, H, C, W_masked, regular=False):
         for i in unsure:
             v[i] = np.linalg.lstsq(A[i], rhs[i], rcond=None)[0]
         out[rows, q] = v
+        del A  # (freed before the next chunk's gather: both were held at once)
     for i in np.flatnonzero((counts < k) & (counts > 0)):  # (fewer non-zeros: a kept weight was 0)
         q = np.flatnonzero(W_masked[i])
         out[i, q] = np.linalg.lstsq(H[np.ix_(q, q)], C[i, q], rcond=None)[0]

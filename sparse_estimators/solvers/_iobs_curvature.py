@@ -168,12 +168,13 @@ class _LeastSquaresCurvature:
         for start in range(0, m, step):
             q = Q[start:start + step]
             A = H[q[:, :, None], q[:, None, :]]
-            A += eye  # (in place: H[...] + eye was a second array of the chunk's size, 128 MiB at most)
+            A += eye  # (in place: H[...] + eye was a second array of the chunk's size)
             rhs = R[q, np.arange(start, start + q.shape[0])[:, None]]
             if self.lam > 0:
                 out[start:start + step] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
             else:  # (damping=0: a block can be singular, e.g. an input never active; pseudo-inverse as elsewhere)
                 out[start:start + step] = [_SPDSolver(a).solve(r) for a, r in zip(A, rhs, strict=True)]
+            del A  # (freed before the next chunk's gather: both were held at once)
         return out
 
 
