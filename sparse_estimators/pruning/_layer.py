@@ -399,6 +399,10 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     Memory: 'obs' and 'iobs' hold ``H`` and a few other ``n_in x n_in``
     arrays (its Cholesky factors); a sparse ``X`` adds the sparse product
     ``X^T X`` (at most ``n_in^2`` stored entries) while ``H`` is formed.
+    'iobs' also gathers the rows' ``k x k`` blocks of ``H`` for its
+    restricted solves, 32 MiB at a time. No method copies a float64 ``X``
+    (only a conversion, or a rescaling beyond ``2^+-20``, does);
+    'magnitude' and 'wanda' hold a few arrays of ``W``'s size.
 
     'obs' and 'iobs' depend on the order of the inputs (SparseGPT's sweep goes
     through them left to right, and I-OBS starts from its result):
