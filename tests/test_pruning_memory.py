@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from sparse_estimators import _policy
 from sparse_estimators._utils import power_of_two_scale
 from sparse_estimators.losses import LinearDesign
 from sparse_estimators.pruning import prune_layer
@@ -91,11 +92,13 @@ def test_iobs_forms_the_layer_hessian_once(sparse, monkeypatch):
     np.testing.assert_allclose(W_hat, expected, rtol=1e-9, atol=1e-12)
 
 
-def test_iobs_correction_holds_one_block_array():
-    """I-OBS's per-output correction: ``(H_QQ + lambda I)^{-1} r`` per output, with one array of the blocks' size.
+@pytest.mark.parametrize("chunk_rows", [None, 16])
+def test_iobs_correction_holds_one_block_array(chunk_rows, monkeypatch):
+    """I-OBS's per-output correction: ``(H_QQ + lambda I)^{-1} r`` per output, with one array of a chunk's blocks.
 
-    The values against a direct solve per output; the peak below 1.5 times the gathered blocks (adding
-    ``lambda I`` in a new array made it twice).
+    The values against a direct solve per output; the peak below 1.5 times one chunk of gathered blocks
+    (adding ``lambda I`` in a new array made it twice, and so did holding the previous chunk's blocks
+    while gathering the next). ``chunk_rows``: outputs per chunk (None: all 64 in one).
     """
     rng = np.random.default_rng(2)
     p, m, k = 256, 64, 128
@@ -103,6 +106,8 @@ def test_iobs_correction_holds_one_block_array():
     H = A.T @ A / (2 * p)
     Q = np.sort(np.array([rng.choice(p, k, replace=False) for _ in range(m)]), axis=1)
     R = rng.normal(size=(p, m))
+    if chunk_rows is not None:
+        monkeypatch.setattr(_policy, "PER_OUTPUT_BLOCK_ENTRIES", chunk_rows * k * k)
     curvature = object.__new__(_LeastSquaresCurvature)
     curvature.H, curvature.lam = H, 0.01 * float(np.mean(np.diag(H)))
     out = curvature._correct_per_output(Q, R)
@@ -110,5 +115,5 @@ def test_iobs_correction_holds_one_block_array():
         q = Q[j]
         direct = np.linalg.solve(H[np.ix_(q, q)] + curvature.lam * np.eye(k), R[q, j])
         np.testing.assert_allclose(out[j], direct, rtol=1e-10, atol=1e-12)
-    blocks = m * k * k * 8
+    blocks = (chunk_rows or m) * k * k * 8
     assert _peak(curvature._correct_per_output, Q, R) < 1.5 * blocks
