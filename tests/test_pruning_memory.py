@@ -117,3 +117,37 @@ def test_iobs_correction_holds_one_block_array(chunk_rows, monkeypatch):
         np.testing.assert_allclose(out[j], direct, rtol=1e-10, atol=1e-12)
     blocks = (chunk_rows or m) * k * k * 8
     assert _peak(curvature._correct_per_output, Q, R) < 1.5 * blocks
+
+
+def test_iobs_correction_solves_only_the_outputs_whose_support_changed(monkeypatch):
+    """The halvings of an iteration share ``R``: a second call with 5 of 40 supports changed solves 5 blocks.
+
+    Every output's values against a direct solve; a new ``R`` (equal values, another iteration's array)
+    solves them all again.
+    """
+    rng = np.random.default_rng(3)
+    p, m, k = 60, 40, 20
+    A = rng.normal(size=(2 * p, p))
+    H = A.T @ A / (2 * p)
+    Q1 = np.sort(np.array([rng.choice(p, k, replace=False) for _ in range(m)]), axis=1)
+    Q2 = Q1.copy()
+    for j in range(0, m, 8):  # (outputs 0, 8, ..., 32: another support)
+        Q2[j] = np.sort(rng.choice(p, k, replace=False))
+    R = rng.normal(size=(p, m))
+    curvature = object.__new__(_LeastSquaresCurvature)
+    curvature.H, curvature.lam = H, 0.05
+    solved = []
+    solve = np.linalg.solve
+
+    def counting(a, b):
+        solved.append(a.shape[0])
+        return solve(a, b)
+
+    monkeypatch.setattr(np.linalg, "solve", counting)
+    for Q, rhs, expected_solves in ((Q1, R, m), (Q2, R, 5), (Q2, R.copy(), m)):
+        solved.clear()
+        out = curvature._correct_per_output(Q, rhs)
+        assert sum(solved) == expected_solves
+        for j in range(m):
+            direct = solve(H[np.ix_(Q[j], Q[j])] + 0.05 * np.eye(k), rhs[Q[j], j])
+            np.testing.assert_allclose(out[j], direct, rtol=1e-10, atol=1e-12)
