@@ -227,6 +227,10 @@ COX_MONOTONE_CERTIFICATE_EVENTS = (16, 64)
 
 #: largest side of a dense matrix factored for least squares (p x p Cholesky, n x n Woodbury): 128 MiB
 DENSE_MAX_LS = 4096
+#: entries of the ``k x k`` blocks (one per output) gathered at once by I-OBS's per-output correction and the
+#: pruning refits: 32 MiB. At DENSE_MAX_LS ** 2 (128 MiB) they were the peak of prune_layer(method='iobs'); each
+#: block is solved on its own, so the chunks change no result (doc/changelog.rst, "layer pruning's memory")
+PER_OUTPUT_BLOCK_ENTRIES = 2 ** 22
 #: largest ``(p + 1) * m`` for which a logistic / multinomial Hessian is formed densely at every iteration
 DENSE_MAX_GLM = 1024
 #: largest ``n * m`` for which a logistic / multinomial Hessian is inverted by Woodbury

@@ -47,6 +47,22 @@ concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
 where = getattr(np.where, "_implementation", np.where)
 
 
+def _largest_magnitude(a):
+    """``float(np.abs(a).max())`` (NaN if ``a`` holds one) of a non-empty array, without the copy ``np.abs`` makes.
+
+    For floating ``a``: the larger of ``|max|`` and ``|min|``, two reductions
+    (the dense peak of ``prune_layer(method='wanda')`` was this copy of the
+    calibration matrix); other dtypes as before (``abs`` of the smallest
+    integer wraps around).
+    """
+    if a.dtype.kind != "f":
+        return float(np.abs(a).max())
+    high = float(a.max())
+    if high != high:  # (NaN: np.max propagates it, as np.abs(a).max() did)
+        return high
+    return max(abs(high), abs(float(a.min())))
+
+
 def power_of_two_scale(*arrays):
     """An exact power of two bringing the largest magnitude of ``arrays`` into [0.5, 1), or 1.
 
@@ -56,7 +72,7 @@ def power_of_two_scale(*arrays):
     Subnormal data (below ``2**-1022``) get ``2**1023``, the largest power of
     two a float holds: their magnitude then exceeds ``2**-52``.
     """
-    top = max((float(np.abs(a).max()) for a in arrays if a.size), default=0.0)
+    top = max((_largest_magnitude(a) for a in arrays if a.size), default=0.0)
     if top == 0.0 or not np.isfinite(top) or _policy.SCALE_RANGE[0] <= top <= _policy.SCALE_RANGE[1]:
         return 1.0
     return float(np.ldexp(1.0, min(-int(np.frexp(top)[1]), 1023)))

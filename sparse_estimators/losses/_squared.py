@@ -408,8 +408,24 @@ class GramSquaredLoss(SquaredLoss):
 
     def __init__(self, X, y, sample_weight=None, fit_intercept=True):
         super().__init__(X, y, sample_weight, fit_intercept)
+        self._set_moments(self.design.weighted_gram(self.sample_weight / self.sw_sum))
+
+    @classmethod
+    def _from_gram(cls, X, y, gram):
+        """The loss without intercept nor sample weights, whose ``G = X^T X / n`` the caller has formed.
+
+        ``gram`` is kept as it is (not copied, never written to): layer
+        pruning forms ``H = X^T X / n`` for its other steps, and the
+        constructor formed it a second time (equal to rounding).
+        """
+        loss = object.__new__(cls)
+        SquaredLoss.__init__(loss, X, y, None, False)
+        loss._set_moments(gram)
+        return loss
+
+    def _set_moments(self, gram):
         s = self.sample_weight / self.sw_sum
-        self.gram = self.design.weighted_gram(s)
+        self.gram = gram
         self.C = self.design.rmatvec(self.Y * s[:, None])
         self.yy = float(s @ np.einsum("ij,ij->i", self.Y, self.Y))
 

@@ -74,6 +74,11 @@ def _structure(n_in, sparsity, pattern):
     return structure, structure.k_per_output(n_in)
 
 
+def _finite(a):
+    """``np.all(np.isfinite(a))`` of a float array, by its extremes (NaN propagates): no boolean copy of ``a``."""
+    return a.size == 0 or bool(np.isfinite(a.max()) and np.isfinite(a.min()))
+
+
 def _sparse_input(X):
     """A scipy.sparse ``X`` as CSR or CSC float64 with sorted, unique entries; a copy only where one is needed.
 
@@ -99,9 +104,10 @@ def _gram(X):
     if sp.issparse(X):
         H = np.zeros((X.shape[1], X.shape[1]))
         (X.T @ X).toarray(out=H)
-        H /= X.shape[0]
-        return H
-    return X.T @ X / X.shape[0]
+    else:
+        H = X.T @ X
+    H /= X.shape[0]  # (in place: the values of X.T @ X / n, without a second p x p array)
+    return H
 
 
 def _column_squares(X):
@@ -169,7 +175,7 @@ def _refit_on_masks(W, H, C, W_masked, regular=False):
 
     The undamped layer objective ``(w - v)^T H (w - v)`` minimised over the
     row's non-zeros, by batched ``k x k`` solves in chunks of rows holding at
-    most ``_policy.DENSE_MAX_LS^2`` entries; a row whose ``H_QQ`` is singular
+    most ``_policy.PER_OUTPUT_BLOCK_ENTRIES`` entries; a row whose ``H_QQ`` is singular
     to working precision (linearly dependent inputs on the mask) takes the
     minimum-norm least-squares solution instead. A row keeps ``W_masked``'s
     values where the refit is higher beyond rounding, so no row's error
@@ -186,7 +192,7 @@ def _refit_on_masks(W, H, C, W_masked, regular=False):
     out = W_masked.copy()
     full = np.flatnonzero(counts == k) if k else np.zeros(0, dtype=int)
     support = np.nonzero(W_masked[full])[1].reshape(full.size, k)
-    step = max(1, _policy.DENSE_MAX_LS**2 // max(k * k, 1))
+    step = max(1, _policy.PER_OUTPUT_BLOCK_ENTRIES // max(k * k, 1))
     for s in range(0, full.size, step):
         q, rows = support[s:s + step], full[s:s + step, None]
         A, rhs = H[q[:, :, None], q[:, None, :]], C[rows, q]
@@ -201,6 +207,7 @@ def _refit_on_masks(W, H, C, W_masked, regular=False):
         for i in unsure:
             v[i] = np.linalg.lstsq(A[i], rhs[i], rcond=None)[0]
         out[rows, q] = v
+        del A  # (freed before the next chunk's gather: both were held at once)
     for i in np.flatnonzero((counts < k) & (counts > 0)):  # (fewer non-zeros: a kept weight was 0)
         q = np.flatnonzero(W_masked[i])
         out[i, q] = np.linalg.lstsq(H[np.ix_(q, q)], C[i, q], rcond=None)[0]
@@ -221,7 +228,7 @@ def _best_rows(*candidates):
 
 
 def _mask_by_scores(W, scores, structure, k):
-    """``W`` with, in each row, only the entries the structure keeps by ``scores`` (n_out, n_in)."""
+    """``W`` with, in each row, only the entries the structure keeps by ``|scores|`` (n_out, n_in)."""
     support = structure.support(scores.T, k)  # (n_out, k)
     out = np.zeros_like(W)
     rows = np.arange(W.shape[0])[:, None]
@@ -392,6 +399,10 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     Memory: 'obs' and 'iobs' hold ``H`` and a few other ``n_in x n_in``
     arrays (its Cholesky factors); a sparse ``X`` adds the sparse product
     ``X^T X`` (at most ``n_in^2`` stored entries) while ``H`` is formed.
+    'iobs' also gathers the rows' ``k x k`` blocks of ``H`` for its
+    restricted solves, 32 MiB at a time. No method copies a float64 ``X``
+    (only a conversion, or a rescaling beyond ``2^+-20``, does);
+    'magnitude' and 'wanda' hold a few arrays of ``W``'s size.
 
     'obs' and 'iobs' depend on the order of the inputs (SparseGPT's sweep goes
     through them left to right, and I-OBS starts from its result):
@@ -412,7 +423,8 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
     >>> (W_24.reshape(3, 2, 4) != 0).sum(axis=2).max().item()
     2
     """
-    W = np.array(W.toarray() if sp.issparse(W) else W, dtype=float)
+    # (no copy of a float64 W: no method writes to it, and the unpruned one returned below is copied)
+    W = np.asarray(W.toarray() if sp.issparse(W) else W, dtype=float)
     if W.ndim != 2:
         raise ValueError(f"W must be a 2-D array (n_out, n_in), got shape {W.shape}.")
     X = _sparse_input(X) if sp.issparse(X) else np.asarray(X, dtype=float)
@@ -421,7 +433,7 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
                          f"shape {X.shape}.")
     if X.shape[0] == 0:  # (H = X^T X / 0: 'wanda' kept the first inputs, 'obs' failed on NaN)
         raise ValueError("X has 0 samples: prune_layer needs at least one calibration input (a row of X).")
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(X.data if sp.issparse(X) else X))):
+    if not (_finite(W) and _finite(X.data if sp.issparse(X) else X)):
         raise ValueError("W and X must be finite (no NaN or infinity).")
     if method not in METHODS:
         raise ValueError(f"The 'method' parameter must be one of {METHODS}, got {method!r}.")
@@ -435,7 +447,7 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
         raise ValueError(f"The 'tol' parameter must be a finite number >= 0, got {tol!r}.")
     structure, k = _structure(W.shape[1], sparsity, pattern)
     if k >= W.shape[1]:
-        return W
+        return W.copy()
     if k == 0:
         return np.zeros_like(W)
     # the problem is solved on W and X rescaled by powers of two (exact; 1 unless beyond 2^+-20): at 1e+-160,
@@ -451,10 +463,12 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
 def _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol):
     """:func:`prune_layer` on checked input, with ``0 < k < n_in`` inputs kept per row."""
     nm = (structure.n, structure.m) if isinstance(structure, NMPattern) else None
+    # (the structure ranks |scores|: W itself, and W times the column norms, whose magnitudes are |W_ij| ||x_j||
+    # exactly; np.abs(W) first was one more array of W's size)
     if method == "magnitude":
-        return _mask_by_scores(W, np.abs(W), structure, k)
+        return _mask_by_scores(W, W, structure, k)
     if method == "wanda":
-        return _mask_by_scores(W, np.abs(W) * np.sqrt(_column_squares(X)), structure, k)
+        return _mask_by_scores(W, W * np.sqrt(_column_squares(X)), structure, k)
     try:
         H = _gram(X)
     except MemoryError:
@@ -467,7 +481,9 @@ def _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol):
     start = _sparsegpt(W, H, k, nm, damping, int(blocksize))
     if method == "obs":
         return start
-    loss = GramSquaredLoss(X, X @ W.T, fit_intercept=False)
+    # (the loss on the H formed above: its constructor formed X^T X / n a second time, in blocks of rows (for a
+    # sparse X, from a scaled copy of X): equal to rounding)
+    loss = GramSquaredLoss._from_gram(X, X @ W.T, H)
     b0 = np.zeros(W.shape[0])
     result = iobs(loss, structure, k, W0=start.T, b0=b0, max_iter=max_iter, tol=tol, damping=damping,
                   hessian="dense")
@@ -477,4 +493,4 @@ def _prune(W, X, structure, k, method, damping, blocksize, max_iter, tol):
     # (doc/changelog.rst, "I-OBS layer pruning never worse than magnitude pruning").
     C, regular = W @ H, _regular(H)
     return _best_rows(_refit_on_masks(W, H, C, result.coef.T, regular), _refit_on_masks(W, H, C, start, regular),
-                      _refit_on_masks(W, H, C, _mask_by_scores(W, np.abs(W), structure, k), regular))[0]
+                      _refit_on_masks(W, H, C, _mask_by_scores(W, W, structure, k), regular))[0]

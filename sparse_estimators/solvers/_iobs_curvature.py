@@ -158,21 +158,35 @@ class _LeastSquaresCurvature:
         """``(H_lambda)_{Q_j Q_j}^{-1} R_{Q_j, j}`` for every output ``j`` (``Q`` of shape (m, k)), shape (m, k).
 
         Batched LU solves of the ``k x k`` blocks, in chunks of outputs
-        holding at most ``_policy.DENSE_MAX_LS^2`` entries.
+        holding at most ``_policy.PER_OUTPUT_BLOCK_ENTRIES`` entries. The
+        halvings of one iteration share ``R``: an output whose support the
+        previous call solved with the same ``R`` takes that solution (each
+        block is solved on its own: the same values), only the others are
+        solved.
         """
         H = self.H if self.H is not None else self.loss.hessian()
         m, k = Q.shape
         out = np.empty((m, k))
+        todo = np.arange(m)
+        last = getattr(self, "_last_per_output", None)
+        if last is not None and last[0] is R and last[1].shape == Q.shape:
+            same = np.all(Q == last[1], axis=1)
+            out[same] = last[2][same]
+            todo = np.flatnonzero(~same)
         eye = self.lam * np.eye(k)
-        step = max(1, _policy.DENSE_MAX_LS**2 // max(k * k, 1))
-        for start in range(0, m, step):
-            q = Q[start:start + step]
-            A = H[q[:, :, None], q[:, None, :]] + eye
-            rhs = R[q, np.arange(start, start + q.shape[0])[:, None]]
+        step = max(1, _policy.PER_OUTPUT_BLOCK_ENTRIES // max(k * k, 1))
+        for start in range(0, todo.size, step):
+            rows = todo[start:start + step]
+            q = Q[rows]
+            A = H[q[:, :, None], q[:, None, :]]
+            A += eye  # (in place: H[...] + eye was a second array of the chunk's size)
+            rhs = R[q, rows[:, None]]
             if self.lam > 0:
-                out[start:start + step] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+                out[rows] = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
             else:  # (damping=0: a block can be singular, e.g. an input never active; pseudo-inverse as elsewhere)
-                out[start:start + step] = [_SPDSolver(a).solve(r) for a, r in zip(A, rhs, strict=True)]
+                out[rows] = [_SPDSolver(a).solve(r) for a, r in zip(A, rhs, strict=True)]
+            del A  # (freed before the next chunk's gather: both were held at once)
+        self._last_per_output = (R, Q.copy(), out)
         return out
 
 

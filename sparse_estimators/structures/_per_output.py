@@ -83,8 +83,15 @@ class PerOutput(Structure):
         out = out if W.ndim == 2 else out[:, 0]
         return (out, support) if return_support else out
 
-    def support(self, W, k):  # noqa: D102
-        return self(W, k, return_support=True)[1]
+    def support(self, W, k):
+        """The support of :meth:`__call__`'s projection, without forming the projection (an array of ``W``'s size)."""
+        W = np.asarray(W)
+        if W.dtype.kind != "f":
+            W = W.astype(np.float64)
+        admissible = getattr(self.operator, "admissible", None)
+        if admissible is not None:
+            W = admissible(W)
+        return self._select(np.abs(W if W.ndim == 2 else W[:, None]), k)
 
     def mask(self, support, shape):
         """The boolean mask of shape ``shape`` (n_features, n_outputs) of a per-output ``support``."""
