@@ -60,14 +60,18 @@ class PerOutput(Structure):
         """The kept features per output from the magnitudes ``A`` (n_features, n_outputs)."""
         return _top_per_column(A, min(int(k), A.shape[0]))
 
-    def __call__(self, W, k, *, return_support=False):  # noqa: D102
+    def _admissible(self, W):
+        """``W`` as floats, made admissible by the operator (e.g. nonnegative), and as a 2-d view."""
         W = np.asarray(W)
         if W.dtype.kind != "f":
             W = W.astype(np.float64)
         admissible = getattr(self.operator, "admissible", None)
         if admissible is not None:
             W = admissible(W)
-        W2 = W if W.ndim == 2 else W[:, None]
+        return W, (W if W.ndim == 2 else W[:, None])
+
+    def __call__(self, W, k, *, return_support=False):  # noqa: D102
+        W, W2 = self._admissible(W)
         A = np.abs(W2)
         support = self._select(A, k)
         cols = np.arange(W2.shape[1])[:, None]
@@ -85,13 +89,7 @@ class PerOutput(Structure):
 
     def support(self, W, k):
         """The support of :meth:`__call__`'s projection, without forming the projection (an array of ``W``'s size)."""
-        W = np.asarray(W)
-        if W.dtype.kind != "f":
-            W = W.astype(np.float64)
-        admissible = getattr(self.operator, "admissible", None)
-        if admissible is not None:
-            W = admissible(W)
-        return self._select(np.abs(W if W.ndim == 2 else W[:, None]), k)
+        return self._select(np.abs(self._admissible(W)[1]), k)
 
     def mask(self, support, shape):
         """The boolean mask of shape ``shape`` (n_features, n_outputs) of a per-output ``support``."""
