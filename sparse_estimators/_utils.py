@@ -47,14 +47,16 @@ concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
 where = getattr(np.where, "_implementation", np.where)
 
 
-def _largest_magnitude(a):
-    """``float(np.abs(a).max())`` (NaN if ``a`` holds one) of a non-empty array, without the copy ``np.abs`` makes.
+def largest_magnitude(a):
+    """``float(np.abs(a).max())`` (NaN if ``a`` holds one; 0 if empty), without the copy ``np.abs`` makes.
 
     For floating ``a``: the larger of ``|max|`` and ``|min|``, two reductions
     (the dense peak of ``prune_layer(method='wanda')`` was this copy of the
     calibration matrix); other dtypes as before (``abs`` of the smallest
     integer wraps around).
     """
+    if a.size == 0:
+        return 0.0
     if a.dtype.kind != "f":
         return float(np.abs(a).max())
     high = float(a.max())
@@ -72,7 +74,11 @@ def power_of_two_scale(*arrays):
     Subnormal data (below ``2**-1022``) get ``2**1023``, the largest power of
     two a float holds: their magnitude then exceeds ``2**-52``.
     """
-    top = max((_largest_magnitude(a) for a in arrays if a.size), default=0.0)
+    return power_of_two_for(max((largest_magnitude(a) for a in arrays if a.size), default=0.0))
+
+
+def power_of_two_for(top):
+    """:func:`power_of_two_scale` of arrays whose largest magnitude is ``top`` (a caller that already has it)."""
     if top == 0.0 or not np.isfinite(top) or _policy.SCALE_RANGE[0] <= top <= _policy.SCALE_RANGE[1]:
         return 1.0
     return float(np.ldexp(1.0, min(-int(np.frexp(top)[1]), 1023)))

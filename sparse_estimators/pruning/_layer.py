@@ -19,7 +19,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .. import _policy
-from .._utils import power_of_two_scale
+from .._utils import largest_magnitude, power_of_two_for
 from ..losses import GramSquaredLoss
 from ..solvers import iobs
 from ..structures import NMPattern, PerOutput
@@ -72,11 +72,6 @@ def _structure(n_in, sparsity, pattern):
         raise ValueError(f"The pattern {n}:{m} needs a number of inputs divisible by {m}; the layer has "
                          f"n_in={n_in} (W of shape (n_out, {n_in})).")
     return structure, structure.k_per_output(n_in)
-
-
-def _finite(a):
-    """``np.all(np.isfinite(a))`` of a float array, by its extremes (NaN propagates): no boolean copy of ``a``."""
-    return a.size == 0 or bool(np.isfinite(a.max()) and np.isfinite(a.min()))
 
 
 def _sparse_input(X):
@@ -433,7 +428,10 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
                          f"shape {X.shape}.")
     if X.shape[0] == 0:  # (H = X^T X / 0: 'wanda' kept the first inputs, 'obs' failed on NaN)
         raise ValueError("X has 0 samples: prune_layer needs at least one calibration input (a row of X).")
-    if not (_finite(W) and _finite(X.data if sp.issparse(X) else X)):
+    # the largest magnitudes (max and min reductions: no |X| or boolean copy of X) give both the finiteness check
+    # and the rescaling below
+    w_top, x_top = largest_magnitude(W), largest_magnitude(X.data if sp.issparse(X) else X)
+    if not (np.isfinite(w_top) and np.isfinite(x_top)):
         raise ValueError("W and X must be finite (no NaN or infinity).")
     if method not in METHODS:
         raise ValueError(f"The 'method' parameter must be one of {METHODS}, got {method!r}.")
@@ -452,7 +450,7 @@ def prune_layer(W, X, sparsity, *, method="iobs", pattern=None, damping=0.01, bl
         return np.zeros_like(W)
     # the problem is solved on W and X rescaled by powers of two (exact; 1 unless beyond 2^+-20): at 1e+-160,
     # H = X^T X / n and the saliencies W^2 overflowed or underflowed (a NaN error, or every weight pruned)
-    w_scale, x_scale = power_of_two_scale(W), power_of_two_scale(X.data if sp.issparse(X) else X)
+    w_scale, x_scale = power_of_two_for(w_top), power_of_two_for(x_top)
     if x_scale != 1.0:
         X = X * x_scale
     if w_scale == 1.0:
