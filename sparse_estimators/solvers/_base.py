@@ -7,6 +7,8 @@ import numpy as np
 
 from .. import _policy
 from .._utils import vdot as _vdot
+from ..thresholding._operators import _magnitudes
+from ..thresholding._selection import select_top_k
 
 
 @dataclass
@@ -210,8 +212,11 @@ def project(operator, k, W):
     return operator(W, k, return_support=True)
 
 
-def gradient_step(loss, operator, k, W, b, gW, gb, eta):
+def gradient_step(loss, operator, k, W, b, gW, gb, eta, plain=False):
     """One thresholded gradient step ``P_k(W - eta gW)``; the intercept takes a plain step.
+
+    ``plain``: ``operator`` is plain hard thresholding of rows (:func:`~sparse_estimators.solvers._iht.plain_hard`)
+    and ``W``, ``gW`` are float64 arrays: the projection is the operator's own, without its dispatch and checks.
 
     Returns
     -------
@@ -219,10 +224,24 @@ def gradient_step(loss, operator, k, W, b, gW, gb, eta):
         ``Z_new`` is the linear predictor at the new point (one product with
         ``X``), reused by the caller for the next gradient.
     """
-    Wn, support = project(operator, k, W - eta * gW)
+    if plain:
+        Wn, support = _hard_rows(W - eta * gW, k)
+    else:
+        Wn, support = project(operator, k, W - eta * gW)
     bn = b if gb is None else b - eta * gb
     Z = loss.linear_predictor(Wn, bn, support if support.ndim == 1 else None)  # (per-output: (m, k))
     return Wn, bn, Z, loss.value_from_z(Z, Wn), support
+
+
+def _hard_rows(V, k):
+    """``Hard()(V, k, return_support=True)`` for a C-ordered float64 ``V`` (p, m): the same array and support."""
+    support = select_top_k(_magnitudes(V), k)[0]
+    out = np.zeros(V.shape) if V.flags.c_contiguous else np.zeros_like(V)
+    if V.shape[1] == 1:  # (one column: its 1-D view's indexing, as Hard's)
+        out[:, 0][support] = V[:, 0][support]
+    else:
+        out[support] = V[support]
+    return out, support
 
 
 def initial_step(loss, step_size):
@@ -356,7 +375,8 @@ class StepGrowthLatch:
         self._support = support
 
 
-def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None, grow_on_stable=False, moved=None):
+def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None, grow_on_stable=False, moved=None,
+                      plain=False):
     """One thresholded gradient step with an adaptive step size (Liu & Barber, eq. 6).
 
     Tries ``eta`` and halves it until the quadratic upper model holds at the
@@ -388,13 +408,15 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None, grow_o
     floor = 0.0 if L is None else 1.0 / L
     eta = max(eta, floor)
     for halvings in range(61):
-        Wn, bn, Zn, fn, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
+        Wn, bn, Zn, fn, support = gradient_step(loss, operator, k, W, b, gW, gb, eta, plain)
         ratio, squared = _ratio_and_move(loss, f, fn, Zn, W, b, Wn, bn, gW, gb, eta, 0.0, Z)
         if eta <= floor or ratio <= 1.0 or halvings == 60:
             break
         eta = max(0.5 * eta, floor)
     if moved is not None:
         moved[0] = squared
+    if plain:  # (hard thresholding: next_step's doubling test alone)
+        return Wn, bn, Zn, fn, support, eta, eta if ratio > 0.5 else 2.0 * eta
     return Wn, bn, Zn, fn, support, eta, next_step(operator, W, support, eta, ratio,
                                                    grow_on_stable and halvings == 0)
 

@@ -87,6 +87,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     it, start_gradient = 0, None
     # (per solve, not per iteration: the loop's tests and look-ups)
     auto, hard, gradient_from_z = step_size == "auto", operator.is_hard, loss.gradient_from_z
+    plain = plain_hard(operator) and W.dtype == np.float64  # (its projection without the operator's dispatch)
     check_start = refitted_start and hard and start_support.size == k
     measured = [None]  # (the accepted step's squared length, from the backtracking: the monitor's change)
     for it in range(1, max_iter + 1):
@@ -96,11 +97,12 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
         if auto:
             tried = eta_next
             Wn, bn, Z, f, support, eta, eta_next = backtracking_step(
-                loss, operator, k, W, b, f, gW, gb, eta_next, L, Z, grow_on_stable=latch.open, moved=measured)
+                loss, operator, k, W, b, f, gW, gb, eta_next, L, Z, grow_on_stable=latch.open, moved=measured,
+                plain=plain)
             if not hard:  # (hard thresholding's next step never reads the latch: see next_step)
                 latch.update(support, tried, eta)
         else:
-            Wn, bn, Z, f, support = gradient_step(loss, operator, k, W, b, gW, gb, eta)
+            Wn, bn, Z, f, support = gradient_step(loss, operator, k, W, b, gW, gb, eta, plain)
         if it == 1 and check_start and same_indices(support, start_support):
             monitor.stay(f_start)  # the start is the minimiser on the support the step keeps
             monitor.converged = monitor.refitted = True
