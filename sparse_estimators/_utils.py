@@ -45,6 +45,10 @@ class _DocLinkMixin:
 vdot = getattr(np.vdot, "_implementation", np.vdot)
 concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
 where = getattr(np.where, "_implementation", np.where)
+lexsort = getattr(np.lexsort, "_implementation", np.lexsort)
+#: ``np.count_nonzero`` of a whole array: its C function, without the Python function and its dispatcher around it
+#: (the splicing searches count the finite gains every round)
+count_nonzero = getattr(getattr(np, "_core", None), "multiarray", np).count_nonzero
 
 
 def largest_magnitude(a):

@@ -15,6 +15,7 @@ it): a new column costs ``n`` times the block's size, not ``n |U|``.
 
 import numpy as np
 
+from .._utils import vdot as _vdot
 from ._squared import GramSquaredLoss, _cholesky_solve, _ColumnSubset
 
 
@@ -145,4 +146,4 @@ class LazyGramSquaredLoss(GramSquaredLoss):
             R = self.Y - self._A[:, support] @ coef
             return coef, 0.5 * float(self.sample_weight @ np.einsum("ij,ij->i", R, R)) / self.sw_sum
         # the value at the solution of G_S w = C_S: (yy - <C_S, w>) / 2, no product with G
-        return coef, max(0.5 * (self.yy - float(np.vdot(C, coef))), 0.0)
+        return coef, max(0.5 * (self.yy - float(_vdot(C, coef))), 0.0)

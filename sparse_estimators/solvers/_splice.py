@@ -29,6 +29,8 @@ from scipy.linalg.lapack import dpotrf as _potrf
 
 from .. import _policy
 from .._utils import concatenate as _concatenate
+from .._utils import count_nonzero as _count_nonzero
+from .._utils import lexsort as _lexsort
 from .._utils import row_squares
 from .._utils import where as _where
 from ..losses._design import LinearDesign, weighted_column_sums
@@ -44,7 +46,7 @@ _EPS = float(np.finfo(float).eps)
 def _top(scores, c):
     """Indices of the ``c`` largest ``scores``, largest first (ties: lower index)."""
     idx = _top_set(scores, c)
-    return idx[np.lexsort((idx, -scores[idx]))]
+    return idx[_lexsort((idx, -scores[idx]))]
 
 
 def _top_set(scores, c):
@@ -544,7 +546,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
             kept = _concatenate((first, kept[~np.isin(kept, first)]))
         gradient = None  # (the start's only)
         removable = k if protected is None else k - int(protected[support].sum())
-        n_finite = np.count_nonzero(np.isfinite(forward))
+        n_finite = _count_nonzero(np.isfinite(forward))
         n_out = min(max_exchange, removable, n_finite)
         adds = _top(forward, max(n_out, min(swap_candidates, n_finite)) if n_out else 0)
         threshold = gate * unit * loss.noise_scale(f, k)

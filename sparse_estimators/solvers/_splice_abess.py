@@ -16,6 +16,7 @@ import functools
 
 import numpy as np
 
+from .._utils import count_nonzero as _count_nonzero
 from .._utils import row_squares
 from ._base import SolverResult, _all, same_indices
 from ._splice import _forward_gain, _ranked, _screened, _sorted_union, _swaps, _top, _top_set
@@ -74,7 +75,7 @@ def _abess_search_stays(loss, k, start, support, last, gain, usable, max_exchang
         in_U = np.empty(p, dtype=bool)
         in_U.fill(True)  # (np.ones's array, without its Python wrapper)
     in_U[support] = False
-    C = int(min(max_exchange, k, U_size - k, np.count_nonzero(usable & in_U)))
+    C = int(min(max_exchange, k, U_size - k, _count_nonzero(usable & in_U)))
     if C < 1:
         return True
     sizes = range(1, C + 1) if every_size else [C >> i for i in range(C.bit_length())]
@@ -190,7 +191,7 @@ def _exchange_rounds(local, state, f, objective, C, tau, max_iter, stays, rank, 
             done = True
             break
         kept, forward = rank(local, state)
-        n_finite = int(np.count_nonzero(np.isfinite(forward)))  # (a Python int: numpy 2's count is np.int64,
+        n_finite = int(_count_nonzero(np.isfinite(forward)))  # (a Python int: numpy 2's count is np.int64,
         C = min(C, n_finite)  # which has no bit_length below)
         if C < 1:
             break
