@@ -85,7 +85,8 @@ class LazyGramSquaredLoss(GramSquaredLoss):
 
     def _product(self, A, B):
         """``A^T S B / sum(S)`` for columns ``A`` of ``self._A`` and ``B`` (the weights of ``_As``)."""
-        return (A.T @ B) * self._share if self._As is None else A.T @ (B * self._share_column)
+        # (.dot: @'s BLAS call, without the matmul ufunc's dispatch)
+        return A.T.dot(B) * self._share if self._As is None else A.T.dot(B * self._share_column)
 
     @property
     def _share_column(self):
@@ -121,7 +122,7 @@ class LazyGramSquaredLoss(GramSquaredLoss):
     def gradient_on(self, rows, coef):
         """The gradient ``X_U^T S (X_rows coef - Y) / sum(S)``, shape ``(q, m)``, of the fit ``coef`` on ``rows``."""
         # (the product with Z - Y: the negated values of the product with Y - Z, exactly, without a negation)
-        return self._product(self._A, self._A[:, rows] @ coef - self.Y)
+        return self._product(self._A, self._A[:, rows].dot(coef) - self.Y)
 
     def refit_support(self, support):
         """``(coef, value)``: least squares on the features ``support`` (sorted), its coefficients and loss value.
