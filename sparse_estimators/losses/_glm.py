@@ -100,6 +100,10 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
     """A GLM loss with the log link: ``mu = exp(z)``, the model's mean (``predict``)."""
 
     _solve_newton = staticmethod(cholesky_newton_solve)
+    #: ``(Z, a)``: the last linear predictor :meth:`_pointwise` read (never written to after: the losses' and
+    #: solvers' linear predictors are new arrays) and its exp-term (Poisson's means, Gamma's ``y / mu``), which
+    #: :meth:`_dz` at the same ``Z`` reuses: the iterations take the gradient where the last step was valued
+    _z_memo = None
     screens_candidates = True  # (the splicing search's candidates screened by their quadratic model)
     #: I-OBS's dense Hessian from a centred copy of X (solvers/_iobs_curvature.py, _GLMCache.centred_columns)
     iobs_centred_hessian = True
@@ -224,9 +228,14 @@ class PoissonLoss(_LogLinkLoss):
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
-        return np.exp(z) - y * z
+        mu = np.exp(z)
+        self._z_memo = (Z, mu)
+        return mu - y * z
 
     def _dz(self, Z):
+        memo = self._z_memo
+        if memo is not None and memo[0] is Z:  # (the value's means at this very Z: the same exp, not again)
+            return memo[1][:, None] - self.Y
         return np.exp(Z) - self.Y
 
     def _hess_diag(self, Z):
@@ -336,9 +345,14 @@ class GammaLoss(_LogLinkLoss):
 
     def _pointwise(self, Z):
         z, y = Z[:, 0], self.Y[:, 0]
-        return y * np.exp(-z) + z
+        ratio = y * np.exp(-z)
+        self._z_memo = (Z, ratio)
+        return ratio + z
 
     def _dz(self, Z):
+        memo = self._z_memo
+        if memo is not None and memo[0] is Z:  # (the value's ratios y / mu at this very Z: not again)
+            return 1.0 - memo[1][:, None]
         return 1.0 - self.Y * np.exp(-Z)
 
     def _hess_diag(self, Z):
