@@ -120,13 +120,16 @@ class IterationMonitor:
         solution on the same data ends there). None: the first iteration
         stops only if it does not move at all (a cold start's support is
         arbitrary).
+    copies : bool, default=True
+        Keep copies of the best iterates; False keeps the arrays themselves
+        (a solver whose iterates are new arrays, never written to after).
     """
 
     #: an objective that rises above the best one by this many times the
     #: objective's scale (start and first iterate) means divergence
     blowup = 1e4
 
-    def __init__(self, f0, W0, b0, *, tol, keep_best, verbose=0, name="solver", start_support=None):
+    def __init__(self, f0, W0, b0, *, tol, keep_best, verbose=0, name="solver", start_support=None, copies=True):
         self.f0 = f0
         self.tol = tol
         self.keep_best = keep_best
@@ -140,6 +143,7 @@ class IterationMonitor:
         self.refitted = False  # the last iterate is a SupportJump's minimiser
         self.scale = abs(f0)
         self._support = start_support
+        self._copies = copies
 
     def update(self, it, W_old, b_old, W, b, f, support, moved=None):
         """Record iteration ``it``; return True when the solver should stop.
@@ -161,7 +165,7 @@ class IterationMonitor:
         self.objective.append(f)
         better, better_step = f < self.best[0], self.best_step is None or f < self.best_step[0]
         if better or better_step:  # (one copy serves both records: neither is modified in place)
-            record = (f, W.copy(), b.copy())
+            record = (f, W.copy(), b.copy()) if self._copies else (f, W, b)
             if better:
                 self.best = record
             if better_step:

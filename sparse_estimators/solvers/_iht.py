@@ -79,8 +79,9 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     f = loss.value_from_z(Z, W)
     if not plain_hard(operator):  # (plain hard thresholding keeps the rows it selected: their support is that)
         support = operator.support(W, k)
+    # (copies=False: the iterates below are new arrays, never written to)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard, verbose=verbose, name="IHT",
-                               start_support=warm_support(W0, support))
+                               start_support=warm_support(W0, support), copies=False)
     jump = SupportJump(loss, operator, k, support_refit, support, f)
     start_support, f_start = support, f
     latch = StepGrowthLatch()
