@@ -46,9 +46,10 @@ vdot = getattr(np.vdot, "_implementation", np.vdot)
 concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
 where = getattr(np.where, "_implementation", np.where)
 lexsort = getattr(np.lexsort, "_implementation", np.lexsort)
-#: ``np.count_nonzero`` of a whole array: its C function, without the Python function and its dispatcher around it
-#: (the splicing searches count the finite gains every round)
-count_nonzero = getattr(getattr(np, "_core", None), "multiarray", np).count_nonzero
+try:  # ``np.count_nonzero`` of a whole array: its C function, without the Python function and its dispatcher
+    from numpy._core.multiarray import count_nonzero  # (the splicing searches count the finite gains every round)
+except ImportError:  # (NumPy 1: numpy.core)
+    count_nonzero = np.count_nonzero
 
 
 def largest_magnitude(a):
