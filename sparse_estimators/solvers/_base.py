@@ -238,7 +238,7 @@ def gradient_step(loss, operator, k, W, b, gW, gb, eta, plain=False):
 
 
 def _hard_rows(V, k):
-    """``Hard()(V, k, return_support=True)`` for a C-ordered float64 ``V`` (p, m): the same array and support."""
+    """``Hard()(V, k, return_support=True)`` for a float64 ``V`` (p, m): the same array and support."""
     support = select_top_k(_magnitudes(V), k)[0]
     out = np.zeros(V.shape) if V.flags.c_contiguous else np.zeros_like(V)
     if V.shape[1] == 1:  # (one column: its 1-D view's indexing, as Hard's)
