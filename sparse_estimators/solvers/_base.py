@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _policy
 from .._utils import vdot as _vdot
-from ..thresholding._operators import _magnitudes
+from ..thresholding._operators import _magnitudes, kept_rows
 from ..thresholding._selection import select_top_k
 
 
@@ -240,12 +240,7 @@ def gradient_step(loss, operator, k, W, b, gW, gb, eta, plain=False):
 def _hard_rows(V, k):
     """``Hard()(V, k, return_support=True)`` for a float64 ``V`` (p, m): the same array and support."""
     support = select_top_k(_magnitudes(V), k)[0]
-    out = np.zeros(V.shape) if V.flags.c_contiguous else np.zeros_like(V)
-    if V.shape[1] == 1:  # (one column: its 1-D view's indexing, as Hard's)
-        out[:, 0][support] = V[:, 0][support]
-    else:
-        out[support] = V[support]
-    return out, support
+    return kept_rows(V, support), support
 
 
 def initial_step(loss, step_size):
@@ -419,8 +414,6 @@ def backtracking_step(loss, operator, k, W, b, f, gW, gb, eta, L, Z=None, grow_o
         eta = max(0.5 * eta, floor)
     if moved is not None:
         moved[0] = squared
-    if plain:  # (hard thresholding: next_step's doubling test alone)
-        return Wn, bn, Zn, fn, support, eta, eta if ratio > 0.5 else 2.0 * eta
     return Wn, bn, Zn, fn, support, eta, next_step(operator, W, support, eta, ratio,
                                                    grow_on_stable and halvings == 0)
 

@@ -179,13 +179,10 @@ class ThresholdingOperator:
             z = z.astype(np.float64)
         mags = _magnitudes(z)
         support, tau = select_top_k(mags, k)
-        out = np.zeros(z.shape, z.dtype) if z.flags.c_contiguous else np.zeros_like(z)
         if self.is_hard:
-            if z.ndim == 2 and z.shape[1] == 1:  # (one column: its 1-D view's indexing, a third of the 2-D rows')
-                out[:, 0][support] = z[:, 0][support]
-            else:
-                out[support] = z[support]
+            out = kept_rows(z, support)
             return (out, support) if return_support else out
+        out = np.zeros(z.shape, z.dtype) if z.flags.c_contiguous else np.zeros_like(z)
         kept = mags[support]
         if z.ndim == 1:
             new = self.shrink(kept, tau) if tau > 0 else kept
@@ -208,6 +205,16 @@ def _magnitudes(z):
             return np.abs(z[:, 0])
         return unit_norms(z)  # (scaled where the squares leave the range: homogeneous at every scale)
     raise ValueError(f"Thresholding expects a 1-D or 2-D array, got {z.ndim} dimensions.")
+
+
+def kept_rows(z, support):
+    """``z`` on ``support`` (entries of a vector, rows of a matrix), zeros elsewhere: hard thresholding's output."""
+    out = np.zeros(z.shape, z.dtype) if z.flags.c_contiguous else np.zeros_like(z)
+    if z.ndim == 2 and z.shape[1] == 1:  # (one column: its 1-D view's indexing, a third of the 2-D rows')
+        out[:, 0][support] = z[:, 0][support]
+    else:
+        out[support] = z[support]
+    return out
 
 
 @dataclass(frozen=True)
