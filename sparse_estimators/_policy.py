@@ -307,6 +307,12 @@ RESTRICT_SHARE = 0.5
 SCALE_FLOOR = 0.1
 #: the posterior's noise variance is at least this share of the largest prior variance (a definite ridge)
 NOISE_FLOOR = 1e-12
+#: a column's own noise variance in the posterior: its residual sum of squares plus this many pseudo-entries at the
+#: mean noise variance, over its residual degrees of freedom plus as many (on load_linnerud's 3 columns, none cost
+#: 0.13 of a pipeline's R², 10 cost 0.03, 30 nothing), and at least this share of the mean one (a column its fit
+#: interpolates has no residual, not no noise); doc/changelog.rst, "each column's noise"
+COLUMN_NOISE_PRIOR = 30.0
+COLUMN_NOISE_FLOOR = 0.1
 #: ALS: growth of the extrapolation weight while extrapolations are accepted, its shrinkage on a refusal
 #: (doc/changelog.rst has the tuning)
 EXTRAPOLATION_GROWTH = 1.5
@@ -363,6 +369,9 @@ ALS_GAIN = 1e-3
 #: within a share ALS_GAIN of the best error replaces it (a tie goes to the smaller cap)
 ALS_RANK_CUTOFF = 1e-2
 ALS_RANK_PATIENCE = 1
+#: then the smallest cap within one standard error of the best fit: at most this many caps tried, from the
+#: eigenvalue-ratio estimate of the best fit's spectrum down (or up)
+ALS_SMALL_RANK_TRIES = 3
 #: then the ridge of the best fit times these factors, at its rank and from its factors
 ALS_REFINE = (2 ** 0.5, 2 ** -0.5)
 #: a warm-started fit that cannot change the choice stops once its held-out error has stayed above the error it

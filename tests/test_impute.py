@@ -288,7 +288,10 @@ def test_imputer_recovers_a_shifted_low_rank_matrix(solver):
 
 
 def test_transform_of_new_rows_is_the_probabilistic_pca_posterior_mean():
-    """Reference: Gaussian conditioning in data space, x_M | x_O with covariance D (C^T diag(prior) C + noise I) D."""
+    """Reference: Gaussian conditioning in data space, x_M | x_O with covariance D (C^T diag(prior) C + Psi) D.
+
+    ``Psi``: the features' noise variances (``feature_noise_variance_``; factor analysis's diagonal noise).
+    """
     rng = np.random.default_rng(12)
     X = low_rank(300, 30, 3, seed=12) + rng.uniform(-2, 2, 30) + 0.2 * rng.standard_normal((300, 30))
     train, test = X[:200], X[200:]
@@ -298,8 +301,9 @@ def test_transform_of_new_rows_is_the_probabilistic_pca_posterior_mean():
     np.testing.assert_array_equal(out[~mask], test[~mask])
     C, mean, scale = imputer.components_, imputer.mean_, imputer.scale_
     assert imputer.noise_variance_ > 0 and np.all(imputer.explained_variance_ > 10 * imputer.noise_variance_)
-    cov = scale[:, None] * (C.T @ np.diag(imputer.explained_variance_) @ C
-                            + imputer.noise_variance_ * np.eye(30)) * scale
+    psi = imputer.feature_noise_variance_
+    assert psi.shape == (30,) and np.all(psi > 0)
+    cov = scale[:, None] * (C.T @ np.diag(imputer.explained_variance_) @ C + np.diag(psi)) * scale
     for i in range(test.shape[0]):
         o, miss = ~mask[i], mask[i]
         expected = mean[miss] + cov[np.ix_(miss, o)] @ np.linalg.solve(cov[np.ix_(o, o)], test[i, o] - mean[o])

@@ -1,12 +1,13 @@
 """Filling rows from a fitted low-rank model: the probabilistic-PCA posterior mean of their missing entries.
 
 Model (Tipping & Bishop's probabilistic PCA, in the basis of the learned row
-space): a row is ``x = mean + z C + e`` with ``C`` the ``r x n`` orthonormal
-components, scores ``z ~ N(0, diag(prior))`` and noise ``e ~ N(0, noise I)``.
+space, with factor analysis's diagonal noise): a row is ``x = mean + z C + e`` with ``C`` the ``r x n``
+orthonormal components, scores ``z ~ N(0, diag(prior))`` and noise ``e ~ N(0, noise diag(1 / w))``
+(``w``: :func:`column_weights`, ones for probabilistic PCA's ``noise I``).
 Given the observed part ``x_O`` of a row, the posterior mean of its scores is
-the ridge estimate
+the weighted ridge estimate
 
-    ``z = (C_O C_O^T + noise diag(1 / prior))^{-1} C_O (x_O - mean_O)``
+    ``z = (C_O W_O C_O^T + noise diag(1 / prior))^{-1} C_O W_O (x_O - mean_O)``
 
 and the missing entries are filled with ``mean_M + z C_M``: a row with few or
 uninformative observed entries is shrunk towards ``mean`` (the column offsets) instead of
@@ -18,7 +19,7 @@ import scipy.sparse
 
 from .. import _policy
 
-__all__ = ["discarded_variance", "fill_missing", "noise_variance", "ridge_penalty"]
+__all__ = ["column_weights", "discarded_variance", "fill_missing", "noise_variance", "ridge_penalty"]
 
 
 def noise_variance(residuals, n_free, discarded=None):
@@ -70,7 +71,26 @@ def ridge_penalty(noise, prior):
         return noise / prior
 
 
-def fill_missing(X, is_missing, mean, scale, components, penalty):
+def column_weights(residuals, cols, n, n_free, noise):
+    """Each column's weight ``noise / noise_j`` in the posterior: its own noise variance against the mean one.
+
+    ``noise_j``: the column's residual sum of squares over its share of the residual degrees of freedom
+    (its observed entries times ``1 - n_free / n_observed``), at least ``_policy.COLUMN_NOISE_FLOOR`` times
+    ``noise``. Standardized columns of one table differ in their noise (a column of little signal is mostly
+    noise once divided by its spread): with one noise variance for all, the posterior trusts a noisy column as
+    much as a clean one. Ones when no degree of freedom is left or ``noise`` is 0.
+    """
+    dof = residuals.size - n_free
+    if dof <= 0 or not noise > 0:
+        return np.ones(n)
+    rss = np.bincount(cols, weights=residuals * residuals, minlength=n)
+    share = np.bincount(cols, minlength=n) * (dof / residuals.size)
+    prior = _policy.COLUMN_NOISE_PRIOR  # (pseudo-entries at the mean noise: a short column keeps near it)
+    own = (rss + prior * noise) / (share + prior)
+    return noise / np.maximum(own, _policy.COLUMN_NOISE_FLOOR * noise)
+
+
+def fill_missing(X, is_missing, mean, scale, components, penalty, weights=None):
     """Fill the missing entries of ``X`` in place with their posterior mean given each row (module docstring).
 
     Parameters
@@ -89,6 +109,9 @@ def fill_missing(X, is_missing, mean, scale, components, penalty):
     penalty : ndarray of shape (r,)
         ``noise / prior`` per component (:func:`ridge_penalty`); components
         with an infinite penalty are not used.
+    weights : ndarray of shape (n,), default=None
+        Per column, the mean noise variance over the column's own (:func:`column_weights`): the posterior's
+        weighted least squares; None: ones.
 
     Returns
     -------
@@ -98,10 +121,11 @@ def fill_missing(X, is_missing, mean, scale, components, penalty):
     keep = np.isfinite(penalty)
     C, ridge = components[keep], penalty[keep]
     r, n = C.shape
-    # every row's Gram matrix C_O C_O^T as one product (observed indicator) @ (the n x r^2 outer products),
+    Cw = C if weights is None else C * weights  # (the weighted side of C_O W C_O^T and C_O W x_O)
+    # every row's Gram matrix C_O W C_O^T as one product (observed indicator) @ (the n x r^2 outer products),
     # when that table is small; else one r x r system per missingness pattern
     batched = n * r * r <= 4 * _policy.ROW_BLOCK_ENTRIES
-    outer = (C.T[:, :, None] * C.T[:, None, :]).reshape(n, r * r) if batched and r else None
+    outer = (Cw.T[:, :, None] * C.T[:, None, :]).reshape(n, r * r) if batched and r else None
     step = max(1, _policy.ROW_BLOCK_ENTRIES // max(n, r * r, 1))
     n_empty = 0
     for start in range(0, X.shape[0], step):
@@ -120,7 +144,7 @@ def fill_missing(X, is_missing, mean, scale, components, penalty):
                 target[miss] = 0.0
                 gram = ((~miss) @ outer).reshape(-1, r, r)
                 gram[:, np.arange(r), np.arange(r)] += ridge
-                scores = np.linalg.solve(gram, (target @ C.T)[:, :, None])[:, :, 0]
+                scores = np.linalg.solve(gram, (target @ Cw.T)[:, :, None])[:, :, 0]
                 fill = mean + (scores @ C) * scale
             np.copyto(block, fill, where=miss)
             if not whole:
@@ -137,11 +161,11 @@ def fill_missing(X, is_missing, mean, scale, components, penalty):
             obs = ~miss
             fill = np.broadcast_to(mean[miss], (rows.size, int(miss.sum()))).copy()
             if r and obs.any():
-                C_obs = C[:, obs]
-                gram = C_obs @ C_obs.T
+                C_obs, Cw_obs = C[:, obs], Cw[:, obs]
+                gram = Cw_obs @ C_obs.T
                 gram[np.diag_indices(r)] += ridge
                 target = (X[np.ix_(rows, obs)] - mean[obs]) / scale[obs]
-                scores = np.linalg.solve(gram, C_obs @ target.T)  # (r, rows): symmetric positive definite
+                scores = np.linalg.solve(gram, Cw_obs @ target.T)  # (r, rows): symmetric positive definite
                 fill += (scores.T @ C[:, miss]) * scale[miss]
             X[np.ix_(rows, np.flatnonzero(miss))] = fill
     return n_empty
