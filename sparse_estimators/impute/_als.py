@@ -273,7 +273,7 @@ def noise_ridge(res, rows, cols, values, shape, r, offsets):
     return _policy.ALS_NOISE_RIDGE * sigma2 / spread if spread > 0 else 0.0
 
 
-def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
+def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps, spread=None):
     """Alternating exact least squares from ``(U, V, mu)``: ``(U, V, mu, objectives, converged)``.
 
     softImpute-ALS's half-steps regress the *filled-in* matrix: EM steps,
@@ -290,7 +290,7 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
     rho / (1 - rho)``, ``rho = c_t / c_{t-1}``) is at most ``tol`` times
     the product (``converged``), or after ``max_sweeps``. ``res``: the
     residual (fit minus observed) at ``(U, V, mu)``, one of ``sweep``'s
-    buffers. ``objectives``: the objective after each sweep.
+    buffers. ``objectives``: the objective after each sweep. ``spread``: see :func:`_tolerance`.
     """
     m, n = obs.shape
     r = U.shape[1]
@@ -318,13 +318,27 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
         rate = change / previous if previous else np.inf
         previous = change
         if not size > 0 or change <= np.finfo(float).eps * size or (
-                rate < 1 and change * rate / (1 - rate) <= tol * size):
+                rate < 1 and change * rate / (1 - rate) <= _tolerance(tol, size, spread)):
             return U, V, mu, objectives, True
     return U, V, mu, objectives, False
 
 
+def _tolerance(tol, size, spread):
+    """The change at which a fit stops: ``tol`` times the product's ``size``, or its ``spread`` if smaller.
+
+    ``spread`` (None: the product's size alone): the size of the data's deviations from their column means,
+    for a fit without offsets (``LowRankImputer(center=False)``), whose product carries the columns' offsets:
+    relative to its size, a change of ``tol`` of offsets of 1e6 column deviations is 1e3 of them (the fit
+    stopped there and its residuals, hence its noise ridge, were those of the unfinished fit). Not below the
+    rounding of the product (``eps`` times its size).
+    """
+    if spread is None:
+        return tol * size
+    return max(tol * min(size, spread), np.finfo(float).eps * size)
+
+
 def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True, dense=None,
-               monitor=None, finish=False):
+               monitor=None, finish=False, spread=None):
     """``solver='als'`` on validated (and scaled) observations; ``alpha`` in the scaled units.
 
     ``init``: factors ``(U, V)`` to start from (a warm start along a path of
@@ -333,7 +347,7 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     :func:`_use_dense_sweep`. ``monitor``: called after each sweep with
     ``(U, V, mu)``; the fit stops (not converged) when it returns True.
     ``finish``: end with :func:`_exact_sweeps` (``LowRankImputer``'s final
-    fit; the warm-start factors returned are the iteration's).
+    fit; the warm-start factors returned are the iteration's). ``spread``: see :func:`_tolerance`.
     Returns a :class:`CompletionResult` (orthonormal factors) and the factors
     ``(U, V)`` for a warm start.
     """
@@ -377,7 +391,8 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         change = np.sqrt(_product_distance_squared(U, V, U0, V0, VtV) + m * float(dmu @ dmu))
         # relative to the low-rank part only (invariant to constants added to the data when centering)
         size = np.sqrt(max(float(np.sum(UtU * VtV)), 0.0))  # (U has not moved since UtU)
-        if it > 1 and change > tol * size:  # a safeguarded extrapolation of both factors
+        bound = _tolerance(tol, size, spread)
+        if it > 1 and change > bound:  # a safeguarded extrapolation of both factors
             Ue, Ve = U + beta * (U - U0), V + beta * (V - V0)
             fe, mue, rese = evaluate(Ue, Ve, trial)
             if fe < f:
@@ -390,7 +405,7 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         if verbose:
             print(f"[complete_matrix als] iter {it:4d}  objective {f / scale / scale:.6e}  "
                   f"rel. change {change / max(size, 1e-300):.2e}")
-        if change <= tol * size:
+        if change <= bound:
             converged = True
             break
         if monitor is not None and monitor(U, V, mu):
@@ -404,7 +419,7 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         ridge = alpha
         if finish == "noise" and alpha == 0:  # (a given rank without a ridge: the noise model's)
             ridge = noise_ridge(res, obs.rows, cols, vals, obs.shape, r, offsets)
-        swept = _exact_sweeps(obs, sweep, U, V, mu, res, ridge, offsets, tol, budget)
+        swept = _exact_sweeps(obs, sweep, U, V, mu, res, ridge, offsets, tol, budget, spread)
         # without a ridge, sweeps that do not settle within max_iter and moved the product farther than its own
         # size followed a direction in which the objective falls while the completed matrix grows (no bounded
         # best fit, as the warning explains): the fit keeps the ALS iterate its own rule stopped at (exact rank-3
