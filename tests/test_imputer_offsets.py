@@ -62,6 +62,39 @@ def test_no_centering_large_offsets_brief_table():
     assert _error(filled, truth, X, hidden) < 2 * means
 
 
+def _fuzz_table(seed):
+    """A small table of rank ``k`` plus column offsets of up to ``10^e``, some entries hidden (none of its rows
+    or columns empty), as drawn by the fuzz of the changelog."""
+    rng = np.random.default_rng(seed)
+    m, n = rng.integers(5, 31), rng.integers(4, 21)
+    k, e = rng.integers(1, 4), rng.integers(0, 7)
+    truth = rng.standard_normal((m, k)) @ rng.standard_normal((k, n)) + rng.uniform(-10.0**e, 10.0**e, n)
+    truth += 0.05 * rng.standard_normal((m, n)) * (seed % 2)
+    hidden = rng.random((m, n)) < rng.uniform(0.1, 0.5)
+    hidden[0] = False
+    hidden[np.arange(m), rng.integers(0, n, m)] = False
+    X = truth.copy()
+    X[hidden] = np.nan
+    return truth, X, hidden
+
+
+@pytest.mark.parametrize(("seed", "rank", "factor"), [
+    (1153, 2, 2),  # 5 x 7, rank 2 and offsets of 1e5: 241 times the column means' error, now 1.03
+    (1229, 2, 2),  # 14 x 8, the same: 20 times, now 0.83
+    (1005, 2, 10),  # 16 x 5, rank 3 and offsets fit at rank 2 (one rank short): 686 times, now 6.8
+    (1075, "auto", 2),  # 500 times, now 1.05
+])
+def test_no_centering_sweeps_do_not_grow_the_fit(seed, rank, factor):
+    # the final exact sweeps with the noise ridge (of the deviations' scale, too weak to hold the product whose
+    # top component is the offsets) ran to max_iter and grew a trailing component to 1e5 deviations
+    truth, X, hidden = _fuzz_table(seed)
+    means = _error(SimpleImputer().fit_transform(X), truth, X, hidden)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        filled = LowRankImputer(rank=rank, center=False).fit_transform(X)
+    assert _error(filled, truth, X, hidden) < factor * means
+
+
 def _constant_columns_table():
     """11 x 3, rank 2: two constant columns (1/3 and 0.1: not binary fractions, their computed means are off by a
     rounding, and so their spread), a varying one; 8 entries hidden."""

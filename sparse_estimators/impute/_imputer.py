@@ -4,7 +4,6 @@ import numbers
 import warnings
 
 import numpy as np
-import scipy.sparse
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.impute import MissingIndicator
 from sklearn.utils import check_random_state
@@ -16,7 +15,7 @@ from .._utils import all_or_nothing, power_of_two_scale
 from ..thresholding import get_operator
 from ..thresholding._operators import check_nested_params
 from ._completion import _Observed, _solve
-from ._factored import _entries, _randomized_svd
+from ._factored import _entries
 from ._imputer_input import _warn, check_params, column_scale, validate_X
 from ._imputer_rank import choose_rank
 from ._observed import observed_entries, row_blocks
@@ -30,26 +29,6 @@ def _centered_size(values, cols, counts, m):
     n = counts.size
     dev = values - (np.bincount(cols, weights=values, minlength=n) / counts)[cols]
     return float(np.sqrt(np.vdot(dev, dev) * (m * n / max(values.size, 1))))
-
-
-def _mean_filled_start(rows, cols, values, counts, shape, r, random_state):
-    """Factors ``(U, V)`` of the top ``r`` singular triplets of the observed entries, the others their column mean.
-
-    ``solver='als'``'s own start (the zero-filled entries, over the observed share) assumes columns centred on 0:
-    without offsets, columns far from 0 make the zero fill of their hidden entries errors of the size of the
-    offsets, and the start's trailing components fit those (a rank-2 fit of 6 x 13 rank-1 data with offsets of
-    1e6 deviations, 30 % hidden, stopped at components of 1e6 deviations).
-    """
-    m, n = shape
-    mean = np.bincount(cols, weights=values, minlength=n) / counts
-    S = scipy.sparse.csr_matrix((values - mean[cols], (rows, cols)), shape=shape)
-    norm = float(np.linalg.norm(mean))
-    lead = (np.ones((m, 1)) / np.sqrt(m), np.array([np.sqrt(m) * norm]),
-            (mean / norm)[None, :] if norm > 0 else np.zeros((1, n)))
-    k = min(r + _policy.OVERSAMPLE, m, n)
-    u, sv, vt = _randomized_svd(*lead, S, 1.0, k, None, 2, check_random_state(random_state))
-    root = np.sqrt(sv[:r])
-    return u[:, :r] * root, vt[:r].T * root
 
 
 class LowRankImputer(TransformerMixin, BaseEstimator):
@@ -119,7 +98,10 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         stops (looser than :func:`complete_matrix`'s ``1e-5``, as
         ``IterativeImputer``'s ``tol=1e-3``; see Notes). With
         ``solver='als'`` and no ridge, exact least-squares sweeps follow,
-        until their estimated distance to the limit is ``tol``.
+        until their estimated distance to the limit is ``tol``. Without
+        ``center``, ``solver='als'`` measures the change relative to the
+        deviations from the column means if smaller (the product carries the
+        offsets: ``tol`` of offsets of 1e6 deviations would be 1e3 of them).
     missing_values : float or np.nan, default=np.nan
         The placeholder of a missing entry.
     center : bool, default=True
@@ -524,9 +506,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             # the offsets are fitted jointly with the low-rank part (complete_matrix's center=True)
             power = power_of_two_scale(values)
             # without offsets the product carries the columns' offsets: the fit stops relative to the deviations
+            # from the column means, and starts from the table filled with them (_als._mean_filled_init)
             spread = None if self.center else _centered_size(values * power, cols, counts, m)
-            if not self.center and self.solver == "als":  # (also over the validation's warm start, from zeros)
-                init = _mean_filled_start(rows, cols, values, counts, (m, n_valid), r, self.random_state)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 obs = _Observed(rows, cols, values * power, (m, n_valid))
@@ -536,7 +517,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                                 _policy.IMPUTER_MOMENTUM, "randomized", 1, check_random_state(self.random_state),
                                 self.verbose, power, offsets=bool(self.center), alpha=alpha,
                                 init=None if init is None else (init[0] * np.sqrt(power), init[1] * np.sqrt(power)),
-                                finish=alpha == 0 and (isinstance(self.rank, str) or "noise"), spread=spread)
+                                finish=alpha == 0 and (isinstance(self.rank, str) or "noise"), spread=spread,
+                                mean_start=not self.center)
             for w in caught:  # (re-issued at the user's line)
                 _warn(w.message, w.category)
             U, s, Vt = result.U, result.s, result.Vt
