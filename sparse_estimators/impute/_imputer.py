@@ -16,19 +16,12 @@ from ..thresholding import get_operator
 from ..thresholding._operators import check_nested_params
 from ._completion import _Observed, _solve
 from ._factored import _entries
-from ._imputer_input import _warn, check_params, column_scale, validate_X
+from ._imputer_input import _warn, centered_size, check_params, column_scale, validate_X
 from ._imputer_rank import choose_rank
 from ._observed import observed_entries, row_blocks
 from ._posterior import discarded_variance, fill_missing, noise_variance, ridge_penalty
 
 __all__ = ["LowRankImputer"]
-
-
-def _centered_size(values, cols, counts, m):
-    """The Frobenius norm of the columns' deviations from their means, estimated from the observed entries."""
-    n = counts.size
-    dev = values - (np.bincount(cols, weights=values, minlength=n) / counts)[cols]
-    return float(np.sqrt(np.vdot(dev, dev) * (m * n / max(values.size, 1))))
 
 
 class LowRankImputer(TransformerMixin, BaseEstimator):
@@ -507,7 +500,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             power = power_of_two_scale(values)
             # without offsets the product carries the columns' offsets: the fit stops relative to the deviations
             # from the column means, and starts from the table filled with them (_als._mean_filled_init)
-            spread = None if self.center else _centered_size(values * power, cols, counts, m)
+            spread = None if self.center else centered_size(values * power, cols, counts, m)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 obs = _Observed(rows, cols, values * power, (m, n_valid))

@@ -52,6 +52,13 @@ def column_scale(values, cols, mean, counts):
     return np.maximum(std, _policy.SCALE_FLOOR * np.median(std[std > 0]))
 
 
+def centered_size(values, cols, counts, m):
+    """The Frobenius norm of the columns' deviations from their means, estimated from the observed entries."""
+    n = counts.size
+    dev = values - (np.bincount(cols, weights=values, minlength=n) / counts)[cols]
+    return float(np.sqrt(np.vdot(dev, dev) * (m * n / max(values.size, 1))))
+
+
 def check_params(imputer):
     """Check the imputer's parameters: a ValueError naming the first invalid one."""
     rank = imputer.rank
