@@ -180,6 +180,27 @@ def _spectral_init(obs, r, mu, rng):
     return u[:, :r] * root, vt[:r].T * root
 
 
+def _mean_filled_init(obs, r, rng):
+    """Factors from the top ``r`` singular triplets of the observed entries, the others their column mean.
+
+    The start of a fit without offsets of columns far from 0 (``mean_start``): there the zero fill of
+    :func:`_spectral_init` makes the hidden entries errors of the size of the offsets, which the start's trailing
+    components fit (a rank-2 fit of 6 x 13 rank-1 data with offsets of 1e6 deviations, 30 % hidden, stopped at
+    components of 1e6 deviations). The mean-filled table is ``1 mu^T`` plus the sparse deviations.
+    """
+    m, n = obs.shape
+    counts = _column_sums(obs.cols, n)
+    mu = _column_sums(obs.cols, n, obs.values) / np.maximum(counts, 1)
+    S = obs.set_data(obs.values - mu[obs.cols])
+    norm = float(np.linalg.norm(mu))
+    lead = (np.full((m, 1), 1 / np.sqrt(m)), np.array([np.sqrt(m) * norm]),
+            (mu / norm if norm > 0 else np.zeros(n))[None, :])
+    k = min(r + _policy.OVERSAMPLE, m, n)
+    u, s, vt = _randomized_svd(*lead, S, 1.0, k, None, 2, rng)
+    root = np.sqrt(s[:r])
+    return u[:, :r] * root, vt[:r].T * root
+
+
 def _exact_solves(pattern, F, rhs, ridge, by_columns):
     """``G_i^+ rhs_i`` for each column ``i`` (``by_columns``) or row, ``G_i = sum_{observed e in i} f_e f_e^T``.
 
@@ -273,7 +294,7 @@ def noise_ridge(res, rows, cols, values, shape, r, offsets):
     return _policy.ALS_NOISE_RIDGE * sigma2 / spread if spread > 0 else 0.0
 
 
-def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
+def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps, spread=None):
     """Alternating exact least squares from ``(U, V, mu)``: ``(U, V, mu, objectives, converged)``.
 
     softImpute-ALS's half-steps regress the *filled-in* matrix: EM steps,
@@ -290,7 +311,7 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
     rho / (1 - rho)``, ``rho = c_t / c_{t-1}``) is at most ``tol`` times
     the product (``converged``), or after ``max_sweeps``. ``res``: the
     residual (fit minus observed) at ``(U, V, mu)``, one of ``sweep``'s
-    buffers. ``objectives``: the objective after each sweep.
+    buffers. ``objectives``: the objective after each sweep. ``spread``: see :func:`_tolerance`.
     """
     m, n = obs.shape
     r = U.shape[1]
@@ -318,13 +339,27 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps):
         rate = change / previous if previous else np.inf
         previous = change
         if not size > 0 or change <= np.finfo(float).eps * size or (
-                rate < 1 and change * rate / (1 - rate) <= tol * size):
+                rate < 1 and change * rate / (1 - rate) <= _tolerance(tol, size, spread)):
             return U, V, mu, objectives, True
     return U, V, mu, objectives, False
 
 
+def _tolerance(tol, size, spread):
+    """The change at which a fit stops: ``tol`` times the product's ``size``, or its ``spread`` if smaller.
+
+    ``spread`` (None: the product's size alone): the size of the data's deviations from their column means,
+    for a fit without offsets (``LowRankImputer(center=False)``), whose product carries the columns' offsets:
+    relative to its size, a change of ``tol`` of offsets of 1e6 column deviations is 1e3 of them (the fit
+    stopped there and its residuals, hence its noise ridge, were those of the unfinished fit). Not below the
+    rounding of the product (``eps`` times its size).
+    """
+    if spread is None:
+        return tol * size
+    return max(tol * min(size, spread), np.finfo(float).eps * size)
+
+
 def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True, dense=None,
-               monitor=None, finish=False):
+               monitor=None, finish=False, spread=None, mean_start=False):
     """``solver='als'`` on validated (and scaled) observations; ``alpha`` in the scaled units.
 
     ``init``: factors ``(U, V)`` to start from (a warm start along a path of
@@ -333,7 +368,9 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     :func:`_use_dense_sweep`. ``monitor``: called after each sweep with
     ``(U, V, mu)``; the fit stops (not converged) when it returns True.
     ``finish``: end with :func:`_exact_sweeps` (``LowRankImputer``'s final
-    fit; the warm-start factors returned are the iteration's).
+    fit; the warm-start factors returned are the iteration's). ``spread``: the stopping rules' reference if
+    smaller than the product (:func:`_tolerance`). ``mean_start``: without ``init``, start from
+    :func:`_mean_filled_init` (a fit without offsets of columns far from 0), not :func:`_spectral_init`.
     Returns a :class:`CompletionResult` (orthonormal factors) and the factors
     ``(U, V)`` for a warm start.
     """
@@ -344,7 +381,10 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     inv_counts = np.divide(1.0, counts, out=np.zeros(n), where=counts > 0)
     vals_sums = _column_sums(cols, n, vals) if offsets else None
     mu = vals_sums * inv_counts if offsets else np.zeros(n)
-    U, V = _spectral_init(obs, r, mu, rng) if init is None else (init[0].copy(), init[1].copy())
+    if init is not None:
+        U, V = init[0].copy(), init[1].copy()
+    else:
+        U, V = _mean_filled_init(obs, r, rng) if mean_start else _spectral_init(obs, r, mu, rng)
     sweep = (_DenseSweep if dense else _SparseSweep)(obs, vals_sums, inv_counts, offsets)
     buffers = sweep.buffers
 
@@ -377,7 +417,8 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         change = np.sqrt(_product_distance_squared(U, V, U0, V0, VtV) + m * float(dmu @ dmu))
         # relative to the low-rank part only (invariant to constants added to the data when centering)
         size = np.sqrt(max(float(np.sum(UtU * VtV)), 0.0))  # (U has not moved since UtU)
-        if it > 1 and change > tol * size:  # a safeguarded extrapolation of both factors
+        bound = _tolerance(tol, size, spread)
+        if it > 1 and change > bound:  # a safeguarded extrapolation of both factors
             Ue, Ve = U + beta * (U - U0), V + beta * (V - V0)
             fe, mue, rese = evaluate(Ue, Ve, trial)
             if fe < f:
@@ -390,7 +431,7 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         if verbose:
             print(f"[complete_matrix als] iter {it:4d}  objective {f / scale / scale:.6e}  "
                   f"rel. change {change / max(size, 1e-300):.2e}")
-        if change <= tol * size:
+        if change <= bound:
             converged = True
             break
         if monitor is not None and monitor(U, V, mu):
@@ -404,13 +445,17 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         ridge = alpha
         if finish == "noise" and alpha == 0:  # (a given rank without a ridge: the noise model's)
             ridge = noise_ridge(res, obs.rows, cols, vals, obs.shape, r, offsets)
-        swept = _exact_sweeps(obs, sweep, U, V, mu, res, ridge, offsets, tol, budget)
+        swept = _exact_sweeps(obs, sweep, U, V, mu, res, ridge, offsets, tol, budget, spread)
         # without a ridge, sweeps that do not settle within max_iter and moved the product farther than its own
         # size followed a direction in which the objective falls while the completed matrix grows (no bounded
         # best fit, as the warning explains): the fit keeps the ALS iterate its own rule stopped at (exact rank-3
         # tables of about 20 x 20, 60 % hidden: hidden entries 42 to 167 column deviations off, not 1.2 to 1.4)
         size = float(np.sum((U.T @ U) * (V.T @ V)))
-        if swept[4] or ridge > 0 or _product_distance_squared(swept[0], swept[1], U, V) <= size:
+        # (with ``spread``, a fit without offsets: with a ridge too, and farther than the deviations' size, since
+        # the product's is the offsets'; the noise ridge, at their scale, did not hold 16 x 5 tables with offsets
+        # of 1e6 deviations, fit at rank 2: 873 sweeps grew the second component's variance from 13 to 2e5)
+        moved = _product_distance_squared(swept[0], swept[1], U, V)
+        if swept[4] or (moved <= min(size, spread * spread) if spread is not None else ridge > 0 or moved <= size):
             U, V, mu, objectives, converged = swept
             losses.extend(objectives)
             times.extend([time.perf_counter() - t0] * len(objectives))

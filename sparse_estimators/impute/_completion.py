@@ -295,19 +295,20 @@ def complete_matrix(observed, rank, *, shape=None, solver="accelerated", thresho
 
 
 def _solve(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver, n_power_iter, rng,
-           verbose, scale, offsets=False, alpha=0.0, init=None, finish=False):
+           verbose, scale, offsets=False, alpha=0.0, init=None, finish=False, spread=None, mean_start=False):
     """The iteration of :func:`complete_matrix` on validated input (also called by LowRankImputer).
 
     ``alpha`` (``solver='als'``) is in the data's units; the data were scaled by ``scale``; ``init``: the
     factors ``(U, V)`` ``solver='als'`` starts from (scaled units), else its spectral start; ``finish``: the ALS
     fit ends with exact alternating least squares (``_als._exact_sweeps``; ``'noise'``: without a ridge, with
-    ``_als.noise_ridge``'s). BLAS runs on
+    ``_als.noise_ridge``'s); ``spread``, ``mean_start``: ``solver='als'`` stops relative to ``spread`` if
+    smaller than the product (``_als._tolerance``), starts from the mean-filled table. BLAS runs on
     ``_policy.BLAS_THREADS`` threads.
     """
     with _limit_blas_threads():
         if solver == "als":
             return _solve_als(obs, r, alpha * scale, max_iter, tol, rng, verbose, scale, offsets, init=init,
-                              finish=finish)[0]
+                              finish=finish, spread=spread, mean_start=mean_start)[0]
         if solver == "regularized":
             return _solve_local_search(obs, r, max_iter, tol, n_power_iter, rng, verbose, scale, offsets)
         return _solve_thresholding(obs, r, operator, solver, auto, step_size, max_iter, tol, momentum, svd_solver,

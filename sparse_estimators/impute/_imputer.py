@@ -16,7 +16,7 @@ from ..thresholding import get_operator
 from ..thresholding._operators import check_nested_params
 from ._completion import _Observed, _solve
 from ._factored import _entries
-from ._imputer_input import _warn, check_params, column_scale, validate_X
+from ._imputer_input import _warn, centered_size, check_params, column_scale, validate_X
 from ._imputer_rank import choose_rank
 from ._observed import observed_entries, row_blocks
 from ._posterior import column_weights, discarded_variance, fill_missing, noise_variance, ridge_penalty
@@ -91,7 +91,10 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         stops (looser than :func:`complete_matrix`'s ``1e-5``, as
         ``IterativeImputer``'s ``tol=1e-3``; see Notes). With
         ``solver='als'`` and no ridge, exact least-squares sweeps follow,
-        until their estimated distance to the limit is ``tol``.
+        until their estimated distance to the limit is ``tol``. Without
+        ``center``, ``solver='als'`` measures the change relative to the
+        deviations from the column means if smaller (the product carries the
+        offsets: ``tol`` of offsets of 1e6 deviations would be 1e3 of them).
     missing_values : float or np.nan, default=np.nan
         The placeholder of a missing entry.
     center : bool, default=True
@@ -505,6 +508,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         else:
             # the offsets are fitted jointly with the low-rank part (complete_matrix's center=True)
             power = power_of_two_scale(values)
+            # without offsets the product carries the columns' offsets: the fit stops relative to the deviations
+            # from the column means, and starts from the table filled with them (_als._mean_filled_init)
+            spread = None if self.center else centered_size(values * power, cols, counts, m)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 obs = _Observed(rows, cols, values * power, (m, n_valid))
@@ -514,7 +520,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                                 _policy.IMPUTER_MOMENTUM, "randomized", 1, check_random_state(self.random_state),
                                 self.verbose, power, offsets=bool(self.center), alpha=alpha,
                                 init=None if init is None else (init[0] * np.sqrt(power), init[1] * np.sqrt(power)),
-                                finish=alpha == 0 and (isinstance(self.rank, str) or "noise"))
+                                finish=alpha == 0 and (isinstance(self.rank, str) or "noise"), spread=spread,
+                                mean_start=not self.center)
             for w in caught:  # (re-issued at the user's line)
                 _warn(w.message, w.category)
             U, s, Vt = result.U, result.s, result.Vt

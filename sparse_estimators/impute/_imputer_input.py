@@ -31,17 +31,32 @@ def _warn(message, category=UserWarning):
 
 
 def column_scale(values, cols, mean, counts):
-    """Standard deviation of each column's observed entries (1 where it is 0), without overflow for huge data."""
+    """Standard deviation of each column's observed entries, floored, without overflow for huge data.
+
+    Zero for a constant column (its rounding included), then the floor: a tenth of the median of the others
+    (ones if every column is constant).
+    """
     dev = values - mean[cols]
     top = np.zeros(mean.size)
     np.maximum.at(top, cols, np.abs(dev))
     safe = np.where(top > 0, top, 1.0)
     ratio = dev / safe[cols]
     std = np.where(top > 0, safe * np.sqrt(np.bincount(cols, weights=ratio * ratio, minlength=mean.size) / counts), 0.0)
+    # a constant column's deviations from its computed mean are its rounding (1e-17 for a column of 0.1): zero
+    # spread, as scikit-learn's StandardScaler's test (_is_constant_feature), not a scale that divides by ~0
+    eps = np.finfo(float).eps
+    std[std <= counts * eps * np.abs(mean)] = 0.0
     if not (std > 0).any():
         return np.ones(mean.size)
     # floored at the median: no column's units dominate, and nearly constant columns are not blown up into outliers
     return np.maximum(std, _policy.SCALE_FLOOR * np.median(std[std > 0]))
+
+
+def centered_size(values, cols, counts, m):
+    """The Frobenius norm of the columns' deviations from their means, estimated from the observed entries."""
+    n = counts.size
+    dev = values - (np.bincount(cols, weights=values, minlength=n) / counts)[cols]
+    return float(np.sqrt(np.vdot(dev, dev) * (m * n / max(values.size, 1))))
 
 
 def check_params(imputer):

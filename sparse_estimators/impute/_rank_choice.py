@@ -403,7 +403,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     result, init = _solve_als(obs, r, level, max_iter, tol, rng, 0, 1.0, center, init=init,
-                                              warn=False, monitor=monitor, finish=finish)
+                                              warn=False, monitor=monitor, finish=finish, mean_start=not center)
                 if not result.s.size or result.s[0] <= 1e-12 * top:
                     init = None  # (zero factors are a stationary point of ALS: the next fit starts afresh)
                 results.append(result)
