@@ -15,11 +15,10 @@ from .._utils import all_or_nothing, power_of_two_scale
 from ..thresholding import get_operator
 from ..thresholding._operators import check_nested_params
 from ._completion import _Observed, _solve
-from ._factored import _entries
-from ._imputer_input import _warn, centered_size, check_params, column_scale, validate_X
+from ._imputer_input import _warn, centered_size, check_params, column_scale, observed_table, validate_X
 from ._imputer_rank import choose_rank
-from ._observed import observed_entries, row_blocks
-from ._posterior import column_weights, discarded_variance, fill_missing, noise_variance, ridge_penalty
+from ._observed import row_blocks
+from ._posterior import fill_missing, transform_model
 
 __all__ = ["LowRankImputer"]
 
@@ -470,26 +469,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         check_params(self)
         X = validate_X(self, X, reset=True, copy=False)  # (read only: never a copy of X)
         m, n = X.shape
-        # the observed entries, gathered row block by row block (no m x n mask)
-        rows, cols, values = observed_entries(X, self._is_missing)
-        if values.size == 0:
-            raise ValueError(f"Every entry of X is missing (missing_values={self.missing_values!r}): "
-                             "there is nothing to learn from.")
-        if values.size == m * n and not is_scalar_nan(self.missing_values):
-            _warn(f"missing_values={self.missing_values!r} does not occur in X: nothing to impute in the training "
-                  "data.")
-        valid = np.bincount(cols, minlength=n) > 0
-        if not valid.all():
-            what = ("they are imputed with 0" if self.keep_empty_features else
-                    "they are dropped from the output (keep_empty_features=False), as in SimpleImputer")
-            _warn(f"{int((~valid).sum())} column(s) of X have no observed entry (e.g. column "
-                  f"{int(np.flatnonzero(~valid)[0])}): {what}.")
-            cols = (np.cumsum(valid) - 1)[cols]  # (the model is fit on the columns with an observed entry)
+        rows, cols, values, valid, empty_rows = observed_table(self, X)
         n_valid = int(valid.sum())
-        empty_rows = np.bincount(rows, minlength=m) == 0
-        if empty_rows.any():
-            _warn(f"{int(empty_rows.sum())} row(s) of X have no observed entry: they are imputed with "
-                  f"{self._empty_row_fill()}.")
         counts = np.bincount(cols, minlength=n_valid)
         mean = np.bincount(cols, weights=values, minlength=n_valid) / counts
         # the model is fit to the standardized columns: the imputation does not depend on the columns' units
@@ -527,29 +508,17 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             U, s, Vt = result.U, result.s, result.Vt
             mean = result.column_offsets
             n_iter, loss_curve = result.n_iter, result.loss_curve
-        # the noise level and the scores' variance: the probabilistic-PCA model of transform (computed on the
-        # data rescaled by a power of two, as the completion is: squares of extreme data are not representable)
-        power = power_of_two_scale(values)
-        residuals = (values - mean[cols]) * power
-        if s.size:
-            # (solver='als': from the fit's own pattern, whose order is that of rows, cols, by dense row blocks;
-            # the other solvers keep the per-entry sums their fits were measured with)
-            residuals -= (obs.entries(U, s * power, Vt) if fitted and self.solver == "als"
-                          else _entries(U, s * power, Vt, rows, cols))
+        # the noise level and the scores' variance: the probabilistic-PCA model of transform
         n_rows = m - int(empty_rows.sum())
-        prior = (s * power) ** 2 / max(n_rows, 1)
         n_free = r * (n_rows + n_valid - r) + (n_valid if self.center else 0)
-        noise = noise_variance(residuals, n_free,
-                               lambda: discarded_variance(rows, cols, values * power, (m, n_valid), r))
-        self._penalty = ridge_penalty(noise, prior)
-        # (each column's noise against the mean one: the posterior's weights; ones for the column means alone)
-        self._weights = np.ones(n)
-        if s.size:
-            self._weights[valid] = column_weights(residuals, cols, n_valid, n_free, noise)
-        with np.errstate(over="ignore", under="ignore"):
-            self.noise_variance_ = noise / power / power
-            self.feature_noise_variance_ = self.noise_variance_ / self._weights
-            self.explained_variance_ = prior / power / power
+        # (solver='als': the fit's own pattern of entries; the other solvers' per-entry sums)
+        product = obs if fitted and self.solver == "als" else None
+        noise, prior, self._penalty, weights = transform_model(values, mean, rows, cols, (m, n_valid), U, s, Vt,
+                                                               n_rows, n_free, product)
+        self._weights = np.ones(n)  # (ones for the features without an observed entry)
+        self._weights[valid] = weights
+        self.noise_variance_, self.explained_variance_ = noise, prior
+        self.feature_noise_variance_ = noise / self._weights
         self.mean_ = np.zeros(n)
         self.mean_[valid] = mean * scale if fitted else raw_mean
         self.scale_ = np.ones(n)

@@ -15,7 +15,7 @@ from sklearn.utils.validation import validate_data
 from .. import _policy
 from ..thresholding import get_operator
 from ._completion import _SOLVERS
-from ._observed import check_solver_thresholding, row_blocks
+from ._observed import check_solver_thresholding, observed_entries, row_blocks
 
 #: frames in these directories are not the user's line (warnings point past them, also through a Pipeline)
 _INTERNAL = tuple(os.path.dirname(os.path.abspath(path)) + os.sep
@@ -123,3 +123,32 @@ def validate_X(imputer, X, *, reset, copy):
             raise ValueError(f"Input X contains NaN but missing_values={imputer.missing_values!r}: set "
                              "missing_values=np.nan if NaN marks the missing entries.")
     return X
+
+
+def observed_table(imputer, X):
+    """The observed entries of a validated ``X`` (``rows, cols, values``), gathered row block by row block.
+
+    Also returns ``valid`` (the columns with an observed entry; ``cols`` counts those alone) and ``empty_rows``,
+    with a warning for each kind of empty line, and for a ``missing_values`` that does not occur; raises when
+    every entry is missing.
+    """
+    m, n = X.shape
+    rows, cols, values = observed_entries(X, imputer._is_missing)  # (no m x n mask)
+    if values.size == 0:
+        raise ValueError(f"Every entry of X is missing (missing_values={imputer.missing_values!r}): "
+                         "there is nothing to learn from.")
+    if values.size == m * n and not is_scalar_nan(imputer.missing_values):
+        _warn(f"missing_values={imputer.missing_values!r} does not occur in X: nothing to impute in the training "
+              "data.")
+    valid = np.bincount(cols, minlength=n) > 0
+    if not valid.all():
+        what = ("they are imputed with 0" if imputer.keep_empty_features else
+                "they are dropped from the output (keep_empty_features=False), as in SimpleImputer")
+        _warn(f"{int((~valid).sum())} column(s) of X have no observed entry (e.g. column "
+              f"{int(np.flatnonzero(~valid)[0])}): {what}.")
+        cols = (np.cumsum(valid) - 1)[cols]  # (the model is fit on the columns with an observed entry)
+    empty_rows = np.bincount(rows, minlength=m) == 0
+    if empty_rows.any():
+        _warn(f"{int(empty_rows.sum())} row(s) of X have no observed entry: they are imputed with "
+              f"{imputer._empty_row_fill()}.")
+    return rows, cols, values, valid, empty_rows

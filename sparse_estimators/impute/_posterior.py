@@ -18,8 +18,11 @@ import numpy as np
 import scipy.sparse
 
 from .. import _policy
+from .._utils import power_of_two_scale
+from ._factored import _entries
 
-__all__ = ["column_weights", "discarded_variance", "fill_missing", "noise_variance", "ridge_penalty"]
+__all__ = ["column_weights", "discarded_variance", "fill_missing", "noise_variance", "ridge_penalty",
+           "transform_model"]
 
 
 def noise_variance(residuals, n_free, discarded=None):
@@ -88,6 +91,39 @@ def column_weights(residuals, cols, n, n_free, noise):
     prior = _policy.COLUMN_NOISE_PRIOR  # (pseudo-entries at the mean noise: a short column keeps near it)
     own = (rss + prior * noise) / (share + prior)
     return noise / np.maximum(own, _policy.COLUMN_NOISE_FLOOR * noise)
+
+
+def transform_model(values, mean, rows, cols, shape, U, s, Vt, n_rows, n_free, product=None):
+    """The model of :func:`fill_missing` from a completion's fit: noise, scores' variance, penalty, weights.
+
+    ``values`` are the observed entries (standardized), ``mean`` the fitted column offsets, ``U, s, Vt`` the
+    fitted product (``product``: its pattern of observed entries, ``_Observed``, whose order of summation the
+    fit used; None: the per-entry sums of ``_factored._entries``), ``n_rows`` the rows with an observed entry
+    and ``n_free`` the fitted parameters. Computed on the data rescaled by a power of two, as the completion is
+    (squares of extreme data are not representable), and returned in the data's units.
+
+    Returns
+    -------
+    noise : float
+        :func:`noise_variance` (probabilistic PCA's :func:`discarded_variance` when no degree of freedom is left).
+    prior : ndarray of shape (r,)
+        The variance of the rows' scores along each component.
+    penalty : ndarray of shape (r,)
+        :func:`ridge_penalty`.
+    weights : ndarray of shape (n,)
+        :func:`column_weights` (ones without a component).
+    """
+    power = power_of_two_scale(values)
+    residuals = (values - mean[cols]) * power
+    if s.size:
+        residuals -= (product.entries(U, s * power, Vt) if product is not None
+                      else _entries(U, s * power, Vt, rows, cols))
+    prior = (s * power) ** 2 / max(n_rows, 1)
+    noise = noise_variance(residuals, n_free, lambda: discarded_variance(rows, cols, values * power, shape, len(s)))
+    penalty = ridge_penalty(noise, prior)
+    weights = column_weights(residuals, cols, shape[1], n_free, noise) if s.size else np.ones(shape[1])
+    with np.errstate(over="ignore", under="ignore"):
+        return noise / power / power, prior / power / power, penalty, weights
 
 
 def fill_missing(X, is_missing, mean, scale, components, penalty, weights=None):
