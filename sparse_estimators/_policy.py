@@ -346,11 +346,12 @@ AUTO_FOLDS_BELOW = 1000
 AUTO_FOLDS = 10
 #: every rank up to this one is tried, then a geometric grid
 AUTO_DENSE = 10
-#: a rank r is validated only if its free parameters r (m + n - r) are at most this share of the entries fit on:
-#: half for a hard rank (its fits have no shrinkage), all of them (offsets counted) for solver='als', whose ridge
-#: keeps a high rank in check (with half, the default's error on exact tall low-rank tables was up to 0.98 of the
-#: column means'; doc/changelog.rst, "free parameters ``r (m + n - r)``")
-AUTO_PARAMETER_SHARE = 0.5
+#: a rank r is validated only if its free parameters r (m + n - r), the column offsets counted, are at most this
+#: share of the entries fit on: all of them, for a hard rank (the hold-out refuses a rank that over-fits; with half,
+#: 10 x 500 tables of rank 4 could not be validated: doc/changelog.rst, "wide tables with a hard rank") as for
+#: solver='als' (with half, the default's error on exact tall low-rank tables was up to 0.98 of the column means';
+#: doc/changelog.rst, "free parameters ``r (m + n - r)``")
+AUTO_PARAMETER_SHARE = 1.0
 ALS_PARAMETER_SHARE = 1.0
 #: the validation fits stop at this relative change at the latest (they only need to rank the ranks)
 AUTO_TOL = 1e-3

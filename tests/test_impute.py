@@ -505,15 +505,15 @@ def test_imputer_auto_rank_grid_and_bounds():
 
     assert rank_grid(40) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 19, 24, 30, 38, 40]
     assert rank_grid(3) == [1, 2, 3]
-    # a hard rank r needs r (m + n - r) <= half the entries fit on: 40 x 10 with 60 % observed (226, 203 fit on)
-    # allows ranks up to 2 (2 * 48 = 96 <= 101 < 3 * 47); solver='als' (its ridge keeps a rank in check) all of
-    # them, the 10 offsets counted: up to 4 (4 * 46 + 10 = 194 <= 203 < 5 * 45 + 10)
+    # a rank r needs r (m + n - r) free parameters, the 10 offsets counted, at most the entries fit on: 40 x 10
+    # with 60 % observed (226, 203 fit on) allows ranks up to 4 (4 * 46 + 10 = 194 <= 203 < 5 * 45 + 10), with a
+    # hard rank (before: half the entries, up to 2 = 2 * 48 = 96 <= 101 < 3 * 47) as with solver='als'
     rng = np.random.default_rng(40)
     X = rng.standard_normal((40, 2)) @ rng.standard_normal((2, 10)) + 0.01 * rng.standard_normal((40, 10))
     X_missing = _missing(X, 0.4, 40)[0]
     assert np.count_nonzero(~np.isnan(X_missing)) == 226
     imputer = LowRankImputer(rank="auto", solver="accelerated").fit(X_missing)
-    assert imputer.rank_validation_.ranks.max() == 2 and imputer.rank_ == 2
+    assert imputer.rank_validation_.ranks.max() == 4 and imputer.rank_ == 2
     imputer = LowRankImputer(rank="auto").fit(X_missing)
     assert imputer.rank_validation_.ranks.max() == 4 and imputer.rank_ == 2
     # too few entries for any rank: the column means, the safe choice, without a warning (ordinary use on a

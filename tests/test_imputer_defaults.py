@@ -75,10 +75,12 @@ def test_hard_rank_pipeline_on_a_tiny_table_is_not_worse_than_simple_imputer():
     training fold) that choice was a coin flip: over missingness seeds 0 to 8 (seed 9 hides a whole row, which
     warns) the difference of the scores was 0 on 5 seeds, -0.063 at worst, -0.007 in the mean. The held-out errors
     are now pooled over 10 folds covering every observed entry: 0 on 7 seeds, -0.015 at worst, -0.002 in the mean.
+    Since rank 1 is validated on a 16 x 3 fold (its 18 free parameters and 3 offsets at most the entries fit on,
+    not half of them): 0 on 5 seeds, -0.015 at worst, +0.0002 in the mean.
     """
     scores = np.array([_pipeline_scores("linnerud", seed, solver="accelerated") for seed in range(9)])
     diff = scores[:, 0] - scores[:, 1]
-    assert np.sum(np.abs(diff) < 1e-9) >= 6, diff  # (rank 0: SimpleImputer's fill, the same pipeline)
+    assert np.sum(np.abs(diff) < 1e-9) >= 5, diff  # (rank 0: SimpleImputer's fill, the same pipeline)
     assert diff.min() >= -0.03 and diff.mean() >= -0.005, diff
 
 
@@ -170,7 +172,8 @@ def test_rank_zero_is_chosen_on_a_table_without_low_rank_structure():
     imputer = LowRankImputer(solver="accelerated").fit(X_missing)  # (the hard rank's grid; ALS: the next test)
     validation = imputer.rank_validation_
     assert imputer.rank_ == 0 and validation.best_rank == 0
-    assert validation.ranks.tolist() == [0, 1, 2]  # (the early stop: two ranks above the best validate worse)
+    # (every rank the entries validate, up to 7 here: the grid's early stop waits for one that beats the column means)
+    assert validation.ranks.tolist() == list(range(8))
     assert validation.mean_errors[0] < validation.mean_errors[1:].min()
     # rank 0 imputes what SimpleImputer does, to the last bit
     np.testing.assert_array_equal(imputer.transform(X_missing), SimpleImputer().fit(X_missing).transform(X_missing))

@@ -52,3 +52,18 @@ def test_feature_noise_variance_follows_each_columns_noise():
     imputer = LowRankImputer(rank=2).fit(X)
     psi = imputer.feature_noise_variance_  # (standardized units, as noise_variance_)
     assert psi[8:].min() > imputer.noise_variance_ > psi[:8].max()
+
+
+@pytest.mark.parametrize("solver, r, seed", [("accelerated", 3, 2), ("accelerated", 4, 0), ("iht", 3, 2)])
+def test_hard_rank_of_an_exact_wide_table_is_its_true_rank(solver, r, seed):
+    """10 x 500 of exact rank 3 and 4, 20 % hidden, a hard rank: rank 0 (the column means) and 3 were chosen.
+
+    On about 7 entries a column, the ranks below the true one validated worse than the column means, and the grid
+    stopped there; rank 4 was not validated (its free parameters above half the entries).
+    """
+    truth, full, X, hidden = _table(10, 500, r, 0.0, 0.2, seed)
+    imputer = LowRankImputer(solver=solver)
+    Z = imputer.fit_transform(X)
+    assert imputer.rank_ == r
+    spread = np.sqrt(np.mean(full.var(axis=0)))  # (the column means score about 1)
+    assert np.sqrt(np.mean((Z - truth)[hidden] ** 2)) < 0.3 * spread

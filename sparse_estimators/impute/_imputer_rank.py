@@ -57,8 +57,8 @@ def identifiable_ranks(n_observed, shape, *, share=None, offsets=0):
 
     ``r (m + n - r)``, the free parameters of an ``m x n`` matrix of rank
     ``r`` (plus ``offsets``, the fitted column offsets), at most a share
-    ``share`` of the entries fit on (``_policy.AUTO_PARAMETER_SHARE``, half,
-    when None: a hard rank), and ``r <= min(m, n) - 2``.
+    ``share`` of the entries fit on (``_policy.AUTO_PARAMETER_SHARE``, all of
+    them, when None), and ``r <= min(m, n) - 2``.
     """
     m, n = shape
     share = _policy.AUTO_PARAMETER_SHARE if share is None else share
@@ -89,13 +89,19 @@ def auto_rank(rows, cols, values, shape, *, seed, center, **options):
     ``_policy.AUTO_FOLDS`` folds in turn, their errors pooled (:func:`validation_splits`);
     each rank is completed from the rest with :func:`complete_matrix` (``options``; convergence
     warnings of these fits are not shown: they stop at ``max(tol, 1e-3)``).
-    The grid stops once two ranks above the best one validate worse than it.
+    The grid stops once two ranks above the best one ``>= 1`` validate worse than it, but not among the ranks up
+    to ``_policy.AUTO_DENSE`` before one beats rank 0 by one standard error: on a wide table of few rows (10 x 500)
+    the columns' few entries make the ranks below the true one validate worse than the column means, and worse
+    the closer they come to it, so that the stop ended the grid below the true rank.
+    The ranks validated are those whose free parameters, the column offsets included, are at most the entries fit
+    on (:func:`identifiable_ranks`), as with ``solver='als'``: with half of them, 10 x 500 tables of rank 4 and 5
+    (20 % hidden) could not be validated.
     The best rank is chosen over rank 0 only if it beats it by more than one
     standard error (:func:`_beats_column_means`). Returns the :class:`RankValidation` of every rank tried (in the order
     tried, rank 0 first), or None when no rank ``>= 1`` can be validated.
     """
     m, n = shape
-    allowed = identifiable_ranks(values.size, shape)
+    allowed = identifiable_ranks(values.size, shape, offsets=n if center else 0)
     if not allowed:
         return None
     splits = validation_splits(rows, cols, values, shape, seed)
@@ -121,7 +127,11 @@ def auto_rank(rows, cols, values, shape, *, seed, center, **options):
     for r in rank_grid(allowed[-1]):
         grid.append(r)
         error(r)
-        best = min(grid, key=lambda q: (tried[q], q))
+        # (the stop watches the ranks >= 1 only, and waits, among the dense ranks, for one that beats the column
+        # means: on a table of few rows the ranks below the true one can validate worse than the column means)
+        best = min(grid[1:], key=lambda q: (tried[q], q))
+        if r < _policy.AUTO_DENSE and not _beats_column_means(residuals[0], residuals[best]):
+            continue
         if sum(tried[q] > tried[best] for q in grid[grid.index(best) + 1:]) >= _policy.AUTO_PATIENCE:
             break
     best = min(grid, key=lambda q: (tried[q], q))
@@ -148,8 +158,8 @@ def auto_rank_and_alpha(rows, cols, values, shape, *, seed, center, max_iter, to
     Returns ``(validation, init)`` (``init`` None for rank 0), or ``(None, None)`` when no rank ``>= 1`` can be
     validated. The ranks validated are those whose free parameters, the offsets included, are at most the entries
     fit on (``_policy.ALS_PARAMETER_SHARE``): the ridge, chosen on the held-out entries, keeps a rank that
-    would over-fit in check, where a hard rank needs the margin of :func:`auto_rank` (half the entries); with that
-    margin, a 1000 x 6 table of rank 2 with 30 % of its entries missing was fit at rank 1.
+    would over-fit in check; with half of them, a 1000 x 6 table of rank 2 with 30 % of its entries missing was fit
+    at rank 1.
     """
     allowed = identifiable_ranks(values.size, shape, share=_policy.ALS_PARAMETER_SHARE,
                                  offsets=shape[1] if center else 0)
