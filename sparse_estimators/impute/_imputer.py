@@ -59,11 +59,12 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
         the other solvers (:func:`choose_rank`, with this imputer's options)
         over the grid ``1, 2, ...,
         10, 12, 15, 19, 24, 30, ...`` (every rank to 10, then ratios of about
-        1.25), stopped once two grid ranks above the best one validate worse
-        than it, then refined on at most 6 ranks between the best one's grid
-        neighbours; the best rank replaces rank 0 only if it beats it by more
-        than one standard error on the same held-out entries. An int above ``min(n_samples, n_features) - 1`` is
-        clipped, with a warning.
+        1.25), stopped once two grid ranks above the best one (not rank 0; and
+        up to 10, not before a rank beats rank 0) validate worse than it, then
+        refined on at most 6 ranks between the best one's grid neighbours; the
+        best rank replaces rank 0 only if it beats it by more than one
+        standard error on the same held-out entries. An int above
+        ``min(n_samples, n_features) - 1`` is clipped, with a warning.
     solver : {'als', 'accelerated', 'iht', 'regularized'}, default='als'
         See :func:`complete_matrix`. ``'als'``, a ridge ``alpha`` on the
         factors, shrinks the singular values like SoftImpute; with
@@ -236,9 +237,8 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     ``rank='auto'`` validates a rank ``r`` only if ``r (m + n - r)``, the
     number of free parameters of an ``m x n`` matrix of rank ``r``, is at
     most the entries it is fit on (a rank with more unknowns than
-    observations cannot be identified; with ``solver='als'`` the ``n``
-    offsets of ``center`` count too; with a hard rank, half the entries: a
-    fit without shrinkage needs the margin), and below ``min(m, n) - 1``. With
+    observations cannot be identified; the ``n`` offsets of ``center``
+    count too), and below ``min(m, n) - 1``. With
     ``solver='iht'`` or ``'accelerated'`` (a hard rank), the
     validation error of a rank-constrained fit falls while the rank adds
     signal and rises once it fits noise (hard thresholding has no
