@@ -333,6 +333,10 @@ EXACT_SWEEP_BLOCK = 1 << 20
 #: a given rank without a ridge: the exact sweeps' ridge is this many noise variances over the data's spread
 #: (impute/_als.py, noise_ridge; doc/changelog.rst, "a given rank the table does not determine")
 ALS_NOISE_RIDGE = 1.0
+#: a given rank's sweeps (finish='noise') are accelerated by Anderson's mixing of this many previous sweeps
+#: (impute/_als.py, _exact_sweeps; doc/changelog.rst, "Anderson"), its least squares with this relative jitter
+EXACT_SWEEP_ANDERSON = 5
+EXACT_SWEEP_ANDERSON_JITTER = 1e-12
 
 # -- low rank: rank='auto' (impute/_imputer_rank.py, impute/_rank_choice.py) --------------------------------
 

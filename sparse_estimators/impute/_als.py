@@ -294,7 +294,53 @@ def noise_ridge(res, rows, cols, values, shape, r, offsets):
     return _policy.ALS_NOISE_RIDGE * sigma2 / spread if spread > 0 else 0.0
 
 
-def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps, spread=None):
+def _exact_sweep(obs, sweep, U, V, mu, res, other, alpha, offsets):
+    """One sweep of :func:`_exact_sweeps` from ``(U, V, mu)``: ``(U, V, mu, res, other, objective)``.
+
+    ``res``: the residual at ``(U, V, mu)``, one of ``sweep``'s buffers, ``other`` the other one; returned
+    swapped as needed (``res`` the residual at the new point).
+    """
+    m = obs.shape[0]
+    r = U.shape[1]
+    # the columns: loadings and offset given U
+    B = np.hstack([U, np.ones((m, 1))]) if offsets else U
+    grad = sweep.transpose_times(res, B)
+    grad[:, :r] += alpha * V
+    step = _exact_solves(obs.set_data(1.0), B, -grad, (r, alpha), by_columns=True)  # (S: the indicator)
+    V = V + step[:, :r]
+    mu = mu + step[:, r] if offsets else mu
+    res, other = sweep.residual(U, V, mu, other), res
+    # the rows given (V, mu)
+    rhs = -(sweep.times(res, V) + alpha * U)
+    U = U + _exact_solves(obs.set_data(1.0), V, rhs, (r, alpha), by_columns=False)
+    res, other = sweep.residual(U, V, mu, other), res
+    return U, V, mu, res, other, _objective(res, U, V, alpha)
+
+
+def _objective(res, U, V, alpha):
+    """``1/2 ||res||^2 + alpha/2 (||U||_F^2 + ||V||_F^2)``."""
+    return 0.5 * float(np.vdot(res, res)) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V)))
+
+
+def _anderson(history, g, f):
+    """Anderson's mixing ``g - dG gamma``, ``gamma`` minimising ``||f - dF gamma||`` over the ``history``.
+
+    ``history``: the pairs ``(g_j, f_j)`` (a sweep's output and its move ``g_j - x_j``) of the previous sweeps;
+    ``dG``, ``dF``: their successive differences up to ``(g, f)``. The least squares by its normal equations
+    (``h x h``) with a relative jitter: collinear moves get the least-norm weights.
+    """
+    dG = np.stack([g - gj for gj, _ in history], axis=1)
+    dF = np.stack([f - fj for _, fj in history], axis=1)
+    gram = dF.T @ dF
+    gram.flat[::len(history) + 1] += _policy.EXACT_SWEEP_ANDERSON_JITTER * float(np.trace(gram))
+    try:
+        gamma = np.linalg.solve(gram, dF.T @ f)
+    except np.linalg.LinAlgError:  # (no move left to mix: the plain sweep's point)
+        return g
+    return g - dG @ gamma
+
+
+def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps, spread=None, accelerate=False):
     """Alternating exact least squares from ``(U, V, mu)``: ``(U, V, mu, objectives, converged)``.
 
     softImpute-ALS's half-steps regress the *filled-in* matrix: EM steps,
@@ -312,31 +358,62 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps, sp
     the product (``converged``), or after ``max_sweeps``. ``res``: the
     residual (fit minus observed) at ``(U, V, mu)``, one of ``sweep``'s
     buffers. ``objectives``: the objective after each sweep. ``spread``: see :func:`_tolerance`.
+
+    ``accelerate`` (a given rank's noise ridge, small where the entries
+    hardly support the rank: the sweeps contracted at 0.99 to 0.998, and
+    ran 360 to 1000 sweeps on ``load_diabetes`` at ranks 5 to 9): after
+    each sweep, Anderson's mixing (type II, the last
+    ``_policy.EXACT_SWEEP_ANDERSON`` sweeps; Walker & Ni 2011) of the
+    factors and offsets, kept only when it lowers the objective below the
+    sweep's; else the history restarts and the extrapolation ``g + beta (g
+    - x)`` of the sweep ``x -> g`` is tried as in :func:`_solve_als`. No
+    point raises the objective and a fixed point is the plain sweeps' one.
+    The moves ``c_t`` of the accepted points are erratic: ``rho`` is then
+    the mean rate over the last ``2 _policy.EXACT_SWEEP_ANDERSON`` moves and
+    ``c_t`` the largest of them.
     """
     m, n = obs.shape
-    r = U.shape[1]
-    ones = np.ones((m, 1))
     other = sweep.buffers[1] if res is sweep.buffers[0] else sweep.buffers[0]
-    previous, objectives = None, []
+    previous, objectives, history, changes, beta = None, [], [], [], 1.0
+    shapes = (U.shape, V.shape)
+
+    def stacked(U, V, mu):
+        return np.concatenate([U.ravel(), V.ravel(), mu])
+
     for _ in range(max_sweeps):
         U0, V0, mu0 = U, V, mu
-        # the columns: loadings and offset given U
-        B = np.hstack([U, ones]) if offsets else U
-        grad = sweep.transpose_times(res, B)
-        grad[:, :r] += alpha * V
-        step = _exact_solves(obs.set_data(1.0), B, -grad, (r, alpha), by_columns=True)  # (S: the indicator)
-        V = V + step[:, :r]
-        mu = mu + step[:, r] if offsets else mu
-        res, other = sweep.residual(U, V, mu, other), res
-        # the rows given (V, mu)
-        rhs = -(sweep.times(res, V) + alpha * U)
-        U = U + _exact_solves(obs.set_data(1.0), V, rhs, (r, alpha), by_columns=False)
-        res, other = sweep.residual(U, V, mu, other), res
-        objectives.append(0.5 * float(np.vdot(res, res)) + 0.5 * alpha * (float(np.vdot(U, U)) + float(np.vdot(V, V))))
+        U, V, mu, res, other, f = _exact_sweep(obs, sweep, U, V, mu, res, other, alpha, offsets)
+        if accelerate:
+            g = stacked(U, V, mu)
+            move = g - stacked(U0, V0, mu0)
+            candidates = [_anderson(history, g, move)] if history else []
+            candidates.append(g + beta * move)  # (where the mixing fails, as the ALS iteration's extrapolation)
+            for i, x in enumerate(candidates):
+                Ua, Va = x[:U.size].reshape(shapes[0]), x[U.size:U.size + V.size].reshape(shapes[1])
+                mua = x[U.size + V.size:] if offsets else mu
+                trial = sweep.residual(Ua, Va, mua, other)
+                fa = _objective(trial, Ua, Va, alpha)
+                if fa < f:
+                    U, V, mu, res, other, f = Ua, Va, mua, trial, res, fa
+                    if i == len(candidates) - 1:
+                        beta *= _policy.EXTRAPOLATION_GROWTH
+                    break
+                if i == len(candidates) - 1:
+                    beta = max(1.0, beta / _policy.EXTRAPOLATION_GROWTH)
+                if i == 0 and history:
+                    history = []
+            history = (history + [(g, move)])[-_policy.EXACT_SWEEP_ANDERSON:]
+        objectives.append(f)
         dmu = mu - mu0
         change = np.sqrt(_product_distance_squared(U, V, U0, V0) + m * float(dmu @ dmu))
         size = np.sqrt(max(float(np.sum((U.T @ U) * (V.T @ V))), 0.0))
-        rate = change / previous if previous else np.inf
+        changes.append(change)
+        if accelerate:  # (the mixed moves are erratic: the rate over the window, from the largest of its moves)
+            window = min(2 * _policy.EXACT_SWEEP_ANDERSON, len(changes) - 1)
+            rate = (change / changes[-window - 1]) ** (1 / window) if window else np.inf
+            change = max(changes[-window - 1:])
+        else:
+            rate = change / previous if previous else np.inf
         previous = change
         if not size > 0 or change <= np.finfo(float).eps * size or (
                 rate < 1 and change * rate / (1 - rate) <= _tolerance(tol, size, spread)):
@@ -445,7 +522,8 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         ridge = alpha
         if finish == "noise" and alpha == 0:  # (a given rank without a ridge: the noise model's)
             ridge = noise_ridge(res, obs.rows, cols, vals, obs.shape, r, offsets)
-        swept = _exact_sweeps(obs, sweep, U, V, mu, res, ridge, offsets, tol, budget, spread)
+        swept = _exact_sweeps(obs, sweep, U, V, mu, res, ridge, offsets, tol, budget, spread,
+                              accelerate=finish == "noise")
         # without a ridge, sweeps that do not settle within max_iter and moved the product farther than its own
         # size followed a direction in which the objective falls while the completed matrix grows (no bounded
         # best fit, as the warning explains): the fit keeps the ALS iterate its own rule stopped at (exact rank-3
