@@ -16,7 +16,7 @@ from ..thresholding import get_operator
 from ..thresholding._operators import check_nested_params
 from ._completion import _Observed, _solve
 from ._imputer_input import _warn, centered_size, check_params, column_scale, observed_table, validate_X
-from ._imputer_rank import choose_rank
+from ._imputer_rank import choose_rank, sweeps_help
 from ._observed import row_blocks
 from ._posterior import fill_missing, transform_model
 
@@ -493,6 +493,12 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             # without offsets the product carries the columns' offsets: the fit stops relative to the deviations
             # from the column means, and starts from the table filled with them (_als._mean_filled_init)
             spread = None if self.center else centered_size(values * power, cols, counts, m)
+            finish = alpha == 0 and (isinstance(self.rank, str) or "noise")
+            if finish == "noise" and self.solver == "als" and not sweeps_help(
+                    rows, cols, values * power, (m, n_valid), r, random_state=self.random_state,
+                    center=bool(self.center), max_iter=self.max_iter, tol=self.tol, spread=spread,
+                    mean_start=not self.center):
+                finish = False  # (a given rank's exact sweeps erred more on held-out entries: the ALS iterate)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 obs = _Observed(rows, cols, values * power, (m, n_valid))
@@ -502,7 +508,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
                                 _policy.IMPUTER_MOMENTUM, "randomized", 1, check_random_state(self.random_state),
                                 self.verbose, power, offsets=bool(self.center), alpha=alpha,
                                 init=None if init is None else (init[0] * np.sqrt(power), init[1] * np.sqrt(power)),
-                                finish=alpha == 0 and (isinstance(self.rank, str) or "noise"), spread=spread,
+                                finish=finish, spread=spread,
                                 mean_start=not self.center)
             for w in caught:  # (re-issued at the user's line)
                 _warn(w.message, w.category)

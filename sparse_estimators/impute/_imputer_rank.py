@@ -203,3 +203,50 @@ def choose_rank(imputer, rows, cols, values, shape, *, all_observed_features):
                   f"using rank={max(top, 0)}.")
             r = max(top, 0)
     return r, alpha, validation, init
+
+
+def _keep_every_line(rows, cols, shape, out, keep):
+    """``(out, keep)`` with held-out entries returned to ``keep`` where a row or column would keep none."""
+    m, n = shape
+    row_kept = np.bincount(rows[keep], minlength=m) > 0
+    col_kept = np.bincount(cols[keep], minlength=n) > 0
+    back = ~row_kept[rows[out]] | ~col_kept[cols[out]]
+    if not back.any():
+        return out, keep
+    return out[~back], np.sort(np.concatenate([keep, out[back]]))
+
+
+def sweeps_help(rows, cols, values, shape, r, *, random_state, center, max_iter, tol, spread, mean_start):
+    """Whether a given rank's final fit ends with its exact sweeps (``finish='noise'``): a held-out check.
+
+    The sweeps' noise ridge comes from the fit's residuals; where the observed entries barely exceed the
+    rank's unknowns the exact fit interpolates them, the residuals and the ridge are tiny and the hidden entries
+    amplify the loadings (``load_breast_cancer``, 20 % hidden, rank 16: 1.09 column deviations, the column
+    means 1.06, softImpute-ALS alone 0.59), while elsewhere they finish what the ALS iteration leaves undone
+    (an exact 10 x 500 rank-2 table: 0.064 to 0.001). On the held-out splits of ``rank='auto'``
+    (:func:`validation_splits`, every row and column keeping an entry) the ALS iterate and the same iterate
+    swept are fit on the rest; the sweeps are kept unless they err more on the held-out entries.
+    """
+    from ._als import _solve_als
+    from ._completion import _Observed
+
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    errors = np.zeros(2)
+    with _limit_blas_threads(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for out, keep in validation_splits(rows, cols, values, shape, seed):
+            out, keep = _keep_every_line(rows, cols, shape, out, keep)
+            if out.size == 0:
+                continue
+            obs = _Observed(rows[keep], cols[keep], values[keep], shape)
+            fits = []
+            iterate, init = _solve_als(obs, r, 0.0, max_iter, tol, np.random.RandomState(seed), False, 1.0,
+                                       center, finish=False, spread=spread, mean_start=mean_start)
+            fits.append(iterate)
+            fits.append(_solve_als(obs, r, 0.0, max_iter, tol, np.random.RandomState(seed), False, 1.0, center,
+                                   init=init, finish="noise", spread=spread)[0])
+            for i, fit in enumerate(fits):
+                pred = np.einsum("ik,ik->i", fit.U[rows[out]] * fit.s, fit.Vt.T[cols[out]])
+                pred += fit.column_offsets[cols[out]]
+                errors[i] += float(np.sum((pred - values[out]) ** 2))
+    return not errors[1] > errors[0]
