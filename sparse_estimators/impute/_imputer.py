@@ -309,7 +309,9 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
     each row's scores, until the distance to the limit estimated from the
     contraction of successive changes is ``tol`` (within ``max_iter``; a sweep costs
     ``O(m n rank^2)``, about ``rank`` ALS iterations; at a given rank, whose noise ridge makes them contract at
-    0.99 or slower, each is followed by Anderson's mixing of the last sweeps). softImpute-ALS's steps regress
+    0.99 or slower, each is followed by Anderson's mixing of the last sweeps; they are kept only if, fit without
+    ``rank='auto'``'s held-out entries, they err less on them than the ALS iterate: where the entries barely
+    exceed the rank's unknowns the exact fit interpolates them). softImpute-ALS's steps regress
     the filled-in matrix and contract slowly on a column with few observed entries: on
     a wide table (10 x 500, rank 2, 30 % hidden) its relative change of ``1e-3`` left the hidden entries off
     by 5e-2 of the column spread, now 4e-4 to 1e-3 (:source:`benchmarks/wide_imputer.py`).
@@ -495,9 +497,7 @@ class LowRankImputer(TransformerMixin, BaseEstimator):
             spread = None if self.center else centered_size(values * power, cols, counts, m)
             finish = alpha == 0 and (isinstance(self.rank, str) or "noise")
             if finish == "noise" and self.solver == "als" and not sweeps_help(
-                    rows, cols, values * power, (m, n_valid), r, random_state=self.random_state,
-                    center=bool(self.center), max_iter=self.max_iter, tol=self.tol, spread=spread,
-                    mean_start=not self.center):
+                    self, rows, cols, values * power, (m, n_valid), r, spread):
                 finish = False  # (a given rank's exact sweeps erred more on held-out entries: the ALS iterate)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")

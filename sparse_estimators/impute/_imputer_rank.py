@@ -216,7 +216,7 @@ def _keep_every_line(rows, cols, shape, out, keep):
     return out[~back], np.sort(np.concatenate([keep, out[back]]))
 
 
-def sweeps_help(rows, cols, values, shape, r, *, random_state, center, max_iter, tol, spread, mean_start):
+def sweeps_help(imputer, rows, cols, values, shape, r, spread):
     """Whether a given rank's final fit ends with its exact sweeps (``finish='noise'``): a held-out check.
 
     The sweeps' noise ridge comes from the fit's residuals; where the observed entries barely exceed the
@@ -225,27 +225,28 @@ def sweeps_help(rows, cols, values, shape, r, *, random_state, center, max_iter,
     means 1.06, softImpute-ALS alone 0.59), while elsewhere they finish what the ALS iteration leaves undone
     (an exact 10 x 500 rank-2 table: 0.064 to 0.001). On the held-out splits of ``rank='auto'``
     (:func:`validation_splits`, every row and column keeping an entry) the ALS iterate and the same iterate
-    swept are fit on the rest; the sweeps are kept unless they err more on the held-out entries.
+    swept are fit on the rest (``imputer``'s options, ``values`` as fit, ``spread`` :func:`_als._tolerance`'s;
+    the sweeps stopped at ``_policy.ALS_FINISH_SWEEPS``, as the rank search's validation fits); the sweeps are
+    kept unless they err more on the held-out entries.
     """
     from ._als import _solve_als
     from ._completion import _Observed
 
-    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    center, max_iter, tol = bool(imputer.center), imputer.max_iter, imputer.tol
+    seed = check_random_state(imputer.random_state).randint(np.iinfo(np.int32).max)
     errors = np.zeros(2)
-    with _limit_blas_threads(), warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    with _limit_blas_threads():
         for out, keep in validation_splits(rows, cols, values, shape, seed):
             out, keep = _keep_every_line(rows, cols, shape, out, keep)
             if out.size == 0:
                 continue
             obs = _Observed(rows[keep], cols[keep], values[keep], shape)
-            fits = []
+            # (warn=False: the sweeps stop at _policy.ALS_FINISH_SWEEPS, as the rank search's validation fits)
             iterate, init = _solve_als(obs, r, 0.0, max_iter, tol, np.random.RandomState(seed), False, 1.0,
-                                       center, finish=False, spread=spread, mean_start=mean_start)
-            fits.append(iterate)
-            fits.append(_solve_als(obs, r, 0.0, max_iter, tol, np.random.RandomState(seed), False, 1.0, center,
-                                   init=init, finish="noise", spread=spread)[0])
-            for i, fit in enumerate(fits):
+                                       center, finish=False, spread=spread, mean_start=not center, warn=False)
+            swept = _solve_als(obs, r, 0.0, max_iter, tol, np.random.RandomState(seed), False, 1.0, center,
+                               init=init, finish="noise", spread=spread, warn=False)[0]
+            for i, fit in enumerate((iterate, swept)):
                 pred = np.einsum("ik,ik->i", fit.U[rows[out]] * fit.s, fit.Vt.T[cols[out]])
                 pred += fit.column_offsets[cols[out]]
                 errors[i] += float(np.sum((pred - values[out]) ** 2))
