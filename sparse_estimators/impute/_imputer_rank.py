@@ -13,7 +13,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from .. import _policy
-from ._completion import _limit_blas_threads, complete_matrix
+from ._als import _solve_als
+from ._completion import _limit_blas_threads, _Observed, complete_matrix
 from ._imputer_input import _warn
 from ._rank_choice import (
     RankValidation,
@@ -229,9 +230,6 @@ def sweeps_help(imputer, rows, cols, values, shape, r, spread):
     the sweeps stopped at ``_policy.ALS_FINISH_SWEEPS``, as the rank search's validation fits); the sweeps are
     kept unless they err more on the held-out entries.
     """
-    from ._als import _solve_als
-    from ._completion import _Observed
-
     center, max_iter, tol = bool(imputer.center), imputer.max_iter, imputer.tol
     seed = check_random_state(imputer.random_state).randint(np.iinfo(np.int32).max)
     errors = np.zeros(2)
@@ -247,7 +245,5 @@ def sweeps_help(imputer, rows, cols, values, shape, r, spread):
             swept = _solve_als(obs, r, 0.0, max_iter, tol, np.random.RandomState(seed), False, 1.0, center,
                                init=init, finish="noise", spread=spread, warn=False)[0]
             for i, fit in enumerate((iterate, swept)):
-                pred = np.einsum("ik,ik->i", fit.U[rows[out]] * fit.s, fit.Vt.T[cols[out]])
-                pred += fit.column_offsets[cols[out]]
-                errors[i] += float(np.sum((pred - values[out]) ** 2))
+                errors[i] += float(np.sum((fit.predict(rows[out], cols[out]) - values[out]) ** 2))
     return not errors[1] > errors[0]

@@ -275,10 +275,7 @@ def _within_one_error(res, res_best):
     The one-standard-error rule (Hastie, Tibshirani & Friedman, §7.10) of :func:`_beats_column_means`, for a
     rank below the best one.
     """
-    diff = res**2 - res_best**2
-    if diff.size < 2:
-        return False
-    return float(diff.mean()) <= float(diff.std(ddof=1)) / np.sqrt(diff.size)
+    return res.size >= 2 and not _beats_column_means(res, res_best)
 
 
 def _ratio_rank(s):
