@@ -1,4 +1,4 @@
-"""``LowRankImputer(rank='auto', solver='als')`` against SoftImpute at its oracle lambda, interleaved, medians.
+"""``LowRankImputer()`` at its defaults against SoftImpute at its oracle lambda, interleaved, medians.
 
 The data sets, settings and SoftImpute of :source:`benchmarks/compare_completion.py`
 (fancyimpute 0.7.0 in its own environment, one BLAS thread), but only these
@@ -57,7 +57,7 @@ def ours(X, hidden):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         wall, cpu = time.perf_counter(), time.process_time()
-        imputer = LowRankImputer(rank="auto", solver="als", max_iter=500, tol=1e-5)
+        imputer = LowRankImputer()  # (every parameter at its default: what a user gets)
         out = imputer.fit_transform(np.where(hidden, np.nan, X))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return float(np.sqrt(np.mean((out[hidden] - X[hidden]) ** 2))), wall, cpu, imputer.rank_, imputer.alpha_
