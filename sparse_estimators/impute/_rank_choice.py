@@ -382,7 +382,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
 
         return check
 
-    def path(r, levels, inits, bar=None, start=None, finish=False):
+    def path(r, levels, inits, bar=None, start=None, finish=False, mix=False):
         """The ridge path at rank ``r``; the best (error, index) of it.
 
         ``inits``: a warm start per fold (or None). ``bar``, ``start``: the error the path's first fit must beat
@@ -400,7 +400,8 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     result, init = _solve_als(obs, r, level, max_iter, tol, rng, 0, 1.0, center, init=init,
-                                              warn=False, monitor=monitor, finish=finish, mean_start=not center)
+                                              warn=False, monitor=monitor, finish=finish, mean_start=not center,
+                                              mix=mix)
                 if not result.s.size or result.s[0] <= 1e-12 * top:
                     init = None  # (zero factors are a stationary point of ALS: the next fit starts afresh)
                 results.append(result)
@@ -446,7 +447,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
             for fit in fits[at][1]:
                 root = np.sqrt(fit.s[:r])
                 inits.append((fit.U[:, :r] * root, fit.Vt[:r].T * root))
-            here = path(r, levels, warm(inits), finish=finish)
+            here = path(r, levels, warm(inits), finish=finish, mix=True)
             return here[1] if _within_one_error(residuals(fits[here[1]][1]), best_res) else None
 
         r = int(np.median([_ratio_rank(fit.s) for fit in fits[at][1]]))
