@@ -221,7 +221,7 @@ def _exact_solves(pattern, F, rhs, ridge, by_columns):
     n_in = F.shape[0]
     m, n = pattern.shape
     sparse = pattern.nnz < _policy.EXACT_SWEEP_SPARSE_SHARE * m * n
-    out_step = max(1, _policy.EXACT_SWEEP_BLOCK // (k * (k + 1) // 2 if sparse else kk))
+    out_step = max(1, _policy.EXACT_SWEEP_BLOCK // kk)
     in_step = max(1, _policy.EXACT_SWEEP_BLOCK // max(kk, min(out_step, n_out)))
     out = np.empty((n_out, k))
     diagonal = np.arange(ridge[0])
@@ -391,7 +391,8 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps, sp
 
     ``accelerate`` (a given rank's noise ridge, small where the entries
     hardly support the rank: the sweeps contracted at 0.99 to 0.998, and
-    ran 360 to 1000 sweeps on ``load_diabetes`` at ranks 5 to 9): after
+    ran 360 to 1000 sweeps on ``load_diabetes`` at ranks 5 to 9; and the rank rule's validation fits without a
+    ridge, ``_solve_als``'s ``mix``): after
     each sweep, Anderson's mixing (type II, the last
     ``_policy.EXACT_SWEEP_ANDERSON`` sweeps; Walker & Ni 2011) of the
     factors and offsets, kept only when it lowers the objective below the
@@ -478,6 +479,10 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     fit; the warm-start factors returned are the iteration's). ``spread``: the stopping rules' reference if
     smaller than the product (:func:`_tolerance`). ``mean_start``: without ``init``, start from
     :func:`_mean_filled_init` (a fit without offsets of columns far from 0), not :func:`_spectral_init`.
+    ``mix``: the exact sweeps of ``finish`` with Anderson's mixing (as
+    ``finish='noise'``'s; :func:`_exact_sweeps`): the rank rule's validation
+    fits without a ridge, whose plain sweeps often stopped at
+    ``_policy.ALS_FINISH_SWEEPS`` far from their limit.
     Returns a :class:`CompletionResult` (orthonormal factors) and the factors
     ``(U, V)`` for a warm start.
     """

@@ -387,7 +387,8 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
 
         ``inits``: a warm start per fold (or None). ``bar``, ``start``: the error the path's first fit must beat
         to matter (None: it always matters) and the held-out error of ``inits``. ``finish``: the fits end with
-        exact least-squares sweeps, as the final fit without a ridge does (``_als._exact_sweeps``).
+        exact least-squares sweeps, as the final fit without a ridge does (``_als._exact_sweeps``); ``mix``: those
+        sweeps with Anderson's mixing (the same limit, in a third to a half of the sweeps).
         """
         best = (np.inf, -1)
         rises = 0
@@ -435,6 +436,9 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         then one at a time down while within the rule, or up until within it, at most
         ``_policy.ALS_SMALL_RANK_TRIES`` caps, each validated by its own ridge path (from the best ridge
         down: a smaller cap needs less shrinkage), warm-started from the best fit's top singular triplets.
+        Without a ridge, their exact sweeps are mixed (Anderson): below the best rank the plain sweeps contracted
+        slowly and stopped at ``_policy.ALS_FINISH_SWEEPS`` short of their limit (a 2000 x 1000 table of rank 5,
+        10 % observed: 245 sweeps in 3.0 s of its 4.9 s; doc/changelog.rst, "the rank rule's sweeps").
         """
         best_res = residuals(fits[at][1])
         levels = [alphas[at] * 0.5 ** k for k in range(len(_policy.ALS_ALPHAS))
