@@ -438,7 +438,7 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         down: a smaller cap needs less shrinkage), warm-started from the best fit's top singular triplets.
         Without a ridge, their exact sweeps are mixed (Anderson): below the best rank the plain sweeps contracted
         slowly and stopped at ``_policy.ALS_FINISH_SWEEPS`` short of their limit (a 2000 x 1000 table of rank 5,
-        10 % observed: 245 sweeps in 3.0 s of its 4.9 s; doc/changelog.rst, "the rank rule's sweeps").
+        10 % observed: 245 sweeps, 62 % of its time under cProfile; doc/changelog.rst, "The rank rule's sweeps").
         """
         best_res = residuals(fits[at][1])
         levels = [alphas[at] * 0.5 ** k for k in range(len(_policy.ALS_ALPHAS))
