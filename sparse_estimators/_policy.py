@@ -291,7 +291,7 @@ IMPUTER_MOMENTUM = 0.25
 #: observed entries are evaluated in chunks of this many (bounds the O(chunk * r) temporaries)
 ENTRY_CHUNK = 1 << 16
 #: ... and their gathered factor rows in buffers of at most this many floats (doc/changelog.rst, "Gathers")
-ENTRY_GATHER = 1 << 19
+ENTRY_GATHER = 1 << 15
 #: above this share of observed entries, entries on the pattern come from dense row blocks of the product
 #: (doc/changelog.rst, ``_factored._DENSE_SHARE``)
 DENSE_SHARE = 0.05

@@ -213,7 +213,7 @@ def _gathered_rows(Us, V, rows, cols):
 
     The rows are gathered by ``np.take`` into two buffers reused by every chunk (``mode='clip'``: the indices are
     valid, and ``'raise'`` buffers its output once more), of at most ``_policy.ENTRY_GATHER`` floats each: fancy
-    indexing into fresh arrays of 64k rows took 2 to 4 times as long (doc/changelog.rst, "Gathers").
+    indexing into fresh arrays of 64k rows took 1.4 to 5 times as long (doc/changelog.rst, "Gathers").
     """
     r = Us.shape[1]
     step = max(1, min(_policy.ENTRY_CHUNK, _policy.ENTRY_GATHER // max(r, 1)))
