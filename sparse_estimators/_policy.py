@@ -290,6 +290,8 @@ BLAS_THREADS = 1
 IMPUTER_MOMENTUM = 0.25
 #: observed entries are evaluated in chunks of this many (bounds the O(chunk * r) temporaries)
 ENTRY_CHUNK = 1 << 16
+#: ... and their gathered factor rows in buffers of at most this many floats (doc/changelog.rst, "Gathers")
+ENTRY_GATHER = 1 << 15
 #: above this share of observed entries, entries on the pattern come from dense row blocks of the product
 #: (doc/changelog.rst, ``_factored._DENSE_SHARE``)
 DENSE_SHARE = 0.05
@@ -330,6 +332,8 @@ ALS_FINISH_SINGULAR = 1e-10
 ALS_FINISH_SWEEPS = 100
 #: their Gram matrices are formed in blocks of at most this many floats (8 MB)
 EXACT_SWEEP_BLOCK = 1 << 20
+#: below this share of observed entries they are a sparse product (doc/changelog.rst, "Sparse Gram matrices")
+EXACT_SWEEP_SPARSE_SHARE = 0.2
 #: a given rank without a ridge: the exact sweeps' ridge is this many noise variances over the data's spread
 #: (impute/_als.py, noise_ridge; doc/changelog.rst, "a given rank the table does not determine")
 ALS_NOISE_RIDGE = 1.0

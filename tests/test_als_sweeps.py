@@ -122,3 +122,42 @@ def test_hopeless_validation_fits_stop_early_without_changing_the_choice(monkeyp
     assert stopped.rank_ > 1
     assert with_stops < 0.9 * sum(sweeps)
     np.testing.assert_array_equal(stopped.rank_validation_.ranks, converged.rank_validation_.ranks)
+
+
+@pytest.mark.parametrize("by_columns", [True, False])
+def test_sparse_gram_matrices_of_the_exact_sweeps(monkeypatch, by_columns):
+    # 10 % observed: the Gram matrices of the exact sweeps from a sparse product (in blocks, with small blocks)
+    rng = np.random.default_rng(0)
+    m, n, k, alpha = 300, 120, 4, 0.3
+    mask = rng.uniform(size=(m, n)) < 0.1
+    rows, cols = np.nonzero(mask)
+    obs = _Observed(rows, cols, np.ones(rows.size), (m, n))
+    F = rng.standard_normal((n if not by_columns else m, k))
+    rhs = rng.standard_normal((m if not by_columns else n, k))
+    used = []
+    grams = _als._sparse_grams
+    monkeypatch.setattr(_als, "_sparse_grams", lambda *a: used.append(a[0].shape) or grams(*a))
+    monkeypatch.setattr(_policy, "EXACT_SWEEP_BLOCK", 64)  # (several blocks of outputs and of the triangle)
+    out = _als._exact_solves(obs.set_data(1.0), F, rhs, (k - 1, alpha), by_columns=by_columns)
+    assert len(used) > 1
+    W = mask.T if by_columns else mask  # (the solved index along the rows)
+    penalty = np.diag(np.r_[np.full(k - 1, alpha), 0.0])
+    for i in range(W.shape[0]):
+        G = F[W[i]].T @ F[W[i]] + penalty
+        np.testing.assert_allclose(out[i], np.linalg.solve(G, rhs[i]), rtol=1e-9, atol=1e-12)
+
+
+def test_gathered_entries_in_chunks(monkeypatch):
+    # entries at arbitrary positions (repeated, unordered) from gathers in several chunks, the last one partial
+    from sparse_estimators.impute._factored import CompletionResult, _entries_squared_norm
+
+    rng = np.random.default_rng(0)
+    m, n, r = 30, 20, 7
+    U, s, Vt = rng.standard_normal((m, r)), rng.uniform(1, 2, r), rng.standard_normal((r, n))
+    rows, cols = rng.integers(0, m, 1000), rng.integers(0, n, 1000)
+    expected = np.array([U[i] @ (s * Vt[:, j]) for i, j in zip(rows, cols, strict=True)])
+    monkeypatch.setattr(_policy, "ENTRY_GATHER", 10 * r)  # (chunks of 10 entries: 100 of them)
+    fit = CompletionResult(U, s, Vt, 0, None, True)
+    np.testing.assert_allclose(fit.predict(rows, cols), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_entries_squared_norm(U, s, Vt, rows[:995], cols[:995]), expected[:995] @ expected[:995],
+                               rtol=1e-12)

@@ -206,34 +206,64 @@ def _exact_solves(pattern, F, rhs, ridge, by_columns):
 
     ``f_e`` is the row of ``F`` at the entry's other index; ``ridge = (q,
     alpha)`` adds ``alpha`` to the first ``q`` diagonal entries. The Grams of
-    a block of ``i`` are one dense product of the observed indicator (a
+    a block of ``i`` are one product of the observed indicator (a
     block of ``pattern``, a CSR matrix of ones) with the outer products of
     ``F``'s rows, ``F_e f_e^T`` flattened, as ``transform``'s rows' Grams
-    (BLAS: elementwise outer products summed per entry took 25 times as
-    long at rank 40); blocks of at most ``_policy.EXACT_SWEEP_BLOCK`` floats.
+    (elementwise outer products summed per entry took 25 times as long at
+    rank 40): below a share ``_policy.EXACT_SWEEP_SPARSE_SHARE`` of observed
+    entries a sparse product with the outer products' upper triangles
+    (:func:`_sparse_grams`), else a dense one (BLAS) with the indicator's
+    blocks; blocks of at most ``_policy.EXACT_SWEEP_BLOCK`` floats.
     """
     k = F.shape[1]
     kk = k * k
     n_out = pattern.shape[1] if by_columns else pattern.shape[0]
     n_in = F.shape[0]
+    m, n = pattern.shape
+    sparse = pattern.nnz < _policy.EXACT_SWEEP_SPARSE_SHARE * m * n
     out_step = max(1, _policy.EXACT_SWEEP_BLOCK // kk)
     in_step = max(1, _policy.EXACT_SWEEP_BLOCK // max(kk, min(out_step, n_out)))
     out = np.empty((n_out, k))
     diagonal = np.arange(ridge[0])
+    if sparse:  # (the indicator with the solved index along its rows: CSR when sliced in blocks)
+        indicator = pattern.T if by_columns else pattern
+        indicator = indicator.tocsr() if out_step < n_out else indicator
     for a in range(0, n_out, out_step):
         b = min(a + out_step, n_out)
-        grams = np.zeros((b - a, kk))
-        for c in range(0, n_in, in_step):
-            d = min(c + in_step, n_in)
-            outer = (F[c:d, :, None] * F[c:d, None, :]).reshape(d - c, kk)
-            if by_columns:
-                grams += pattern[c:d, a:b].toarray().T @ outer
-            else:
-                grams += pattern[a:b, c:d].toarray() @ outer
-        grams = grams.reshape(b - a, k, k)
+        if sparse:
+            grams = _sparse_grams(indicator if b - a == n_out else indicator[a:b], F)
+        else:
+            grams = np.zeros((b - a, kk))
+            for c in range(0, n_in, in_step):
+                d = min(c + in_step, n_in)
+                outer = (F[c:d, :, None] * F[c:d, None, :]).reshape(d - c, kk)
+                if by_columns:
+                    grams += pattern[c:d, a:b].toarray().T @ outer
+                else:
+                    grams += pattern[a:b, c:d].toarray() @ outer
+            grams = grams.reshape(b - a, k, k)
         grams[:, diagonal, diagonal] += ridge[1]
         out[a:b] = _min_change_solve(grams, rhs[a:b])
     return out
+
+
+def _sparse_grams(indicator, F):
+    """``sum_{e observed in row i of indicator} f_e f_e^T`` per row ``i``: ``(n_rows, k, k)``.
+
+    The sparse product of the indicator (``n_rows x n_in``) with the upper triangles of the outer products of
+    ``F``'s rows, ``O(nnz k^2 / 2)``, in pieces of the triangle of at most ``_policy.EXACT_SWEEP_BLOCK`` floats.
+    """
+    n_in, k = F.shape
+    iu, ju = np.triu_indices(k)
+    triangle = np.empty((indicator.shape[0], iu.size))
+    step = max(1, _policy.EXACT_SWEEP_BLOCK // max(n_in, 1))
+    for a in range(0, iu.size, step):
+        b = min(a + step, iu.size)
+        triangle[:, a:b] = indicator @ (F[:, iu[a:b]] * F[:, ju[a:b]])
+    grams = np.empty((indicator.shape[0], k, k))
+    grams[:, iu, ju] = triangle
+    grams[:, ju, iu] = triangle
+    return grams
 
 
 def _min_change_solve(grams, rhs):
@@ -361,7 +391,8 @@ def _exact_sweeps(obs, sweep, U, V, mu, res, alpha, offsets, tol, max_sweeps, sp
 
     ``accelerate`` (a given rank's noise ridge, small where the entries
     hardly support the rank: the sweeps contracted at 0.99 to 0.998, and
-    ran 360 to 1000 sweeps on ``load_diabetes`` at ranks 5 to 9): after
+    ran 360 to 1000 sweeps on ``load_diabetes`` at ranks 5 to 9; and the rank rule's validation fits without a
+    ridge, ``_solve_als``'s ``mix``): after
     each sweep, Anderson's mixing (type II, the last
     ``_policy.EXACT_SWEEP_ANDERSON`` sweeps; Walker & Ni 2011) of the
     factors and offsets, kept only when it lowers the objective below the
@@ -436,7 +467,7 @@ def _tolerance(tol, size, spread):
 
 
 def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=None, warn=True, dense=None,
-               monitor=None, finish=False, spread=None, mean_start=False):
+               monitor=None, finish=False, spread=None, mean_start=False, mix=False):
     """``solver='als'`` on validated (and scaled) observations; ``alpha`` in the scaled units.
 
     ``init``: factors ``(U, V)`` to start from (a warm start along a path of
@@ -448,6 +479,10 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
     fit; the warm-start factors returned are the iteration's). ``spread``: the stopping rules' reference if
     smaller than the product (:func:`_tolerance`). ``mean_start``: without ``init``, start from
     :func:`_mean_filled_init` (a fit without offsets of columns far from 0), not :func:`_spectral_init`.
+    ``mix``: the exact sweeps of ``finish`` with Anderson's mixing (as
+    ``finish='noise'``'s; :func:`_exact_sweeps`): the rank rule's validation
+    fits without a ridge, whose plain sweeps often stopped at
+    ``_policy.ALS_FINISH_SWEEPS`` far from their limit.
     Returns a :class:`CompletionResult` (orthonormal factors) and the factors
     ``(U, V)`` for a warm start.
     """
@@ -523,7 +558,7 @@ def _solve_als(obs, r, alpha, max_iter, tol, rng, verbose, scale, offsets, init=
         if finish == "noise" and alpha == 0:  # (a given rank without a ridge: the noise model's)
             ridge = noise_ridge(res, obs.rows, cols, vals, obs.shape, r, offsets)
         swept = _exact_sweeps(obs, sweep, U, V, mu, res, ridge, offsets, tol, budget, spread,
-                              accelerate=finish == "noise")
+                              accelerate=finish == "noise" or mix)
         # without a ridge, sweeps that do not settle within max_iter and moved the product farther than its own
         # size followed a direction in which the objective falls while the completed matrix grows (no bounded
         # best fit, as the warning explains): the fit keeps the ALS iterate its own rule stopped at (exact rank-3
