@@ -38,6 +38,8 @@ PAPERS = {
 _NAME = re.compile(r"^paper(\d+)_.+\.(md|png)$")
 _HEADING = re.compile(r"^(#{1,6})\s", re.MULTILINE)
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
+#: the files a page places itself: the argument of an include, figure or image directive
+_PLACED = re.compile(r"^(?:```|~~~)\{(?:include|figure|image)\}\s+(\S+)", re.MULTILINE)
 
 
 def _files(srcdir):
@@ -99,15 +101,17 @@ PEERS_FIRST = "comparison.md"
 def render_peers(srcdir, page=""):
     """MyST markup including every report of ``doc/peers/`` (``comparison.md`` first, then file-name order).
 
-    Files the page already names (``peers/<file>``, e.g. the plots of
-    ``benchmarks/plot_peers.py`` placed by hand) are left out.
+    Files the page already places with a directive (``{include}``, ``{figure}`` or ``{image}`` of
+    ``peers/<file>``, e.g. the plots of ``benchmarks/plot_peers.py``) are left out; a file the text only names
+    (a report's path in a sentence) is still included.
     """
     folder = Path(srcdir) / PEERS_SUBDIR
     files = sorted(folder.glob("*.md"), key=lambda path: (path.name != PEERS_FIRST, path.name)) if folder.is_dir() \
         else []
     pngs = sorted(folder.glob("*.png")) if folder.is_dir() else []
-    files = [f for f in files if f"{PEERS_SUBDIR}/{f.name}" not in page]
-    pngs = [f for f in pngs if f"{PEERS_SUBDIR}/{f.name}" not in page]
+    placed = set(_PLACED.findall(page))
+    files = [f for f in files if f"{PEERS_SUBDIR}/{f.name}" not in placed]
+    pngs = [f for f in pngs if f"{PEERS_SUBDIR}/{f.name}" not in placed]
     if not files and not pngs:
         return ("```{note}\nNo comparison report has been generated yet: the benchmark scripts "
                 f"write it to `doc/{PEERS_SUBDIR}/`.\n```\n")
