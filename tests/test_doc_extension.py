@@ -1,4 +1,4 @@
-"""The documentation's extension that fills the benchmarks page with the reports of ``doc/peers/`` (no Sphinx needed)."""
+"""The docs extension that fills the benchmarks page with the reports of ``doc/peers/`` (no Sphinx needed)."""
 
 import importlib.util
 from pathlib import Path
