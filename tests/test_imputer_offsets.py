@@ -122,3 +122,21 @@ def test_constant_columns_are_not_divided_by_their_rounding(center, rank):
     np.testing.assert_allclose(imp.scale_, [0.1 * varying, 0.1 * varying, varying], rtol=1e-12)
     # the standardized entries are at most 10 / 3 / varying (1/3 over the floor) in size: the noise is below it
     assert imp.noise_variance_ < (1 / 3 / (0.1 * varying)) ** 2
+
+
+@pytest.mark.parametrize("seed", [
+    2137,  # 16 x 10, rank 2 and offsets of 1e6: 734 times the column means' error, now 1.3
+    1022,  # 27 x 4, the same: 170 times, now 0.80
+])
+def test_no_centering_auto_ridges_of_the_deviations_scale(seed):
+    # rank='auto' without offsets: the ridge path was scaled by the top singular value of the table, the offsets',
+    # and its smallest ridge (4.7e3 on 2137) shrank the deviations (of size 1) away; the validation fits stopped
+    # at tol of the product, i.e. of the offsets
+    truth, X, hidden = _fuzz_table(seed)
+    means = _error(SimpleImputer().fit_transform(X), truth, X, hidden)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        imp = LowRankImputer(rank="auto", center=False).fit(X)
+    assert _error(imp.transform(X), truth, X, hidden) < 2 * means
+    # the ridge chosen is of the deviations' scale (the column spreads, by np.std, about 1 here), not the offsets'
+    assert imp.rank_validation_.best_alpha < 10 * np.mean(np.nanstd(X, axis=0))

@@ -299,8 +299,11 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     folds share the ridges, in units of their mean largest singular value,
     and their fits are not stopped early by the monitor). First the
     largest rank ``min(cap, 64)``: the ridge ``alpha`` runs down the path
-    ``_policy.ALS_ALPHAS`` (times the largest singular value of the zero-filled,
-    centred observations), each fit warm-started from the previous one, until
+    ``_policy.ALS_ALPHAS`` (times the largest singular value of the zero-filled
+    observations' deviations from their column means, without offsets too: the
+    offsets' singular value made every ridge far larger than the deviations;
+    without offsets the fits also stop relative to the deviations,
+    :func:`_als._tolerance`'s ``spread``), each fit warm-started from the previous one, until
     a fit does not lower the held-out error (this is SoftImpute's choice of
     lambda, a nuclear norm with a rank cap). Then smaller rank caps, from the
     number ``k`` of singular values of the best fit above 1 % of the largest
@@ -330,15 +333,22 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
     rng = check_random_state(seed)
     scale = power_of_two_scale(values)
     folds = []  # (per split: the fitted entries, the held-out ones as a pattern, the largest singular value)
+    spreads = []  # (without offsets, per split: the stopping rules' reference, _als._tolerance's ``spread``)
     for out, keep in splits:
         obs = _Observed(rows[keep], cols[keep], values[keep] * scale, shape)
         counts = _column_sums(obs.cols, n)
-        mu = _column_sums(obs.cols, n, obs.values) / np.maximum(counts, 1) if center else np.zeros(n)
+        # (the ridges' scale from the deviations from the column means, with offsets or not: without them the
+        # product's top component is the offsets, whose singular value made every ridge far larger than the
+        # deviations)
+        mu = _column_sums(obs.cols, n, obs.values) / np.maximum(counts, 1)
         S = obs.set_data(obs.values - mu[obs.cols])
         empty = (np.zeros((m, 0)), np.zeros(0), np.zeros((0, n)))
         top = float(_randomized_svd(*empty, S, 1.0, min(6, m, n), None, 2, rng)[1][0])
         # (the held-out entries as a pattern: errors during a fit)
         folds.append((obs, _Observed(rows[out], cols[out], values[out] * scale, shape), top))
+        if not center:  # (as the final fit's: _imputer_input.centered_size, the columns with an entry)
+            dev = obs.values - mu[obs.cols]
+            spreads.append(float(np.sqrt(np.vdot(dev, dev) * (m * n / max(dev.size, 1)))))
     top = sum(f[2] for f in folds) / len(folds)
     watch = len(folds) == 1  # (the monitor compares one fold's error with the pooled ones: one split only)
     ranks, alphas, errors, fits = [], [], [], []
@@ -396,13 +406,13 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
             must_beat = best[0] if i else bar
             watched = watch and must_beat is not None and inits is not None
             results, next_inits = [], []
-            for (obs, _, _), init in zip(folds, inits or [None] * len(folds), strict=True):
+            for j, ((obs, _, _), init) in enumerate(zip(folds, inits or [None] * len(folds), strict=True)):
                 monitor = hopeless(must_beat, start) if watched else None
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     result, init = _solve_als(obs, r, level, max_iter, tol, rng, 0, 1.0, center, init=init,
                                               warn=False, monitor=monitor, finish=finish, mean_start=not center,
-                                              mix=mix)
+                                              mix=mix, spread=spreads[j] if spreads else None)
                 if not result.s.size or result.s[0] <= 1e-12 * top:
                     init = None  # (zero factors are a stationary point of ALS: the next fit starts afresh)
                 results.append(result)
