@@ -52,10 +52,15 @@ def column_scale(values, cols, mean, counts):
     return np.maximum(std, _policy.SCALE_FLOOR * np.median(std[std > 0]))
 
 
-def centered_size(values, cols, counts, m):
-    """The Frobenius norm of the columns' deviations from their means, estimated from the observed entries."""
+def centered_size(values, cols, counts, m, means=None):
+    """The Frobenius norm of the columns' deviations from their means, estimated from the observed entries.
+
+    ``means``: the column means when the caller has them (else from ``values`` and ``counts``).
+    """
     n = counts.size
-    dev = values - (np.bincount(cols, weights=values, minlength=n) / counts)[cols]
+    if means is None:
+        means = np.bincount(cols, weights=values, minlength=n) / counts
+    dev = values - means[cols]
     return float(np.sqrt(np.vdot(dev, dev) * (m * n / max(values.size, 1))))
 
 

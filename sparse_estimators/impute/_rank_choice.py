@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 from .. import _policy
 from .._utils import power_of_two_scale
 from ._completion import _check_observed, complete_matrix
+from ._imputer_input import centered_size
 
 __all__ = ["RankValidation", "choose_rank"]
 
@@ -346,9 +347,8 @@ def _validate_rank_and_alpha(rows, cols, values, shape, cap, *, center, max_iter
         top = float(_randomized_svd(*empty, S, 1.0, min(6, m, n), None, 2, rng)[1][0])
         # (the held-out entries as a pattern: errors during a fit)
         folds.append((obs, _Observed(rows[out], cols[out], values[out] * scale, shape), top))
-        if not center:  # (as the final fit's: _imputer_input.centered_size, the columns with an entry)
-            dev = obs.values - mu[obs.cols]
-            spreads.append(float(np.sqrt(np.vdot(dev, dev) * (m * n / max(dev.size, 1)))))
+        if not center:  # (as the final fit's)
+            spreads.append(centered_size(obs.values, obs.cols, counts, m, means=mu))
     top = sum(f[2] for f in folds) / len(folds)
     watch = len(folds) == 1  # (the monitor compares one fold's error with the pooled ones: one split only)
     ranks, alphas, errors, fits = [], [], [], []
