@@ -8,7 +8,7 @@ from scipy.special import digamma, gammaln, xlogy
 
 from .. import _policy
 from ._logistic import _GLMLoss
-from ._numerics import cholesky_newton_solve
+from ._numerics import LinearPredictorRangeError, cholesky_newton_solve
 from ._pointwise_newton import _PointwiseNewtonRefit
 
 #: the smallest positive normal float64 (np.finfo's lookup costs microseconds at every splicing round)
@@ -73,9 +73,25 @@ def nonnegative_refit(loss, support, W, b):
 
     theta = np.concatenate([np.maximum(W[support, 0], 0.0), b]) if has_b else np.maximum(W[support, 0], 0.0)
     bounds = [(0.0, None)] * k + [(None, None)] * int(has_b)
-    res = minimize(fun, theta / coef_unit, jac=True, method="L-BFGS-B", bounds=bounds,
-                   options={"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-10})
-    x = res.x * coef_unit
+    options = {"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-10}
+    try:
+        x = minimize(fun, theta / coef_unit, jac=True, method="L-BFGS-B", bounds=bounds, options=options).x * coef_unit
+    except LinearPredictorRangeError:
+        # L-BFGS-B's first trial step has norm 1, which along a column of large scale (|x| ~ 1e4) leaves the
+        # range where the loss can be evaluated (the Cox loss): again in units of the columns' spreads, with
+        # such trial points of value inf
+        spread = np.sqrt(sub.design.column_moments(sub.sample_weight) / sub.sample_weight.sum())
+        unit = np.concatenate([1.0 / np.where(spread > 0, spread, 1.0), np.ones(theta.size - k)])
+
+        def scaled(u):
+            try:
+                f, g = fun(u * unit)
+            except LinearPredictorRangeError:
+                return math.inf, np.zeros_like(u)
+            return f, g * unit
+
+        x = minimize(scaled, theta / coef_unit / unit, jac=True, method="L-BFGS-B", bounds=bounds,
+                     options=options).x * unit * coef_unit
     W_full[support, 0] = np.maximum(x[:k], 0.0)
     return W_full, (x[k:].copy() if has_b else b)
 
