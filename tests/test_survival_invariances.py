@@ -154,3 +154,24 @@ def test_positive_fit_with_a_column_of_large_scale_matches_scikit_survival(Est, 
     ref = CoxPHSurvivalAnalysis(alpha=1e-4 * 60, ties=ties, tol=1e-12).fit(X[:, :2], y)
     assert np.all(ref.coef_ > 0)
     assert_allclose(model.coef_[:2], ref.coef_, rtol=1e-6)
+
+
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_refit_from_a_far_start_backtracks_to_scikit_survivals_optimum(ties):
+    """``CoxLoss.refit`` warm-started at 20 and 50 times the true coefficients (``X coef`` spanning 188 and 470).
+
+    The splicing search warm-starts its candidate refits where it stands. There the partial likelihood is
+    nearly flat, and Newton's first full step leaves the range where it can be evaluated: before, the refit
+    raised "The Cox partial likelihood cannot be evaluated at these coefficients" (as did every fit of a
+    55 x 13 data set of the package's fuzzing, k = 8, whose optimum spans 36), instead of halving the step.
+    """
+    from sparse_estimators.losses import CoxLoss
+
+    X, y, beta, support = cox_data(seed=0, n=60, p=9)
+    ref = CoxPHSurvivalAnalysis(alpha=1e-4 * 60, ties=ties, tol=1e-12).fit(X[:, support], y)
+    for factor in (20, 50):
+        loss = CoxLoss(X, y["event"], y["time"], None, ties, 1e-4)
+        start = np.zeros((9, 1))
+        start[support, 0] = factor * beta[support]
+        W, _ = loss.refit(support, start, np.zeros(1))
+        assert_allclose(W[support, 0], ref.coef_, rtol=1e-8)
