@@ -14,9 +14,11 @@ from .. import _policy
 class LinearPredictorRangeError(ValueError):
     """The loss cannot be evaluated at these coefficients: their linear predictor leaves floating-point range.
 
-    A ValueError for the user; the refits' optimisers catch it at their trial points (a step too long, e.g.
-    along a column of large scale), which they treat as points of infinite value.
+    A ValueError for the user (the Cox loss raises it); the Cox loss's Newton refit catches it at its line
+    search's trial points (a step too long from a warm start where the likelihood is flat), which
+    :func:`newton_minimise` treats as points of infinite value.
     """
+
 
 def power_iteration(apply, n, *, max_iter=300, tol=1e-7, seed=0):
     """Largest eigenvalue of a symmetric positive semi-definite operator.
