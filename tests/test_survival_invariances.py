@@ -175,3 +175,26 @@ def test_refit_from_a_far_start_backtracks_to_scikit_survivals_optimum(ties):
         start[support, 0] = factor * beta[support]
         W, _ = loss.refit(support, start, np.zeros(1))
         assert_allclose(W[support, 0], ref.coef_, rtol=1e-8)
+
+
+@pytest.mark.parametrize("positive", [False, True])
+def test_iobs_from_a_far_coef_init_ends_where_the_cold_fit_does(positive):
+    """``coef_init`` at 50 times the true coefficients (``X coef`` spanning about 470, still in range).
+
+    Before, both fits raised "The Cox partial likelihood cannot be evaluated at these coefficients" (as did
+    ``positive=True`` already at 10 times): the damped Newton step's trial points and the refits' steps left
+    the range of the exponentials instead of being shortened. The cold fit's support and, without the sign
+    constraint, scikit-survival's coefficients on it.
+    """
+    X, y, beta, support = cox_data(seed=0, n=60, p=9)
+    init = 50.0 * (np.abs(beta) if positive else beta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cold = IOBSCoxPHSurvivalAnalysis(k=3, positive=positive).fit(X, y)
+        warm = IOBSCoxPHSurvivalAnalysis(k=3, positive=positive).fit(X, y, coef_init=init)
+    assert_array_equal(warm.support_, cold.support_)
+    assert_allclose(warm.coef_, cold.coef_, rtol=1e-6, atol=1e-12)
+    if not positive:
+        assert_array_equal(warm.support_, support)
+        ref = CoxPHSurvivalAnalysis(alpha=1e-4 * 60, tol=1e-12).fit(X[:, support], y)
+        assert_allclose(warm.coef_[support], ref.coef_, rtol=1e-8)
