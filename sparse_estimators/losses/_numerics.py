@@ -14,9 +14,9 @@ from .. import _policy
 class LinearPredictorRangeError(ValueError):
     """The loss cannot be evaluated at these coefficients: their linear predictor leaves floating-point range.
 
-    A ValueError for the user (the Cox loss raises it); the Cox loss's Newton refit catches it at its line
-    search's trial points (a step too long from a warm start where the likelihood is flat), which
-    :func:`newton_minimise` treats as points of infinite value.
+    A ValueError for the user (the Cox loss raises it); the Cox loss's Newton refit and the I-OBS solver catch
+    it at their trial points (a step too long from a start where the likelihood is flat), which they treat
+    as points of infinite value (:func:`newton_minimise`: a shorter step).
     """
 
 
