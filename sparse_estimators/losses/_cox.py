@@ -15,7 +15,7 @@ from .. import _policy
 from ._base import BaseLoss
 from ._design import LinearDesign, column_values, constant_columns, weighted_column_sums
 from ._glm import _NonNegativeRefit
-from ._numerics import cholesky_newton_solve, largest_eigenvalue, newton_minimise
+from ._numerics import LinearPredictorRangeError, cholesky_newton_solve, largest_eigenvalue, newton_minimise
 
 
 def _reverse_cumsum(A):
@@ -39,7 +39,7 @@ def _finite_curvature(c):
     fail on the infinite Hessian with a LAPACK message.
     """
     if not math.isfinite(float(c.sum())):  # (an inf or NaN entry; 1.6 us against np.isfinite's 4 us at n = 300)
-        raise ValueError(_UNDERFLOW)
+        raise LinearPredictorRangeError(_UNDERFLOW)
     return c
 
 
@@ -152,7 +152,7 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
         S = _reverse_cumsum(we[self.order])[self.risk_start]
         E = np.bincount(self.dead_group, weights=we[self.dead], minlength=G)
         if G and not S[-1] > self.slot_floor:  # (the smallest risk set: else the value is -inf, the gradient NaN)
-            raise ValueError(_UNDERFLOW)
+            raise LinearPredictorRangeError(_UNDERFLOW)
         S_slot = S[self.slot_group] - self.slot_frac * E[self.slot_group]
         A = np.bincount(self.slot_group, weights=self.slot_weight / S_slot, minlength=G)
         B = np.bincount(self.slot_group, weights=self.slot_weight * self.slot_frac / S_slot, minlength=G)
@@ -342,7 +342,10 @@ class CoxLoss(_NonNegativeRefit, BaseLoss):
 
         def fun(theta):
             eta = A @ theta
-            risk = self._risk(eta)
+            try:
+                risk = self._risk(eta)
+            except LinearPredictorRangeError:  # (a trial step too long: Newton's line search halves it)
+                return math.inf, np.full(theta.shape, np.nan)
             last.update(theta=theta, risk=risk)
             f = self._eta_value(eta, risk) + 0.5 * self.alpha * float(theta @ theta)
             return f, A.T @ self._eta_gradient(eta, risk) + self.alpha * theta

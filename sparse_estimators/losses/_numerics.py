@@ -11,6 +11,15 @@ from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 from .. import _policy
 
 
+class LinearPredictorRangeError(ValueError):
+    """The loss cannot be evaluated at these coefficients: their linear predictor leaves floating-point range.
+
+    A ValueError for the user (the Cox loss raises it); the Cox loss's Newton refit and the I-OBS solver catch
+    it at their trial points (a step too long from a start where the likelihood is flat), which they treat
+    as points of infinite value (:func:`newton_minimise`: a shorter step).
+    """
+
+
 def power_iteration(apply, n, *, max_iter=300, tol=1e-7, seed=0):
     """Largest eigenvalue of a symmetric positive semi-definite operator.
 
@@ -288,6 +297,8 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
             if f_new <= f + 1e-4 * t * slope or t < 1e-10:
                 break
             t *= 0.5
+        if f_new == math.inf:  # (no step short enough stays where the loss can be evaluated: stop at theta)
+            break
         theta = theta + t * step
         done = _norm(t * step) <= 1e-12 * (coef_unit + _norm(theta)) or f - f_new <= 0
         f, g = f_new, g_new

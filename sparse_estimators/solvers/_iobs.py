@@ -10,9 +10,12 @@ The linear algebra of each ``hessian`` route (least squares, logistic /
 multinomial, the matrix-free CG) is in ``solvers/_iobs_curvature.py``.
 """
 
+import math
+
 import numpy as np
 
 from .. import _policy
+from ..losses._numerics import LinearPredictorRangeError
 from ..structures import get_structure
 from ._base import IterationMonitor, backtracking_step, initial_step, project, same_indices, warm_support
 from ._iobs_curvature import (
@@ -24,6 +27,18 @@ from ._iobs_curvature import (
 __all__ = ["iobs", "select_hessian_route"]
 
 HESSIAN_ROUTES = ("auto", "dense", "woodbury", "cg", "screened", "fisher", "screened_fisher")
+
+
+def _trial_value(loss, Z, W):
+    """The loss at a trial point of the Newton step's search, ``inf`` (rejected) where it cannot be evaluated.
+
+    The Cox loss raises beyond the range of its exponentials (``X coef`` spanning more than about 700), which a
+    full damped Newton step from a flat region can reach: a shorter step is then tried, as for an increase.
+    """
+    try:
+        return loss.value_from_z(Z, W)
+    except LinearPredictorRangeError:
+        return math.inf
 
 
 def select_hessian_route(loss, hessian="auto", damping=1e-2):
@@ -361,7 +376,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                 elif shrinkable and _negligible(Wc, bc, W, b, tol):  # (smaller fractions move less: the safeguard)
                     break
             Zc = loss.linear_predictor(Wc, bc)
-            fc = loss.value_from_z(Zc, Wc)
+            fc = _trial_value(loss, Zc, Wc)
             if fc <= f + slack:
                 accepted = (Wc, bc, Zc, fc, Q)
                 s_used = s
@@ -375,7 +390,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                 if shrinkable and _negligible(Wa, ba, W, b, tol):  # (as above: the safeguard step instead)
                     break
                 Za = loss.linear_predictor(Wa, ba)
-                fa = loss.value_from_z(Za, Wa)
+                fa = _trial_value(loss, Za, Wa)
                 if fa <= f + slack:
                     accepted = (Wa, ba, Za, fa, Q)
                     break
