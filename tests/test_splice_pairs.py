@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
 
-from sparse_estimators.losses import SquaredLoss
+from sparse_estimators.losses import GramSquaredLoss, SquaredLoss
 from sparse_estimators.solvers import splice
 from sparse_estimators.solvers._splice_pairs import best_pair
 
@@ -34,21 +34,22 @@ def _stand_in_design(seed, n=200, p=40):
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("weighted", [False, True])
-def test_best_pair_is_the_brute_force_best_single_exchange(seed, weighted):
+@pytest.mark.parametrize("loss_class", [SquaredLoss, GramSquaredLoss])
+def test_best_pair_is_the_brute_force_best_single_exchange(seed, weighted, loss_class):
     """Over every selected and every unselected feature: the exchange, and its decrease, of exhaustive refits."""
     rng = np.random.RandomState(seed)
     X = rng.standard_normal((60, 15))
     X[:, 7] += 0.8 * X[:, 2]
     y = X[:, [0, 2, 4, 9]] @ np.array([1.0, 1.5, -1.0, 0.8]) + rng.standard_normal(60)
     w = rng.uniform(0.5, 2.0, 60) if weighted else None
-    loss = SquaredLoss(X, y, sample_weight=w) if weighted else SquaredLoss(X, y)
+    loss = loss_class(X, y, sample_weight=w)
     support = np.array([0, 3, 7, 9])
     W, b = _start(loss, support)
     Z = loss.linear_predictor(W, b, support)
     gradient = loss.gradient_from_z(Z, W)[0]
     forward = np.ones(15)
     forward[support] = -np.inf
-    exchanged, decrease = best_pair(loss, support, W, gradient, forward, 15)
+    exchanged, decrease = best_pair(loss, support, W, gradient, forward, 15, loss.coordinate_curvatures())
     f = _rss(X, y, support, w)
     decreases = {(i, j): f - _rss(X, y, np.sort(np.r_[np.setdiff1d(support, [i]), j]), w)
                  for i in support for j in np.setdiff1d(np.arange(15), support)}
@@ -98,3 +99,22 @@ def test_protected_features_stay():
     W, b = _start(loss, np.array([1, 2, 3, 4, 5]))
     result = splice(loss, 5, W, b, screening_start=False, pair_candidates=10, forced=[5])
     assert 5 in result.support
+
+
+def test_added_feature_significance_gate():
+    """The exchange is refused when the added feature's removal cost is below ``pair_add_gate``'s level.
+
+    Feature 0's cost in the new fit, ``w_0^2 h_0 / 2``, from scikit-learn's
+    refit, sets the level (in units of ``log(p) s / N``) above which the exchange stays refused.
+    """
+    X, y = _stand_in_design(2)
+    loss = SquaredLoss(X, y)
+    W, b = _start(loss, np.array([1, 2, 3, 4, 5]))
+    support = np.arange(5)
+    fit = LinearRegression().fit(X[:, support], y)
+    cost = 0.5 * fit.coef_[0] ** 2 * X[:, 0].var()
+    s2 = 2 * _rss(X, y, support) * len(y) / (len(y) - 5 - 1)
+    level = cost / (np.log(X.shape[1]) * s2 / len(y))
+    for gate, expected in ((0.9 * level, support), (1.1 * level, [1, 2, 3, 4, 5])):
+        result = splice(loss, 5, W, b, screening_start=False, pair_candidates=10, pair_add_gate=gate)
+        np.testing.assert_array_equal(result.support, expected)

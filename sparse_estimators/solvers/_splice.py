@@ -551,7 +551,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                 if first.size:
                     continue
             if pair_candidates:  # the best single exchange of any selected feature, exactly (_splice_pairs)
-                pair = best_pair(loss, support, W, gW, forward, pair_candidates, protected)
+                pair = best_pair(loss, support, W, gW, forward, pair_candidates, h, protected)
                 if pair is not None and pair[1] > threshold:
                     W_c, b_c, f_c, Z_c = loss.refit_candidates([pair[0]], W, b)[0]
                     # (and the added feature significant: splice's pair_add_gate)

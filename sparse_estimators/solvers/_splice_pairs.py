@@ -19,7 +19,8 @@ adding ``j`` lowers the loss by ``g_j^2 / (2 d)`` and moves the coefficients of
 ``S`` to ``w - a theta`` (``theta = -g_j / d``, ``j``'s coefficient); removing
 then ``i`` raises it by ``(w_i - a_i theta)^2 / (2 ([H_SS^{-1}]_ii + a_i^2 / d))``
 (block inverse of ``H`` over ``S`` and ``j``). One Gram matrix over ``S`` and
-``J`` candidates gives every one of the ``k J`` exchanges.
+``J`` candidates (the blocks ``H_SS`` and ``H_SJ``, and the diagonal of
+``H_JJ``) gives every one of the ``k J`` exchanges.
 """
 
 import numpy as np
@@ -35,7 +36,23 @@ def pair_search_applies(loss, candidates):
             and not loss.positive and not loss.alpha)
 
 
-def best_pair(loss, support, W, gradient, forward, candidates, protected=None):
+def _hessian_blocks(loss, support, adds):
+    """The Hessian's blocks ``H_SS`` and ``H_SJ`` over ``support`` and ``adds`` (not ``H_JJ``: its diagonal is known).
+
+    ``X_c^T S X_c / sum(S)`` on the centred columns: ``n k (k + J)`` products instead of ``n (k + J)^2``.
+    """
+    if type(loss) is GramSquaredLoss:
+        return loss.gram[np.ix_(support, support)], loss.gram[np.ix_(support, adds)]
+    both = loss.design.columns(np.concatenate((support, adds))).dense()  # (centred by the design's offset)
+    share = loss.sample_weight / loss.sw_sum
+    if loss.fit_intercept and loss.design.offset is None:
+        both = both - share @ both
+    S = both[:, :support.size]
+    weighted = (S * share[:, None]).T
+    return weighted @ S, weighted @ both[:, support.size:]
+
+
+def best_pair(loss, support, W, gradient, forward, candidates, h, protected=None):
     """The single exchange of largest exact decrease among the selected features and the best unselected ones.
 
     Parameters
@@ -53,6 +70,8 @@ def best_pair(loss, support, W, gradient, forward, candidates, protected=None):
         support and they would reach the number of observations (their Gram
         matrix would be singular).
     candidates : int
+    h : ndarray of shape (n_features,)
+        The loss's coordinate curvatures (the Hessian's diagonal).
     protected : ndarray of bool or None
         Features never removed.
 
@@ -71,9 +90,7 @@ def best_pair(loss, support, W, gradient, forward, candidates, protected=None):
     adds = np.argpartition(-forward, n_add - 1)[:n_add] if n_add < forward.size else np.arange(forward.size)
     adds = adds[np.argsort(adds)]  # (index order: the result does not depend on the partition)
     adds = adds[np.isfinite(forward[adds])]
-    union = np.concatenate((support, adds))
-    H = loss.restrict(union).hessian()
-    H_SS, H_SJ = H[:k, :k], H[:k, k:]
+    H_SS, H_SJ = _hessian_blocks(loss, support, adds)
     L, info = _potrf(H_SS, lower=1)
     if info:
         return None
@@ -82,7 +99,7 @@ def best_pair(loss, support, W, gradient, forward, candidates, protected=None):
         return None
     inverse = np.tril(inverse) + np.tril(inverse, -1).T
     A = inverse @ H_SJ  # (k, J): a for each candidate
-    h_J = H[k:, k:].diagonal()
+    h_J = h[adds]
     d = h_J - np.einsum("kj,kj->j", H_SJ, A)
     usable = d > 1e-8 * h_J  # (a candidate the support reproduces: no exchange)
     d = np.where(usable, d, 1.0)
