@@ -117,9 +117,10 @@ SWITCH_GATE_MIN_SAMPLES = 3.0
 COX_SWAP_CANDIDATES = 5
 #: the regressors' splicing (least squares): when a round accepts nothing, the best exact single exchange of any
 #: selected feature for one of this many unselected features of largest marginal gain (splice's pair_candidates,
-#: solvers/_splice_pairs.py). large_k.py's design at k=500 (n=5000, p=10000): 20 took 1 exchange and F1 0.938 ->
-#: 0.940 on a data set where 100 took 14 and 0.938 -> 0.966 (400: the same support as 100 for 1.2 times the time);
-#: doc/changelog.rst, "exact single exchanges"
+#: solvers/_splice_pairs.py; the added feature significant at the risk-inflation level, splice's pair_add_gate 1).
+#: large_k.py's design at k=500 (n=5000, p=10000), first data set, without that test: 20 took 1 exchange and F1
+#: 0.938 -> 0.940, 100 took 14 and 0.966, 400 the same support as 100 for 1.2 times the time (doc/changelog.rst,
+#: "exact single exchanges")
 PAIR_SWAP_CANDIDATES = 100
 #: with groups, the splicing search exchanges at most this many groups at once (splice's max_exchange, default
 #: 5): logistic on compare_groups.py's designs (n=200, p=500 and n=500, p=1000, 20 data sets per setting) mean
