@@ -122,6 +122,9 @@ COX_SWAP_CANDIDATES = 5
 #: 0.938 -> 0.940, 100 took 14 and 0.966, 400 the same support as 100 for 1.2 times the time (doc/changelog.rst,
 #: "exact single exchanges")
 PAIR_SWAP_CANDIDATES = 100
+#: those exchanges read the candidates' columns this many at a time (a memory bound, not tuned: tests/test_estimators.py
+#: holds a fit's peak below a quarter of X at n=1500, p=1000)
+PAIR_SWAP_BLOCK = 16
 #: with groups, the splicing search exchanges at most this many groups at once (splice's max_exchange, default
 #: 5): logistic on compare_groups.py's designs (n=200, p=500 and n=500, p=1000, 20 data sets per setting) mean
 #: group F1 0.4942 against 0.4929 at 5 for 0.60 to 0.66 times the CPU time (doc/peers/compare_groups.md); least

@@ -27,6 +27,7 @@ import numpy as np
 from scipy.linalg.lapack import dpotrf as _potrf
 from scipy.linalg.lapack import dpotri as _potri
 
+from .. import _policy
 from ..losses._squared import GramSquaredLoss, SquaredLoss
 
 
@@ -39,17 +40,25 @@ def pair_search_applies(loss, candidates):
 def _hessian_blocks(loss, support, adds):
     """The Hessian's blocks ``H_SS`` and ``H_SJ`` over ``support`` and ``adds`` (not ``H_JJ``: its diagonal is known).
 
-    ``X_c^T S X_c / sum(S)`` on the centred columns: ``n k (k + J)`` products instead of ``n (k + J)^2``.
+    ``X_c^T S X_c / sum(S)`` on the centred columns: ``n k (k + J)`` products
+    instead of ``n (k + J)^2``. The support's columns are copied once; the
+    candidates' in blocks of ``_policy.PAIR_SWAP_BLOCK`` (no copy of ``J``
+    columns: the splicing search's memory stays that of its ``k + 128``). They
+    need no centring: the weighted sums of the centred support columns are zero.
     """
     if type(loss) is GramSquaredLoss:
         return loss.gram[np.ix_(support, support)], loss.gram[np.ix_(support, adds)]
-    both = loss.design.columns(np.concatenate((support, adds))).dense()  # (centred by the design's offset)
+    design = loss.design
     share = loss.sample_weight / loss.sw_sum
-    if loss.fit_intercept and loss.design.offset is None:
-        both = both - share @ both
-    S = both[:, :support.size]
+    S = design.columns(support).dense()  # (centred by the design's offset)
+    if loss.fit_intercept and design.offset is None:
+        S = S - share @ S
     weighted = (S * share[:, None]).T
-    return weighted @ S, weighted @ both[:, support.size:]
+    H_SJ = np.empty((support.size, adds.size))
+    step = _policy.PAIR_SWAP_BLOCK
+    for i in range(0, adds.size, step):
+        H_SJ[:, i:i + step] = weighted @ design.columns(adds[i:i + step]).dense()
+    return weighted @ S, H_SJ
 
 
 def best_pair(loss, support, W, gradient, forward, candidates, h, protected=None):
@@ -66,9 +75,9 @@ def best_pair(loss, support, W, gradient, forward, candidates, h, protected=None
         The loss's gradient in the coefficients at ``W``.
     forward : ndarray of shape (n_features,)
         The marginal gains of the unselected features (``-inf``: selected, or
-        not a candidate): the ``candidates`` largest are tried, fewer when the
-        support and they would reach the number of observations (their Gram
-        matrix would be singular).
+        not a candidate): the ``candidates`` largest are tried (a candidate
+        that the support reproduces, ``d`` at most ``1e-8 h_j``, is skipped:
+        no ``H_JJ`` block is formed, so more columns than rows are fine).
     candidates : int
     h : ndarray of shape (n_features,)
         The loss's coordinate curvatures (the Hessian's diagonal).
@@ -82,9 +91,7 @@ def best_pair(loss, support, W, gradient, forward, candidates, h, protected=None
         (exact up to rounding), or None when no exchange lowers the loss.
     """
     k = support.size
-    room = loss.n_positive - int(loss.fit_intercept) - k - 1
-    finite = np.count_nonzero(np.isfinite(forward))
-    n_add = min(candidates, room, finite)
+    n_add = min(candidates, np.count_nonzero(np.isfinite(forward)))
     if n_add < 1 or k < 1:
         return None
     adds = np.argpartition(-forward, n_add - 1)[:n_add] if n_add < forward.size else np.arange(forward.size)
