@@ -550,7 +550,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                 first = _redundant(loss, support, protected)
                 if first.size:
                     continue
-            if pair_candidates and len(objective) > 1:  # (after an accepted exchange) the best single one, exactly
+            if pair_candidates:  # the best single exchange of any selected feature, exactly (_splice_pairs)
                 pair = best_pair(loss, support, W, gW, forward, pair_candidates, h, protected)
                 if pair is not None and pair[1] > threshold:
                     W_c, b_c, f_c, Z_c = loss.refit_candidates([pair[0]], W, b)[0]
