@@ -122,6 +122,10 @@ COX_SWAP_CANDIDATES = 5
 #: 0.938 -> 0.940, 100 took 14 and 0.966, 400 the same support as 100 for 1.2 times the time (doc/changelog.rst,
 #: "exact single exchanges")
 PAIR_SWAP_CANDIDATES = 100
+#: ... and only at k of at least this many: on the regression peer grid (k <= 20) they moved F1 within noise and
+#: took small fits from 0.83 to 0.90 of abess's time; large_k.py's gain is at k=500 (doc/changelog.rst, "exact
+#: single exchanges")
+PAIR_SWAP_MIN_K = 50
 #: those exchanges read the candidates' columns this many at a time (a memory bound, not tuned: tests/test_estimators.py
 #: holds a fit's peak below a quarter of X at n=1500, p=1000)
 PAIR_SWAP_BLOCK = 16

@@ -118,3 +118,21 @@ def test_added_feature_significance_gate():
     for gate, expected in ((0.9 * level, support), (1.1 * level, [1, 2, 3, 4, 5])):
         result = splice(loss, 5, W, b, screening_start=False, pair_candidates=10, pair_add_gate=gate)
         np.testing.assert_array_equal(result.support, expected)
+
+
+@pytest.mark.parametrize("name", ["IHTRegressor", "AcceleratedIHTRegressor", "RegularizedIHTRegressor",
+                                  "IOBSRegressor"])
+def test_regressors_try_exact_exchanges_from_min_k(name):
+    """The regressors' splicing asks for the exact exchanges at ``k >= _policy.PAIR_SWAP_MIN_K`` only.
+
+    Below, the small fits' time went up with no F1 gain (doc/changelog.rst,
+    "exact single exchanges"); at and above, ``large_k.py``'s gain at k = 500.
+    """
+    import sparse_estimators
+    from sparse_estimators import _policy
+
+    X, y = _stand_in_design(0)
+    loss = SquaredLoss(X, y)
+    estimator = getattr(sparse_estimators, name)()
+    assert estimator._splice_kwargs(loss, _policy.PAIR_SWAP_MIN_K - 1)["pair_candidates"] == 0
+    assert estimator._splice_kwargs(loss, _policy.PAIR_SWAP_MIN_K)["pair_candidates"] == _policy.PAIR_SWAP_CANDIDATES
