@@ -115,6 +115,20 @@ SWITCH_GATE_MIN_SAMPLES = 3.0
 #: doc/changelog.rst, "swap candidates"): with one the search stopped where an exchange its gate accepts was one
 #: step away (doc/changelog.rst, "Cox models: the splicing search tries")
 COX_SWAP_CANDIDATES = 5
+#: the regressors' splicing (least squares): when a round accepts nothing, the best exact single exchange of any
+#: selected feature for one of this many unselected features of largest marginal gain (splice's pair_candidates,
+#: solvers/_splice_pairs.py; the added feature significant at the risk-inflation level, splice's pair_add_gate 1).
+#: large_k.py's design at k=500 (n=5000, p=10000), first data set, without that test: 20 took 1 exchange and F1
+#: 0.938 -> 0.940, 100 took 14 and 0.966, 400 the same support as 100 for 1.2 times the time (doc/changelog.rst,
+#: "exact single exchanges")
+PAIR_SWAP_CANDIDATES = 100
+#: ... and only at k of at least this many: on the regression peer grid (k <= 20) they moved F1 within noise and
+#: took small fits from 0.83 to 0.90 of abess's time; large_k.py's gain is at k=500 (doc/changelog.rst, "exact
+#: single exchanges")
+PAIR_SWAP_MIN_K = 50
+#: those exchanges read the candidates' columns this many at a time (a memory bound, not tuned: tests/test_estimators.py
+#: holds a fit's peak below a quarter of X at n=1500, p=1000)
+PAIR_SWAP_BLOCK = 16
 #: with groups, the splicing search exchanges at most this many groups at once (splice's max_exchange, default
 #: 5): logistic on compare_groups.py's designs (n=200, p=500 and n=500, p=1000, 20 data sets per setting) mean
 #: group F1 0.4942 against 0.4929 at 5 for 0.60 to 0.66 times the CPU time (doc/peers/compare_groups.md); least

@@ -81,10 +81,16 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
     def _splice_kwargs(self, loss, k):
         """``_splice_options``, with ``switch_gate=_policy.SWITCH_GATE`` above ``_policy.SWITCH_GATE_MIN_SAMPLES``.
 
-        Observations per ``k log(p - k)``; below, the exchange gate.
+        Observations per ``k log(p - k)``; below, the exchange gate. A round of the first search that accepts
+        nothing tries the best exact single exchange of any selected feature with the
+        ``_policy.PAIR_SWAP_CANDIDATES`` unselected features of largest marginal gain (splice's
+        ``pair_candidates``; least squares only, from ``k = _policy.PAIR_SWAP_MIN_K``, doc/changelog.rst, "exact
+        single exchanges").
         """
         large = _samples_per_selection(loss, k) > _policy.SWITCH_GATE_MIN_SAMPLES
-        return ({"switch_gate": _policy.SWITCH_GATE} if large else {}) | self._splice_options
+        pairs = _policy.PAIR_SWAP_CANDIDATES if k >= _policy.PAIR_SWAP_MIN_K else 0
+        gates = {"switch_gate": _policy.SWITCH_GATE} if large else {}
+        return gates | {"pair_candidates": pairs} | self._splice_options
 
     def __init__(self, k=None, *, loss="squared_error", epsilon=1.35, thresholding="hard", step_size="auto",
                  max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto",

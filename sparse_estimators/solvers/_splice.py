@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 from scipy.linalg.lapack import dposv as _posv
-from scipy.linalg.lapack import dpotrf as _potrf
 
 from .. import _policy
 from .._utils import concatenate as _concatenate
@@ -33,11 +32,11 @@ from .._utils import count_nonzero as _count_nonzero
 from .._utils import lexsort as _lexsort
 from .._utils import row_squares
 from .._utils import where as _where
-from ..losses._design import LinearDesign, weighted_column_sums
-from ..losses._numerics import collinear_count
 from ..structures import Rows
 from ..thresholding._selection import kth_pair
 from ._base import SolverResult, _all, nonzero_rows, same_indices
+from ._splice_pairs import best_pair, pair_search_applies
+from ._splice_redundant import _may_be_redundant, _redundant
 
 #: float64's rounding unit (the switch's tie test)
 _EPS = float(np.finfo(float).eps)
@@ -72,7 +71,7 @@ def _top_set(scores, c):
 
 def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=0.0, add_gate_uncorrelated=None,
            screening_start=True, switch_gate=None, refitted=False, forced=None, structure=None, swap_candidates=1,
-           start_state=None, zero_gradient=None, redundant_first=False):
+           start_state=None, zero_gradient=None, redundant_first=False, pair_candidates=0, pair_add_gate=1.0):
     """Improve a support of ``k`` features (or groups) by exchanging them (abess's splicing).
 
     Parameters
@@ -220,6 +219,23 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         regular), the other regressors ``'collinear'`` (their small fits
         are at their speed target, where a Gram matrix per search cost 2 to
         9 % of the time).
+    pair_candidates : int, default=0
+        When a round of the search above (not abess's rules) accepts nothing,
+        one-output least squares (without ``positive``) also tries the single
+        exchange of largest exact decrease between any selected feature and
+        the ``pair_candidates`` unselected ones of largest marginal gain, under
+        the same gate (see ``solvers/_splice_pairs.py``: the round's ranking
+        of each feature alone misses the exchange of a false positive for the
+        correlated true feature it stands in for). 0: no such exchange. The
+        regressors use ``_policy.PAIR_SWAP_CANDIDATES``.
+    pair_add_gate : float, default=1.0
+        Such an exchange is accepted only if the added feature's removal cost
+        in the new fit (as for ``add_gate``: ``w_j^2 h_j / 2``, at least the
+        exchange's decrease) exceeds ``pair_add_gate * m * log(p) * s / N``.
+        At 1 (the risk-inflation level) it refuses the exchange of a true
+        feature of a block of correlated ones for a neighbour that shares its
+        effect and fits noise, where the decrease alone lowered the support F1
+        (doc/changelog.rst, "exact single exchanges").
     start_state : tuple or None, default=None
         ``(Z, f, gW)``: the linear predictor (on the support of ``W``), loss
         value and gradient at ``W, b``, when the caller has them (a solver that
@@ -272,7 +288,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
         protected[np.asarray(forced, dtype=np.intp)] = True
         screening_start = bool(screening_start)  # (abess's rules know no forced features)
     options = (h, usable, unit, max_exchange, max_rounds, gate, add_gate, add_gate_uncorrelated, protected,
-               max(int(swap_candidates), 1), redundant_first)
+               max(int(swap_candidates), 1), redundant_first,
+               int(pair_candidates) if pair_search_applies(loss, int(pair_candidates)) else 0, pair_add_gate)
     if screening_start:  # (the second search's start, abess's: the k largest marginal gains at zero)
         W0, _ = loss.zeros()
         b0 = loss.initial_intercept()
@@ -438,65 +455,6 @@ def _explained(H, m, removed):
     return np.where(diag > 0, explained / np.where(diag > 0, diag, 1.0), 0.0)
 
 
-def _column_gram(loss, support):
-    """The weighted Gram matrix of the ``support`` columns, centred when the loss fits an intercept.
-
-    None where it is not formed: a design other than NumPy's or scipy.sparse (dask: one more pass over the
-    data), or at least as many columns as rows of positive weight, less one for the intercept (then every
-    column is a combination of the others).
-    """
-    design = loss.design
-    if type(design) is not LinearDesign or support.size + bool(loss.fit_intercept) >= loss.n_positive:
-        return None
-    columns = design.columns(support)
-    w = loss.sample_weight
-    centre = loss.fit_intercept and columns.offset is None  # (the classifiers' design is not centred)
-    if columns.is_sparse:
-        G = columns.weighted_gram(w)
-        if centre:
-            sums = weighted_column_sums(columns.X, w)
-            G = G - np.outer(sums, sums) / loss.sw_sum
-        return G
-    A = columns.dense()
-    if centre:
-        A = A - w.dot(A) / loss.sw_sum
-    return A.T.dot(A * w[:, None])
-
-
-def _may_be_redundant(loss, redundant_first):
-    """Whether :func:`_redundant` can find a feature (``splice``'s ``redundant_first``: True or ``'collinear'``)."""
-    if redundant_first != "collinear" or loss.positive:
-        return True
-    mark = getattr(loss, "_collinear_mark", None)  # (None: a loss not built by BaseLoss.__init__)
-    return mark is None or collinear_count() != mark
-
-
-def _redundant(loss, support, protected=None):
-    """The selected features that the ones before them reproduce (a duplicated, rescaled or summed column).
-
-    Features in index order, protected ones first: a feature is redundant when its residual on those before it
-    is at most ``_policy.DUPLICATE_RESIDUAL`` of its centred weighted variance (the pivots of a Cholesky
-    factorisation of their correlation matrix). Protected features are never returned.
-    """
-    G = _column_gram(loss, support)
-    if G is None:
-        return support[:0]
-    order = np.arange(support.size) if protected is None else np.argsort(~protected[support], kind="stable")
-    G = G[np.ix_(order, order)]
-    d = np.sqrt(np.maximum(G.diagonal(), 0.0))
-    d = np.where(d > 0, d, 1.0)
-    # (a ridge of a thousandth of the level keeps the factorisation defined where columns repeat exactly)
-    C = G / np.outer(d, d) + 1e-3 * _policy.DUPLICATE_RESIDUAL * np.eye(d.size)
-    L, info = _potrf(C, lower=1)
-    if info:  # (not positive definite: rounding beyond the ridge; no redundancy claimed)
-        return support[:0]
-    residual = L.diagonal() ** 2
-    redundant = support[order[residual <= _policy.DUPLICATE_RESIDUAL]]
-    if protected is not None:
-        redundant = redundant[~protected[redundant]]
-    return redundant
-
-
 def _screened(loss, candidates, W, b, limits):
     """``loss.refit_candidates(candidates, W, b)``, told the values the candidates must get below where it screens.
 
@@ -514,8 +472,8 @@ def _screened(loss, candidates, W, b, limits):
 
 
 def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_rounds, gate, add_gate,
-              add_gate_uncorrelated=None, protected=None, swap_candidates=1, redundant_first=False, known=frozenset(),
-              need_floor=0.0, gradient=None):
+              add_gate_uncorrelated=None, protected=None, swap_candidates=1, redundant_first=False, pair_candidates=0,
+              pair_add_gate=1.0, known=frozenset(), need_floor=0.0, gradient=None):
     """Splicing from one refitted start (``Z`` its linear predictor).
 
     Returns ``(result, visited, last)``: ``result.objective`` starts with the
@@ -531,6 +489,7 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
     ``need_floor``: the least decrease the candidates are screened for
     (see :func:`_screened`; they are accepted by the gate alone).
     ``gradient``: the gradient at the start, when known.
+    ``pair_candidates``, ``pair_add_gate``: see :func:`splice` (0, or a loss :func:`pair_search_applies` to).
     """
     objective = [f]
     visited = set()
@@ -541,6 +500,9 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
         if key in known:
             return None, visited, None
         visited.add(key)
+        if pair_candidates and gradient is None:  # (the exact exchanges need it; _ranked computes the same)
+            gradient = loss.gradient_from_z(Z, W)[0]
+        gW = gradient
         kept, forward = _ranked(loss, support, W, Z, h, usable, protected, gradient)
         if first is not None:
             kept = _concatenate((first, kept[~np.isin(kept, first)]))
@@ -588,6 +550,15 @@ def _exchange(loss, k, support, W, b, f, Z, h, usable, unit, max_exchange, max_r
                 first = _redundant(loss, support, protected)
                 if first.size:
                     continue
+            if pair_candidates:  # the best single exchange of any selected feature, exactly (_splice_pairs)
+                pair = best_pair(loss, support, W, gW, forward, pair_candidates, h, protected)
+                if pair is not None and pair[1] > threshold:
+                    W_c, b_c, f_c, Z_c = loss.refit_candidates([pair[0]], W, b)[0]
+                    # (and the added feature significant: splice's pair_add_gate)
+                    cost = _added_cost(loss, np.setdiff1d(pair[0], support), W_c, Z_c, f - f_c)
+                    if f - f_c > threshold and cost > pair_add_gate * unit * loss.noise_scale(f_c, k):
+                        best = (pair[0], W_c, b_c, f_c, Z_c)
+        if best is None:
             last = (kept, adds, decreases, screened)
             break
         first = None
