@@ -476,6 +476,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="one size, one SNR, two repeats (a few minutes)")
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--largest-repeats", type=int, default=None,
+                        help="data sets per setting where p >= 10000 (default 2: 5 to 10 s each)")
     parser.add_argument("--sizes", nargs="+", metavar="N,P,G", help="problem sizes instead of the grid's")
     parser.add_argument("--task", choices=("regression", "classification", "both"), default="both")
     parser.add_argument("--threads", type=int, default=1)
@@ -491,6 +493,8 @@ def main(argv=None):
         grid["sizes"] = tuple(tuple(int(v) for v in s.split(",")) for s in args.sizes)
     if args.repeats is None:
         args.repeats = grid["repeats"]
+    if args.largest_repeats is not None:
+        grid["largest_repeats"] = args.largest_repeats
     tasks = ("regression", "classification") if args.task == "both" else (args.task,)
     if args.merge:
         merge_runs(args.merge, lambda df, meta: write_report(df, args.out, args, grid, float("nan"), meta), args.out)
