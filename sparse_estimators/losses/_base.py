@@ -136,6 +136,21 @@ class BaseLoss:
         """The intercept that is optimal at ``W = 0`` (a good start)."""
         return np.zeros(self.n_outputs)
 
+    def intercept_origin(self):
+        """The intercept variable from which the solvers' stopping tests measure ``b``'s size, or None (from 0).
+
+        The relative stopping test ``||x_t - x_{t-1}|| <= tol ||x_t||`` of
+        :class:`~sparse_estimators.solvers.IterationMonitor` (and I-OBS's
+        step safeguard) counts ``b - intercept_origin()`` in ``||x_t||``. None
+        here: ``b`` itself, whose 0 is a point of the model's scale (least
+        squares' intercept is no variable; logistic's 0 is even odds;
+        Huber's intercept scales with ``y`` as ``W`` does). A loss whose
+        intercept *shifts* with ``y``'s unit (the log link: ``c y`` adds
+        ``log c``) returns the null model's intercept, so that the fits of
+        ``c y`` stop where those of ``y`` do.
+        """
+        return None
+
     #: whether each pointwise loss is least where the model's mean is ``y`` (squared error, Poisson, Gamma, Huber)
     null_fits_constant = False
 

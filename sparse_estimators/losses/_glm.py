@@ -124,6 +124,14 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
             return np.zeros(1)
         return np.array([np.log(self.null_mean)])
 
+    def intercept_origin(self):
+        """The null model's intercept ``log(mean y)``: ``b`` minus it does not depend on ``y``'s unit.
+
+        (Measured from 0, ``b``'s size is ``log`` of ``y``'s unit, and the relative stopping test of ``c y``
+        stopped elsewhere than that of ``y``; see :meth:`BaseLoss.intercept_origin`.)
+        """
+        return self.initial_intercept() if self.fit_intercept else None
+
     null_fits_constant = True
 
     def null_intercept(self, value):
