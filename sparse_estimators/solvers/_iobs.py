@@ -72,7 +72,9 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           'dense' when ``(p + 1) m <= _policy.DENSE_MAX_GLM``; else 'woodbury' under
           the same size and damping conditions; else 'cg'.
 
-        * Gamma (``loss.iobs_fisher``) with ``n < p + 1``: 'fisher', the
+        * Gamma (``loss.iobs_fisher``) with ``N < p + 1`` (``N``:
+          ``loss.n_observations``, the observations the weights stand for,
+          so that integer weights choose as repeated rows do): 'fisher', the
           expected Hessian (Fisher information) instead of the observed one:
           for the log-link Gamma loss its pointwise weights are the sample
           shares, whatever the iterate, so it is built and factored once per
@@ -82,7 +84,7 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           its support jump with 'screened_fisher' (the screened block of the
           expected Hessian, no ``n x n`` kernel) and forms the full expected
           Hessian only when that support is no fixed point
-          (``_policy.IOBS_FISHER_SCREENED_START``, with ``n`` at least
+          (``_policy.IOBS_FISHER_SCREENED_START``, with ``N`` at least
           ``_policy.IOBS_FISHER_SCREENED_MIN_SAMPLES``); else as logistic;
 
         * Poisson (``loss.iobs_screened``):
@@ -141,8 +143,11 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
         if n >= p:
             return "dense" if p <= _policy.DENSE_MAX_LS else "cg"
         return "woodbury" if n <= _policy.DENSE_MAX_LS else "cg"
-    if n < p + 1 and getattr(loss, "iobs_fisher", False):
-        return "fisher"  # (Gamma: one constant Hessian per fit instead of an n x n factorisation per iteration)
+    # (Gamma: one constant Hessian per fit instead of an n x n factorisation per iteration). Which Hessian is
+    # decided by the observations the weights stand for, as repeated rows would (n_observations: integer weights
+    # count as repeats); how it is factored (dense or Woodbury, the same step) by the rows held (n)
+    if loss.n_observations < p + 1 and getattr(loss, "iobs_fisher", False):
+        return "fisher"
     if getattr(loss, "iobs_screened", False):
         # (Poisson, at any n: block-diagonal Newton steps instead of Woodbury's n x n or the dense
         # (p + 1)^2 Hessian per iteration, the same F1; doc/changelog.rst, "I-OBS Poisson at n >= p + 1")
@@ -339,7 +344,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     # (no n x n kernel); the kernel only once that support is no fixed point (doc/changelog.rst,
     # "I-OBS Gamma on wide data")
     screened_start = (route == "fisher" and cold and _policy.IOBS_FISHER_SCREENED_START
-                      and loss.n_positive >= _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES)
+                      and loss.n_observations >= _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES)
     it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         GW, gb = loss.gradient_from_z(Z, W)

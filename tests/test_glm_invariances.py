@@ -1,0 +1,121 @@
+"""Invariances of the Poisson and Gamma fits that users expect (scikit-learn's estimators keep them).
+
+``c y`` (a change of ``y``'s unit, c > 0) has the fit of ``y``: the same coefficients and support, the
+intercept plus ``log c`` (the log link); integer ``sample_weight`` is the fit of the repeated rows
+(scikit-learn's ``check_sample_weight_equivalence``).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from sparse_estimators import IOBSRegressor
+from sparse_estimators.losses import GammaLoss, PoissonLoss
+from sparse_estimators.solvers import accelerated_iht, iht, iobs, regularized_iht
+from sparse_estimators.solvers._iobs import select_hessian_route
+from sparse_estimators.thresholding import Hard
+
+LOSSES = {"poisson": PoissonLoss, "gamma": GammaLoss}
+SOLVERS = {"iht": iht, "accelerated": accelerated_iht, "regularized": regularized_iht, "iobs": iobs}
+
+
+def _log_link_data(family, n, p, k, seed, strength=0.3):
+    """Standard Gaussian ``X``, ``y`` of the family with log-mean ``X beta + 0.5`` (``beta``: ``k`` of +-strength)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    beta = np.zeros(p)
+    beta[:k] = rng.choice([-1.0, 1.0], k) * strength
+    mu = np.exp(X @ beta + 0.5)
+    y = rng.poisson(mu).astype(float) if family == "poisson" else rng.gamma(2.0, mu / 2.0)
+    return X, y
+
+
+@pytest.mark.parametrize("family", sorted(LOSSES))
+@pytest.mark.parametrize("solver", sorted(SOLVERS))
+@pytest.mark.parametrize("c", [2.0**20, 2.0**-20, 1000.0])
+def test_solvers_stop_at_the_same_iterate_for_c_y(family, solver, c):
+    """Without the support jump the stopping test ends the run: ``c y`` must end it at the same iteration.
+
+    The test ``||x_t - x_{t-1}|| <= tol ||x_t||`` counted ``||b||`` in ``||x_t||``, and ``b`` shifts by
+    ``log c``: before, for c = 2^20 (b about 14 instead of 0.5) every run on ``c y`` stopped iterations
+    earlier, at coefficients that differ at the level of ``tol`` (not rounding). Now ``b`` is measured from
+    the null model's intercept (``BaseLoss.intercept_origin``), which shifts with it: the runs on ``y`` and
+    ``c y`` are the same up to rounding (the values and gradients scale with ``c`` (Poisson) or not at all
+    (Gamma), the step sizes inversely).
+    """
+    X, y = _log_link_data(family, 150, 60, 3, seed=1)
+    runs = []
+    for target in (y, c * y):
+        loss = LOSSES[family](X, target)
+        W0, _ = loss.zeros()
+        runs.append(SOLVERS[solver](loss, Hard(), 3, W0=W0, b0=loss.initial_intercept(), tol=1e-4))
+    a, b = runs
+    assert a.n_iter == b.n_iter
+    assert_array_equal(a.support, b.support)
+    # (equal up to rounding: a stop one iteration apart moves them by about tol = 1e-4, relative)
+    assert_allclose(b.coef, a.coef, rtol=1e-7, atol=1e-9)
+    assert_allclose(b.intercept, a.intercept + np.log(c), rtol=1e-9)
+
+
+def test_intercept_origin_is_the_null_intercept_for_the_log_link_only():
+    """The loss says where the stopping test measures ``b`` from: the log link's null intercept, else 0."""
+    X, y = _log_link_data("gamma", 40, 5, 2, seed=0)  # (positive: a target of both losses)
+    for cls in LOSSES.values():
+        loss = cls(X, y)
+        assert_allclose(loss.intercept_origin(), [np.log(np.mean(y))], rtol=1e-15)
+        assert cls(X, y, fit_intercept=False).intercept_origin() is None
+    from sparse_estimators.losses import HuberLoss, LogisticLoss, SquaredLoss
+
+    assert SquaredLoss(X, y).intercept_origin() is None
+    assert HuberLoss(X, y).intercept_origin() is None
+    assert LogisticLoss(X, (y > np.median(y)).astype(float)).intercept_origin() is None
+
+
+def _weighted_gamma_design(seed):
+    """A Gamma design (sizes from ``seed``) with integer weights 0 to 3 and the rows they repeat."""
+    rng = np.random.default_rng(seed)
+    n, p, k = int(rng.integers(30, 150)), int(rng.integers(20, 200)), int(rng.integers(1, 8))
+    X, y = _log_link_data("gamma", n, p, k, seed=seed, strength=0.8)
+    rng = np.random.default_rng(seed)
+    w = rng.integers(0, 4, n).astype(float)
+    w[0] = 1.0
+    return X, y, w, np.repeat(np.arange(n), w.astype(int)), k
+
+
+def test_gamma_iobs_route_does_not_depend_on_how_weights_are_encoded():
+    """Fewer rows of positive weight than ``p + 1`` but more observations (integer weights): the Hessian
+    'auto' uses is that of the repeated rows (the observed one), factored as the rows held allow."""
+    X, y, w, rep, _ = _weighted_gamma_design(seed=1)
+    p = X.shape[1]
+    assert np.count_nonzero(w) < p + 1 <= w.sum()  # (the case: weighted rows below p + 1, observations above)
+    assert rep.size >= p + 1
+    assert select_hessian_route(GammaLoss(X[rep], y[rep])) == "dense"
+    assert select_hessian_route(GammaLoss(X, y, w)) == "woodbury"  # (before: 'fisher', the expected Hessian)
+    # unweighted rows and weights of relative importance (summing to at most the rows): 'fisher' as before
+    assert select_hessian_route(GammaLoss(X, y)) == "fisher"
+    assert select_hessian_route(GammaLoss(X, y, w / w.sum())) == "fisher"
+
+
+@pytest.mark.parametrize(("seed", "splicing"), [(1, True), (11, False), (24, False), (26, False)])
+def test_gamma_iobs_integer_weights_fit_as_repeated_rows(seed, splicing):
+    """scikit-learn's convention: integer ``sample_weight`` fits as the rows repeated.
+
+    I-OBS's 'auto' route counted the rows of positive weight: with fewer than ``p + 1`` of them but more
+    repeated rows, the weights took the expected Hessian ('fisher') and the repeats the observed one,
+    other iterations and, on these designs, another support (before, weights against repeats: seed 1
+    [0 1 3 4 5 18] against [0 1 2 3 4 5]; without splicing, seed 11 [0 1 2 3 4 5] against
+    [0 1 2 3 4 17], seed 24 [0 1 2 3 5 60] against [2 3 5 16 56 73], seed 26 [1 2 3 74] against
+    [1 2 3 95]).
+    """
+    X, y, w, rep, k = _weighted_gamma_design(seed)
+    assert np.count_nonzero(w) < X.shape[1] + 1 <= w.sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a convergence warning would be both fits')
+        weighted = IOBSRegressor(k, loss="gamma", splicing=splicing).fit(X, y, sample_weight=w)
+        repeated = IOBSRegressor(k, loss="gamma", splicing=splicing).fit(X[rep], y[rep])
+    assert_array_equal(weighted.support_, repeated.support_)
+    # (the same Newton steps, factored by Woodbury on the weighted rows and densely on the repeats)
+    assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-6, atol=1e-9)
+    assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-6)
