@@ -151,6 +151,19 @@ class BaseLoss:
         """
         return None
 
+    def value_origin(self):
+        """The loss value from which the candidate refits' precision rule measures ``|f|``: 0 here.
+
+        A refit of the splicing search stops at a Newton decrement of
+        ``CANDIDATE_DECREMENT (value_unit + |f - value_origin()|)`` (see
+        ``losses/_pointwise_newton.py``). The log-link losses return their
+        saturated value (``f`` minus it is half the mean deviance): their ``f``
+        at ``c y`` is not ``f`` at ``y`` in ``y``'s units (``c f - c log(c)
+        mean(y)`` for Poisson, ``f + log c`` for Gamma), and the candidates
+        of ``c y`` were refitted to another precision than those of ``y``.
+        """
+        return 0.0
+
     #: whether each pointwise loss is least where the model's mean is ``y`` (squared error, Poisson, Gamma, Huber)
     null_fits_constant = False
 

@@ -161,6 +161,10 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
             saturated = self._saturated = float(self.sample_weight @ terms) / self.sw_sum
         return saturated
 
+    def value_origin(self):
+        """The saturated value (:meth:`BaseLoss.value_origin`): ``f`` minus it is half the mean deviance."""
+        return self._saturated_value()
+
     def noise_scale(self, value, k):
         """The dispersion estimated from the loss ``value`` of a fit with ``k`` features.
 
