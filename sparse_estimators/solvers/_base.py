@@ -126,7 +126,7 @@ class IterationMonitor:
         (a solver whose iterates are new arrays, never written to after).
     origin : ndarray or None, default=None
         The intercept from which ``b``'s size is measured in the stopping test
-        (the loss's :func:`intercept_origin`); None: from 0.
+        (the loss's :meth:`~sparse_estimators.losses.BaseLoss.intercept_origin`); None: from 0.
     """
 
     #: an objective that rises above the best one by this many times the
