@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sparse_estimators import IOBSRegressor
@@ -123,7 +124,8 @@ def test_gamma_iobs_integer_weights_fit_as_repeated_rows(seed, splicing):
 
 @pytest.mark.parametrize("family", sorted(LOSSES))
 @pytest.mark.parametrize("c", [2.0**20, 2.0**-20])
-def test_candidate_refits_of_c_y_are_those_of_y(family, c):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_candidate_refits_of_c_y_are_those_of_y(family, c, sparse):
     """The splicing search's approximate candidate refits stop at the same Newton step for ``c y``.
 
     Their rule, a decrement of at most ``CANDIDATE_DECREMENT (value_unit + |f|)``, measured ``|f|`` from 0,
@@ -131,9 +133,12 @@ def test_candidate_refits_of_c_y_are_those_of_y(family, c):
     ``f + log c``): before, the candidates of ``c y`` stopped at other Newton steps, coefficients apart by
     far more than rounding, which ranked the next round's exchanges otherwise (a fuzz design, IHT with
     splicing: deviance 1.00522 for ``y``, 0.97838 for ``2 y``). Now ``|f|`` is measured from the saturated
-    value (``BaseLoss.value_origin``): half the deviance, which scales as the loss does.
+    value (``BaseLoss.value_origin``): half the deviance, which scales as the loss does. A sparse ``X`` takes
+    the generic refit (``newton_minimise``, its rule ``1e-6 (value_unit + |f|)``): the same.
     """
     X, y = _log_link_data(family, 200, 30, 4, seed=3)
+    if sparse:
+        X = sp.csr_matrix(X)
     supports = [np.array(s) for s in ([0, 1, 2, 5], [0, 1, 3, 6], [1, 2, 3, 7], [0, 2, 3, 4])]
     results = []
     for target, shift in ((y, 0.0), (c * y, np.log(c))):

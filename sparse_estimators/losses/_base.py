@@ -156,7 +156,8 @@ class BaseLoss:
 
         A refit of the splicing search stops at a Newton decrement of
         ``CANDIDATE_DECREMENT (value_unit + |f - value_origin()|)`` (see
-        ``losses/_pointwise_newton.py``). The log-link losses return their
+        ``losses/_pointwise_newton.py``; on a sparse ``X``, ``1e-6`` times
+        that, see :func:`newton_minimise`). The log-link losses return their
         saturated value (``f`` minus it is half the mean deviance): their ``f``
         at ``c y`` is not ``f`` at ``y`` in ``y``'s units (``c f - c log(c)
         mean(y)`` for Poisson, ``f + log c`` for Gamma), and the candidates
@@ -438,7 +439,7 @@ class BaseLoss:
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
         theta = newton_minimise(fun, lambda theta: sub.hessian(*unpack(theta)), theta, max_iter=max_iter,
                                 solve=sub._restricted_solve, precise=precise, value_unit=self.value_unit,
-                                coef_unit=self.coef_unit, flat_hessian=flat)
+                                coef_unit=self.coef_unit, flat_hessian=flat, value_origin=self.value_origin())
         Ws, bs = unpack(theta)
         W_full = np.zeros_like(W)
         W_full[support] = Ws
