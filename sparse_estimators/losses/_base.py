@@ -136,6 +136,35 @@ class BaseLoss:
         """The intercept that is optimal at ``W = 0`` (a good start)."""
         return np.zeros(self.n_outputs)
 
+    def intercept_origin(self):
+        """The intercept variable from which the solvers' stopping tests measure ``b``'s size, or None (from 0).
+
+        The relative stopping test ``||x_t - x_{t-1}|| <= tol ||x_t||`` of
+        :class:`~sparse_estimators.solvers.IterationMonitor` (and I-OBS's
+        step safeguard) counts ``b - intercept_origin()`` in ``||x_t||``. None
+        here: ``b`` itself, whose 0 is a point of the model's scale (least
+        squares' intercept is no variable; logistic's 0 is even odds;
+        Huber's intercept scales with ``y`` as ``W`` does). A loss whose
+        intercept *shifts* with ``y``'s unit (the log link: ``c y`` adds
+        ``log c``) returns the null model's intercept, so that the fits of
+        ``c y`` stop where those of ``y`` do.
+        """
+        return None
+
+    def value_origin(self):
+        """The loss value from which the candidate refits' precision rule measures ``|f|``: 0 here.
+
+        A refit of the splicing search stops at a Newton decrement of
+        ``CANDIDATE_DECREMENT (value_unit + |f - value_origin()|)`` (see
+        ``losses/_pointwise_newton.py``; on a sparse ``X``, ``1e-6`` times
+        that, see :func:`newton_minimise`). The log-link losses return their
+        saturated value (``f`` minus it is half the mean deviance): their ``f``
+        at ``c y`` is not ``f`` at ``y`` in ``y``'s units (``c f - c log(c)
+        mean(y)`` for Poisson, ``f + log c`` for Gamma), and the candidates
+        of ``c y`` were refitted to another precision than those of ``y``.
+        """
+        return 0.0
+
     #: whether each pointwise loss is least where the model's mean is ``y`` (squared error, Poisson, Gamma, Huber)
     null_fits_constant = False
 
@@ -410,7 +439,7 @@ class BaseLoss:
         theta = np.concatenate([W[support].ravel(), b]) if has_b else W[support].ravel()
         theta = newton_minimise(fun, lambda theta: sub.hessian(*unpack(theta)), theta, max_iter=max_iter,
                                 solve=sub._restricted_solve, precise=precise, value_unit=self.value_unit,
-                                coef_unit=self.coef_unit, flat_hessian=flat)
+                                coef_unit=self.coef_unit, flat_hessian=flat, value_origin=self.value_origin())
         Ws, bs = unpack(theta)
         W_full = np.zeros_like(W)
         W_full[support] = Ws

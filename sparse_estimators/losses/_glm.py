@@ -124,6 +124,14 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
             return np.zeros(1)
         return np.array([np.log(self.null_mean)])
 
+    def intercept_origin(self):
+        """The null model's intercept ``log(mean y)``: ``b`` minus it does not depend on ``y``'s unit.
+
+        (Measured from 0, ``b``'s size is ``log`` of ``y``'s unit, and the relative stopping test of ``c y``
+        stopped elsewhere than that of ``y``; see :meth:`BaseLoss.intercept_origin`.)
+        """
+        return self.initial_intercept() if self.fit_intercept else None
+
     null_fits_constant = True
 
     def null_intercept(self, value):
@@ -152,6 +160,10 @@ class _LogLinkLoss(_NonNegativeRefit, _PointwiseNewtonRefit, _GLMLoss):
             terms = self._saturated_pointwise(self.Y[:, 0])
             saturated = self._saturated = float(self.sample_weight @ terms) / self.sw_sum
         return saturated
+
+    def value_origin(self):
+        """The saturated value (:meth:`BaseLoss.value_origin`): ``f`` minus it is half the mean deviance."""
+        return self._saturated_value()
 
     def noise_scale(self, value, k):
         """The dispersion estimated from the loss ``value`` of a fit with ``k`` features.

@@ -216,7 +216,7 @@ def _norm(x):
 
 
 def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, precise=True, value_unit=1.0,
-                    coef_unit=1.0, flat_hessian=None, limit=None):
+                    coef_unit=1.0, flat_hessian=None, limit=None, value_origin=0.0):
     """Minimise a smooth convex function by Newton's method, to rounding error.
 
     Newton steps with an Armijo backtracking line search, iterated until the
@@ -251,6 +251,10 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
         (:attr:`BaseLoss.value_unit`, :attr:`BaseLoss.coef_unit`): Huber's
         and Poisson's scale with ``y``, so that their refits of ``c y`` stop
         where those of ``y`` do.
+    value_origin : float, default=0.0
+        ``precise=False``'s ``|f|`` is ``|f - value_origin|``
+        (:meth:`BaseLoss.value_origin`: the log link's saturated value, whose
+        ``f`` shifts with ``y``'s unit); the rounding-level rules keep ``|f|``.
     flat_hessian : callable or None, default=None
         ``flat_hessian(theta)``, a majoriser's curvature, used where the
         Newton step is 0 though the gradient is not (Huber's loss with no
@@ -275,7 +279,7 @@ def newton_minimise(fun, hessian, theta, *, max_iter=100, solve=min_norm_solve, 
             slope = float(g @ step)
         if limit is not None and f - limit > -_policy.REJECT_DECREMENTS * slope:
             return None
-        if not precise and -slope <= 1e-6 * (value_unit + abs(f)):
+        if not precise and -slope <= 1e-6 * (value_unit + abs(f - value_origin)):
             theta_new = theta + step
             f_new, _ = fun(theta_new)
             return theta_new if f_new <= f + 1e-12 * (value_unit + abs(f)) else theta

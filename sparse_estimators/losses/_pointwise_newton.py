@@ -125,7 +125,7 @@ class _PointwiseNewtonRefit:
         AFT, sw_dot = AF.T, sw.dot
         if decrement is None:
             decrement = self.candidate_decrement
-        unit, size = self.value_unit, self.coef_unit
+        unit, size, origin = self.value_unit, self.coef_unit, self.value_origin()
 
         # the step is -x, x the solve's result: x is subtracted where the step was added (IEEE's a - b is
         # a + (-b), and products with -x are those with x negated: the same values, without -x's array)
@@ -169,8 +169,8 @@ class _PointwiseNewtonRefit:
             if limit is not None and f - limit > -_policy.REJECT_DECREMENTS * slope:
                 return None, (theta, z, f, d, h, left + 1), f
             Ax = A_dot(x)
-            tol = unit + abs(f)
-            if not precise and -slope <= decrement * tol:
+            tol = unit + abs(f)  # (the rounding level of f: its size)
+            if not precise and -slope <= decrement * (unit + abs(f - origin)):  # (the precision asked: units of y)
                 z_new = z - Ax
                 f_new = value(z_new, theta, 1.0)[0]
                 if f_new <= f + 1e-12 * tol:

@@ -106,7 +106,8 @@ class IterationMonitor:
         The starting point (kept as the best iterate until one is better).
     tol : float
         Stop when the support is unchanged and
-        ``||x_t - x_{t-1}|| <= tol * ||x_t||``.
+        ``||x_t - x_{t-1}|| <= tol * ||x_t||``, with
+        ``||x_t||^2 = ||W_t||^2 + ||b_t - origin||^2``.
     keep_best : bool
         Return the iterate of lowest objective rather than the last one.
     verbose : int
@@ -123,13 +124,17 @@ class IterationMonitor:
     copies : bool, default=True
         Keep copies of the best iterates; False keeps the arrays themselves
         (a solver whose iterates are new arrays, never written to after).
+    origin : ndarray or None, default=None
+        The intercept from which ``b``'s size is measured in the stopping test
+        (the loss's :meth:`~sparse_estimators.losses.BaseLoss.intercept_origin`); None: from 0.
     """
 
     #: an objective that rises above the best one by this many times the
     #: objective's scale (start and first iterate) means divergence
     blowup = 1e4
 
-    def __init__(self, f0, W0, b0, *, tol, keep_best, verbose=0, name="solver", start_support=None, copies=True):
+    def __init__(self, f0, W0, b0, *, tol, keep_best, verbose=0, name="solver", start_support=None, copies=True,
+                 origin=None):
         self.f0 = f0
         self.tol = tol
         self.keep_best = keep_best
@@ -144,6 +149,7 @@ class IterationMonitor:
         self.scale = abs(f0)
         self._support = start_support
         self._copies = copies
+        self._origin = origin
 
     def update(self, it, W_old, b_old, W, b, f, support, moved=None):
         """Record iteration ``it``; return True when the solver should stop.
@@ -181,7 +187,7 @@ class IterationMonitor:
                 db = b - b_old
                 moved = moved + _vdot(db, db)
         change = math.sqrt(moved)
-        scale = math.sqrt(squared + _vdot(b, b))
+        scale = math.sqrt(squared + _intercept_size(b, self._origin))
         if self.verbose >= 2:
             print(f"[{self.name}] iter {it:4d}  objective {f:.6e}  rel. change {change / max(scale, 1e-300):.2e}")
         if (same_support or it == 1 and change == 0) and change <= self.tol * scale:
@@ -209,6 +215,20 @@ class IterationMonitor:
         return SolverResult(W, b, np.asarray(support), n_iter, self.objective,
                             self.converged, self.diverged, float(step),
                             refitted=self.refitted and not (self.diverged or self.keep_best))
+
+
+def intercept_origin(loss):
+    """The loss's :meth:`~sparse_estimators.losses.BaseLoss.intercept_origin` (None for a loss without it)."""
+    origin = getattr(loss, "intercept_origin", None)
+    return None if origin is None else origin()
+
+
+def _intercept_size(b, origin):
+    """``||b - origin||^2`` (``||b||^2`` when ``origin`` is None): the intercept's part of an iterate's size."""
+    if origin is None:
+        return _vdot(b, b)
+    d = b - origin
+    return _vdot(d, d)
 
 
 def project(operator, k, W):

@@ -17,7 +17,16 @@ import numpy as np
 from .. import _policy
 from ..losses._numerics import LinearPredictorRangeError
 from ..structures import get_structure
-from ._base import IterationMonitor, backtracking_step, initial_step, project, same_indices, warm_support
+from ._base import (
+    IterationMonitor,
+    _intercept_size,
+    backtracking_step,
+    initial_step,
+    intercept_origin,
+    project,
+    same_indices,
+    warm_support,
+)
 from ._iobs_curvature import (
     _GLMCache,
     _GLMCurvature,
@@ -63,7 +72,9 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           'dense' when ``(p + 1) m <= _policy.DENSE_MAX_GLM``; else 'woodbury' under
           the same size and damping conditions; else 'cg'.
 
-        * Gamma (``loss.iobs_fisher``) with ``n < p + 1``: 'fisher', the
+        * Gamma (``loss.iobs_fisher``) with ``N < p + 1`` (``N``:
+          ``loss.n_observations``, the observations the weights stand for,
+          so that integer weights choose as repeated rows do): 'fisher', the
           expected Hessian (Fisher information) instead of the observed one:
           for the log-link Gamma loss its pointwise weights are the sample
           shares, whatever the iterate, so it is built and factored once per
@@ -73,7 +84,7 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
           its support jump with 'screened_fisher' (the screened block of the
           expected Hessian, no ``n x n`` kernel) and forms the full expected
           Hessian only when that support is no fixed point
-          (``_policy.IOBS_FISHER_SCREENED_START``, with ``n`` at least
+          (``_policy.IOBS_FISHER_SCREENED_START``, with ``N`` at least
           ``_policy.IOBS_FISHER_SCREENED_MIN_SAMPLES``); else as logistic;
 
         * Poisson (``loss.iobs_screened``):
@@ -132,8 +143,11 @@ def select_hessian_route(loss, hessian="auto", damping=1e-2):
         if n >= p:
             return "dense" if p <= _policy.DENSE_MAX_LS else "cg"
         return "woodbury" if n <= _policy.DENSE_MAX_LS else "cg"
-    if n < p + 1 and getattr(loss, "iobs_fisher", False):
-        return "fisher"  # (Gamma: one constant Hessian per fit instead of an n x n factorisation per iteration)
+    # (Gamma: one constant Hessian per fit instead of an n x n factorisation per iteration). Which Hessian is
+    # decided by the observations the weights stand for, as repeated rows would (n_observations: integer weights
+    # count as repeats); how it is factored (dense or Woodbury, the same step) by the rows held (n)
+    if loss.n_observations < p + 1 and getattr(loss, "iobs_fisher", False):
+        return "fisher"
     if getattr(loss, "iobs_screened", False):
         # (Poisson, at any n: block-diagonal Newton steps instead of Woodbury's n x n or the dense
         # (p + 1)^2 Hessian per iteration, the same F1; doc/changelog.rst, "I-OBS Poisson at n >= p + 1")
@@ -162,7 +176,7 @@ def _blockwise_route(hessian, p, m):
 
 
 # -- the solver -----------------------------------------------------------------
-def _negligible(Wt, bt, W, b, tol):
+def _negligible(Wt, bt, W, b, tol, origin=None):
     """Whether the move from ``(W, b)`` to the trial ``(Wt, bt)`` is at most ``tol`` of the trial's norm.
 
     The stopping test of :class:`~sparse_estimators.solvers._base.IterationMonitor`: accepting a step
@@ -170,10 +184,11 @@ def _negligible(Wt, bt, W, b, tol):
     no descent, whose loss at that size is within rounding of ``f``: on a float32 ``X``, products to
     1e-7, the halvings met such a "decrease" and the fit stopped at the first non-descent Newton step).
     A step already that small before any halving is a converged iterate's, and is accepted as before.
+    ``origin``: the monitor's (the loss's intercept origin), from which ``bt``'s size is measured.
     """
     dW, db = Wt - W, bt - b
     moved = float(np.vdot(dW, dW) + np.vdot(db, db))
-    return moved <= tol * tol * float(np.vdot(Wt, Wt) + np.vdot(bt, bt))
+    return moved <= tol * tol * float(np.vdot(Wt, Wt) + _intercept_size(bt, origin))
 
 
 def _covers(Q, current, n_rows):
@@ -311,8 +326,10 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     Z = loss.linear_predictor(W, b)
     f = f0 = loss.value_from_z(Z, W)
     support = operator.support(W, k)
+    origin = intercept_origin(loss)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not (operator.is_hard or correction),
-                               verbose=verbose, name="IOBS", start_support=warm_support(W0, support))
+                               verbose=verbose, name="IOBS", start_support=warm_support(W0, support),
+                               origin=origin)
     curvature = _LeastSquaresCurvature(loss, route, damping) if least_squares else None
     cache = None if least_squares else _GLMCache(loss)
     eta = L = None
@@ -327,7 +344,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     # (no n x n kernel); the kernel only once that support is no fixed point (doc/changelog.rst,
     # "I-OBS Gamma on wide data")
     screened_start = (route == "fisher" and cold and _policy.IOBS_FISHER_SCREENED_START
-                      and loss.n_positive >= _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES)
+                      and loss.n_observations >= _policy.IOBS_FISHER_SCREENED_MIN_SAMPLES)
     it, start_gradient = 0, None
     for it in range(1, max_iter + 1):
         GW, gb = loss.gradient_from_z(Z, W)
@@ -372,8 +389,8 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
             else:
                 Wc, bc = Wp, (b if db is None else b - s * db)
                 if h == 0:
-                    shrinkable = not _negligible(Wc, bc, W, b, tol)
-                elif shrinkable and _negligible(Wc, bc, W, b, tol):  # (smaller fractions move less: the safeguard)
+                    shrinkable = not _negligible(Wc, bc, W, b, tol, origin)
+                elif shrinkable and _negligible(Wc, bc, W, b, tol, origin):  # (smaller fractions move less)
                     break
             Zc = loss.linear_predictor(Wc, bc)
             fc = _trial_value(loss, Zc, Wc)
@@ -383,11 +400,11 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
                 break
         if accepted is None and segment is not None:
             Wc, bc, Q = segment
-            shrinkable = not _negligible(Wc, bc, W, b, tol)
+            shrinkable = not _negligible(Wc, bc, W, b, tol, origin)
             for h in range(1, _policy.MAX_HALVINGS + 1):
                 a = 0.5**h
                 Wa, ba = W + a * (Wc - W), b + a * (bc - b)
-                if shrinkable and _negligible(Wa, ba, W, b, tol):  # (as above: the safeguard step instead)
+                if shrinkable and _negligible(Wa, ba, W, b, tol, origin):  # (as above: the safeguard step instead)
                     break
                 Za = loss.linear_predictor(Wa, ba)
                 fa = _trial_value(loss, Za, Wa)
