@@ -213,3 +213,41 @@ def test_accelerated_positive_groups_is_not_stuck_at_zero():
     model = AcceleratedIHTRegressor(k=2, positive=True, groups=groups).fit(X, y)
     assert model.groups_support_.size == 2
     assert model.score(X, y) >= best - 1e-6
+
+
+def test_refit_where_nnls_reaches_its_iteration_limit(monkeypatch):
+    """scipy's ``nnls`` raising at its iteration limit: the refit takes BVLS's solution of the same problem.
+
+    scipy's reimplemented ``nnls`` raised ``RuntimeError`` out of ``fit`` on
+    badly scaled columns (n = 40, weights from 1e-6 to 1e6, condition 1.5e10);
+    here it is made to raise on every call. Reference: scikit-learn's
+    non-negative least squares on the support, computed before.
+    """
+    X, y = _design(3)
+    weights = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
+    support = np.flatnonzero(IHTRegressor(k=3, positive=True).fit(X, y, sample_weight=weights).coef_)
+    reference = LinearRegression(positive=True).fit(X[:, support], y, sample_weight=weights)
+
+    def limit(*args, **kwargs):
+        raise RuntimeError("Maximum number of iterations reached.")
+
+    monkeypatch.setattr(scipy.optimize, "nnls", limit)
+    est = IHTRegressor(k=3, positive=True).fit(X, y, sample_weight=weights)
+    np.testing.assert_array_equal(np.flatnonzero(est.coef_), support)
+    np.testing.assert_allclose(est.coef_[support], reference.coef_, rtol=1e-7)
+    np.testing.assert_allclose(est.intercept_, reference.intercept_, rtol=1e-7)
+    # with bounds that bind: the best of the unconstrained least squares on every subset whose solution is >= 0
+    from sparse_estimators.losses._squared import _nnls
+
+    rng = np.random.RandomState(1)
+    A = rng.standard_normal((30, 5))
+    b = A @ np.array([1.0, -2.0, 0.5, -0.5, 2.0]) + 0.1 * rng.standard_normal(30)
+    best = np.inf, None
+    for size in range(6):
+        for S in itertools.combinations(range(5), size):
+            x = np.zeros(5)
+            x[list(S)] = np.linalg.lstsq(A[:, list(S)], b, rcond=None)[0] if S else []
+            if (x >= 0).all() and np.sum((A @ x - b) ** 2) < best[0]:
+                best = np.sum((A @ x - b) ** 2), x
+    assert np.count_nonzero(best[1]) < 5
+    np.testing.assert_allclose(_nnls(A, b), best[1], rtol=1e-7, atol=1e-12)

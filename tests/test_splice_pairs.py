@@ -136,3 +136,63 @@ def test_regressors_try_exact_exchanges_from_min_k(name):
     estimator = getattr(sparse_estimators, name)()
     assert estimator._splice_kwargs(loss, _policy.PAIR_SWAP_MIN_K - 1)["pair_candidates"] == 0
     assert estimator._splice_kwargs(loss, _policy.PAIR_SWAP_MIN_K)["pair_candidates"] == _policy.PAIR_SWAP_CANDIDATES
+
+
+def _stand_in_pairs_design(n=240, p=160, k=50):
+    """``k`` true features (0 to ``k - 1``); feature ``k + j`` stands in for feature ``j`` (a correlated neighbour)."""
+    rng = np.random.RandomState(1)
+    X = rng.standard_normal((n, p))
+    X[:, k:2 * k] = X[:, :k] + 0.3 * rng.standard_normal((n, k))
+    y = X[:, :k] @ rng.uniform(1.0, 2.0, k) + rng.standard_normal(n) + 3.0
+    return X, y
+
+
+@pytest.mark.parametrize("name", ["IHTRegressor", "AcceleratedIHTRegressor", "RegularizedIHTRegressor",
+                                  "IOBSRegressor"])
+def test_regressors_exchange_stand_ins_at_large_k(name):
+    """At ``k = 50`` the regressors' searches end on the true support, as the data's options and layouts vary.
+
+    Without the exact exchanges the IHT solvers kept 31 to 36 of the 50 true
+    features (stand-ins in place of the others) and I-OBS 49. Column order,
+    the unit of ``y``, a sparse or float32 ``X`` and the Gram route leave
+    the support where it is, integer weights give the support and
+    coefficients of repeated rows (in any order); the coefficients are
+    scikit-learn's least squares on the support.
+    """
+    import scipy.sparse as sp
+
+    import sparse_estimators
+
+    X, y = _stand_in_pairs_design()
+    n, p = X.shape
+    Estimator = getattr(sparse_estimators, name)
+    true = np.arange(50)
+    rng = np.random.RandomState(0)
+    weights = rng.randint(0, 3, n).astype(float)
+    rows = np.repeat(np.arange(n), weights.astype(int))
+    columns = rng.permutation(p)
+    fits = {
+        "plain": Estimator(k=50).fit(X, y).coef_,
+        "weights": Estimator(k=50).fit(X, y, sample_weight=weights).coef_,
+        "repeated rows": Estimator(k=50).fit(X[rows], y[rows]).coef_,
+        "rows permuted": Estimator(k=50).fit(X[rows[::-1]], y[rows[::-1]]).coef_,
+        "columns permuted": Estimator(k=50).fit(X[:, columns], y).coef_[np.argsort(columns)],
+        "y times -7": Estimator(k=50).fit(X, -7.0 * y).coef_ / -7.0,
+        "csc": Estimator(k=50, precompute=False).fit(sp.csc_matrix(X), y).coef_,
+        "float32": Estimator(k=50).fit(X.astype(np.float32), y).coef_,
+        "gram": Estimator(k=50, precompute=True).fit(X, y).coef_,
+        "no gram": Estimator(k=50, precompute=False).fit(X, y).coef_,
+    }
+    for case in ("plain", "columns permuted", "y times -7", "csc", "float32", "gram", "no gram"):
+        np.testing.assert_array_equal(np.flatnonzero(fits[case]), true, err_msg=case)
+    reference = LinearRegression().fit(X[:, true], y).coef_
+    for case in ("plain", "columns permuted", "y times -7", "csc", "gram", "no gram"):
+        np.testing.assert_allclose(fits[case][true], reference, rtol=1e-8, err_msg=case)
+    np.testing.assert_allclose(fits["float32"][true], reference, rtol=1e-4)
+    # (the weighted fit, on two thirds of the rows, keeps some stand-ins: the same ones for repeated rows)
+    support = np.flatnonzero(fits["weights"])
+    assert support.size == 50
+    weighted = LinearRegression().fit(X[:, support], y, sample_weight=weights).coef_
+    for case in ("weights", "repeated rows", "rows permuted"):
+        np.testing.assert_array_equal(np.flatnonzero(fits[case]), support, err_msg=case)
+        np.testing.assert_allclose(fits[case][support], weighted, rtol=1e-8, err_msg=case)
