@@ -344,3 +344,27 @@ def test_distributed_local_cluster():
     _assert_same_fit(expected, got)
     assert got.n_passes_ == 1
     np.testing.assert_allclose(pred, expected.predict(X), rtol=1e-10)
+
+
+def test_positive_refit_where_nnls_reaches_its_iteration_limit(monkeypatch):
+    """scipy's ``nnls`` raising at its iteration limit: the one-pass positive fit takes BVLS's solution, as in memory.
+
+    (scipy's reimplemented ``nnls`` raised out of in-memory fits on badly scaled columns; the dask loss solves
+    its own NNLS from the Gram matrix.) Reference: scikit-learn's non-negative least squares on the support.
+    """
+    import scipy.optimize
+    from sklearn.linear_model import LinearRegression
+
+    X, y, sw, Xd, yd, swd = _data(weights=True)
+    support = np.flatnonzero(IHTRegressor(k=3, positive=True).fit(X, y, sample_weight=sw).coef_)
+    reference = LinearRegression(positive=True).fit(X[:, support], y, sample_weight=sw)
+
+    def limit(*args, **kwargs):
+        raise RuntimeError("Maximum number of iterations reached.")
+
+    monkeypatch.setattr(scipy.optimize, "nnls", limit)
+    with dask.config.set(scheduler="sync"):
+        got = IHTRegressor(k=3, positive=True).fit(Xd, yd, sample_weight=swd)
+    np.testing.assert_array_equal(np.flatnonzero(got.coef_), support)
+    np.testing.assert_allclose(got.coef_[support], reference.coef_, rtol=1e-6)
+    np.testing.assert_allclose(got.intercept_, reference.intercept_, rtol=1e-6)

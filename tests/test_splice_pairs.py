@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
 
-from sparse_estimators.losses import GramSquaredLoss, SquaredLoss
+from sparse_estimators.losses import GramSquaredLoss, PoissonLoss, SquaredLoss
 from sparse_estimators.solvers import splice
 from sparse_estimators.solvers._splice_pairs import best_pair
 
@@ -123,7 +123,7 @@ def test_added_feature_significance_gate():
 @pytest.mark.parametrize("name", ["IHTRegressor", "AcceleratedIHTRegressor", "RegularizedIHTRegressor",
                                   "IOBSRegressor"])
 def test_regressors_try_exact_exchanges_from_min_k(name):
-    """The regressors' splicing asks for the exact exchanges at ``k >= _policy.PAIR_SWAP_MIN_K`` only.
+    """The regressors' splicing asks for the exact exchanges and more rounds at ``k >= _policy.LARGE_K`` only.
 
     Below, the small fits' time went up with no F1 gain (doc/changelog.rst,
     "exact single exchanges"); at and above, ``large_k.py``'s gain at k = 500.
@@ -134,8 +134,13 @@ def test_regressors_try_exact_exchanges_from_min_k(name):
     X, y = _stand_in_design(0)
     loss = SquaredLoss(X, y)
     estimator = getattr(sparse_estimators, name)()
-    assert estimator._splice_kwargs(loss, _policy.PAIR_SWAP_MIN_K - 1)["pair_candidates"] == 0
-    assert estimator._splice_kwargs(loss, _policy.PAIR_SWAP_MIN_K)["pair_candidates"] == _policy.PAIR_SWAP_CANDIDATES
+    below, at = estimator._splice_kwargs(loss, _policy.LARGE_K - 1), estimator._splice_kwargs(loss, _policy.LARGE_K)
+    assert "pair_candidates" not in below and "max_rounds" not in below  # (splice's defaults: 0 and 20)
+    assert at["pair_candidates"] == _policy.PAIR_SWAP_CANDIDATES
+    assert at["max_rounds"] == _policy.LARGE_K_MAX_ROUNDS
+    # (other losses: the exact exchanges do not apply, the rounds stay splice's default)
+    poisson = estimator._splice_kwargs(PoissonLoss(X, np.abs(y)), _policy.LARGE_K)
+    assert "max_rounds" not in poisson
 
 
 def _stand_in_pairs_design(n=240, p=160, k=50):

@@ -14,6 +14,7 @@ from .. import _policy
 from .._utils import _numeric_target, power_of_two_scale
 from ..losses import GammaLoss, GramSquaredLoss, HuberLoss, PoissonLoss, SquaredLoss
 from ..losses._robust import d2_huber_score
+from ..solvers._splice_pairs import pair_search_applies
 from ..structures import Rows
 from ..thresholding._operators import _NonNegative
 from ._base import _Fit, _samples_per_selection, _SparseLinearBase
@@ -84,13 +85,16 @@ class SparseRegressorBase(RegressorMixin, _SparseLinearBase):
         Observations per ``k log(p - k)``; below, the exchange gate. A round of the first search that accepts
         nothing tries the best exact single exchange of any selected feature with the
         ``_policy.PAIR_SWAP_CANDIDATES`` unselected features of largest marginal gain (splice's
-        ``pair_candidates``; least squares only, from ``k = _policy.PAIR_SWAP_MIN_K``, doc/changelog.rst, "exact
-        single exchanges").
+        ``pair_candidates``; least squares only, from ``k = _policy.LARGE_K``, doc/changelog.rst, "exact
+        single exchanges"), and there the searches run up to ``_policy.LARGE_K_MAX_ROUNDS`` rounds (splice's
+        ``max_rounds``; doc/changelog.rst, "more rounds").
         """
         large = _samples_per_selection(loss, k) > _policy.SWITCH_GATE_MIN_SAMPLES
-        pairs = _policy.PAIR_SWAP_CANDIDATES if k >= _policy.PAIR_SWAP_MIN_K else 0
         gates = {"switch_gate": _policy.SWITCH_GATE} if large else {}
-        return gates | {"pair_candidates": pairs} | self._splice_options
+        if k < _policy.LARGE_K:
+            return gates | self._splice_options  # (splice's defaults: no exact exchanges, 20 rounds)
+        rounds = {"max_rounds": _policy.LARGE_K_MAX_ROUNDS} if pair_search_applies(loss, 1) else {}
+        return gates | rounds | {"pair_candidates": _policy.PAIR_SWAP_CANDIDATES} | self._splice_options
 
     def __init__(self, k=None, *, loss="squared_error", epsilon=1.35, thresholding="hard", step_size="auto",
                  max_iter=1000, tol=1e-4, fit_intercept=True, debias=True, splicing=True, precompute="auto",

@@ -1,11 +1,10 @@
 """Least squares on a dask array: :class:`GramSquaredLoss` from one pass, nothing of size ``n`` in the client."""
 
 import numpy as np
-import scipy.optimize
 
 from ._dask_design import DaskDesign
 from ._numerics import min_norm_solve
-from ._squared import GramSquaredLoss, _cholesky_solve, gaussian_fit_term
+from ._squared import GramSquaredLoss, _cholesky_solve, _nnls, gaussian_fit_term
 
 
 def solve_normal_equations(G, rhs):
@@ -18,14 +17,15 @@ def nonnegative_normal_equations(G, rhs):
     """Non-negative least squares from ``G = A^T A`` and ``rhs = A^T r``: NNLS on an eigen square root of ``G``.
 
     ``||A w - r||`` and ``||B w - s||`` with ``B^T B = G``, ``B^T s = rhs``
-    differ by a constant, so their minimisers over ``w >= 0`` agree.
+    differ by a constant, so their minimisers over ``w >= 0`` agree (``_nnls``: BVLS where scipy's ``nnls``
+    raises at its iteration limit, as in-memory fits do).
     """
     values, vectors = np.linalg.eigh(G)
     keep = values > values.max(initial=0.0) * G.shape[0] * np.finfo(float).eps
     root = np.sqrt(values[keep])
     B = root[:, None] * vectors[:, keep].T
     S = (vectors[:, keep].T @ rhs) / root[:, None]
-    return np.column_stack([scipy.optimize.nnls(B, S[:, j])[0] for j in range(rhs.shape[1])])
+    return np.column_stack([_nnls(B, S[:, j]) for j in range(rhs.shape[1])])
 
 class _Columns:
     """The shape of a restricted design (the features of a support; no data: the Gram loss needs none)."""
