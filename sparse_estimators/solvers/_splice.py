@@ -266,6 +266,8 @@ def splice(loss, k, W, b, *, max_exchange=5, max_rounds=20, gate=0.25, add_gate=
                             screening_start=bool(screening_start), switch_gate=switch_gate, refitted=refitted,
                             forced=forced)
     support = nonzero_rows(W)
+    if forced is not None and len(forced):  # (a forced feature stays selected at coefficient 0, e.g. a constant column)
+        support = np.union1d(support, np.asarray(forced, dtype=np.intp))
     # a zero W (no solver ran): the first search starts where the second does (abess's start)
     from_zero = not support.size and bool(screening_start) and forced is None and 0 < k < loss.n_features
     gW = None
