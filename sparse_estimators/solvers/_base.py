@@ -217,12 +217,6 @@ class IterationMonitor:
                             refitted=self.refitted and not (self.diverged or self.keep_best))
 
 
-def intercept_origin(loss):
-    """The loss's :meth:`~sparse_estimators.losses.BaseLoss.intercept_origin` (None for a loss without it)."""
-    origin = getattr(loss, "intercept_origin", None)
-    return None if origin is None else origin()
-
-
 def _intercept_size(b, origin):
     """``||b - origin||^2`` (``||b||^2`` when ``origin`` is None): the intercept's part of an iterate's size."""
     if origin is None:

@@ -22,7 +22,6 @@ from ._base import (
     _intercept_size,
     backtracking_step,
     initial_step,
-    intercept_origin,
     project,
     same_indices,
     warm_support,
@@ -326,7 +325,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     Z = loss.linear_predictor(W, b)
     f = f0 = loss.value_from_z(Z, W)
     support = operator.support(W, k)
-    origin = intercept_origin(loss)
+    origin = loss.intercept_origin()
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not (operator.is_hard or correction),
                                verbose=verbose, name="IOBS", start_support=warm_support(W0, support),
                                origin=origin)
