@@ -12,6 +12,7 @@ from ._base import (
     backtracking_step,
     gradient_step,
     initial_step,
+    intercept_origin,
     project,
     warm_support,
 )
@@ -85,7 +86,7 @@ def accelerated_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     support = operator.support(x, k)
     monitor = IterationMonitor(f_x, x, b, tol=tol, keep_best=not operator.is_hard, verbose=verbose,
                                name="AcceleratedIHT", start_support=warm_support(W0, support),
-                               origin=loss.intercept_origin())
+                               origin=intercept_origin(loss))
     u, bu, Zu = x.copy(), b.copy(), Z_x
     extrapolated = False
     nesterov, t = isinstance(momentum, str) and momentum == "nesterov", 1.0

@@ -217,6 +217,16 @@ class IterationMonitor:
                             refitted=self.refitted and not (self.diverged or self.keep_best))
 
 
+def intercept_origin(loss):
+    """The loss's :meth:`~sparse_estimators.losses.BaseLoss.intercept_origin` (None for a loss without it).
+
+    (The solvers also take objectives that only follow the loss contract, e.g. the papers' constructed
+    quadratics in ``tests/test_paper_liu_barber.py``, which do not derive from ``BaseLoss``.)
+    """
+    origin = getattr(loss, "intercept_origin", None)
+    return None if origin is None else origin()
+
+
 def _intercept_size(b, origin):
     """``||b - origin||^2`` (``||b||^2`` when ``origin`` is None): the intercept's part of an iterate's size."""
     if origin is None:

@@ -12,6 +12,7 @@ from ._base import (
     backtracking_step,
     gradient_step,
     initial_step,
+    intercept_origin,
     project,
     same_indices,
     warm_support,
@@ -82,7 +83,7 @@ def iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=1000, tol=1e-4,
     # (copies=False: the iterates below are new arrays, never written to)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard, verbose=verbose, name="IHT",
                                start_support=warm_support(W0, support), copies=False,
-                               origin=loss.intercept_origin())
+                               origin=intercept_origin(loss))
     jump = SupportJump(loss, operator, k, support_refit, support, f)
     start_support, f_start = support, f
     latch = StepGrowthLatch()

@@ -22,6 +22,7 @@ from ._base import (
     _intercept_size,
     backtracking_step,
     initial_step,
+    intercept_origin,
     project,
     same_indices,
     warm_support,
@@ -325,7 +326,7 @@ def iobs(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100, tol=1e-4,
     Z = loss.linear_predictor(W, b)
     f = f0 = loss.value_from_z(Z, W)
     support = operator.support(W, k)
-    origin = loss.intercept_origin()
+    origin = intercept_origin(loss)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not (operator.is_hard or correction),
                                verbose=verbose, name="IOBS", start_support=warm_support(W0, support),
                                origin=origin)

@@ -12,6 +12,7 @@ from ._base import (
     curvature_ratio,
     gradient_step,
     initial_step,
+    intercept_origin,
     next_step,
     project,
     warm_support,
@@ -223,7 +224,7 @@ def regularized_iht(loss, operator, k, *, W0, b0, step_size="auto", max_iter=100
     support = operator.support(W, k)
     monitor = IterationMonitor(f, W, b, tol=tol, keep_best=not operator.is_hard, verbose=verbose,
                                name="RegularizedIHT", start_support=warm_support(W0, support),
-                               origin=loss.intercept_origin())
+                               origin=intercept_origin(loss))
     jump = SupportJump(loss, operator, k, support_refit, support, f)
     # a projection that keeps every unit (k at least their number) never drops one: the weights cannot change
     # the support, and waiting for them (about 0.7 max_iter iterations) only delayed the jump to the minimiser
